@@ -1,0 +1,67 @@
+"""Reading configuration files and combining their dotted keys: TOML in, plain nested dicts out."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import ConfigError, ConfigProblem
+
+
+def _fail(path: Path, message: str) -> ConfigError:
+    return ConfigError([ConfigProblem(str(path), None, message)])
+
+
+def read_toml(path: Path) -> dict[str, Any] | None:
+    """The table in ``path``, or ``None`` when there is no such file. Unreadable or invalid TOML is a ConfigError."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise _fail(path, f"cannot read the file ({reason}); fix or remove it") from exc
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(path, f"invalid TOML: {exc}") from exc
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``; tables merge key by key, any other value replaces."""
+    out = dict(base)
+    for key, value in top.items():
+        below = out.get(key)
+        if isinstance(value, Mapping) and isinstance(below, Mapping):
+            out[key] = deep_merge(below, value)
+        else:
+            out[key] = value
+    return out
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The dotted paths of the leaves of a nested table (an empty table has none)."""
+    keys: list[str] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            keys.extend(flatten(value, path + "."))
+        else:
+            keys.append(path)
+    return keys
+
+
+def unflatten(values: Mapping[str, object]) -> dict[str, Any]:
+    """``{"client.deadline_s": 5}`` -> ``{"client": {"deadline_s": 5}}``."""
+    out: dict[str, Any] = {}
+    for dotted, value in values.items():
+        *parents, leaf = dotted.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
