@@ -1,0 +1,299 @@
+"""A plan as a dependency DAG: validation that names each problem, and scheduling.
+
+Edges run from a dependency to the step that depends on it (``S1 → S2`` when S2 depends on S1), so a topological
+order is an execution order. Cycles are reported the other way round, as a chain of "depends on" links that the
+reader can follow in the document: ``S2 → S4 → S2`` means S2 depends on S4, which depends on S2.
+
+Everything here is deterministic: ties are broken by the steps' order in the document, never by set or dict order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+
+import networkx as nx
+
+from .errors import IssueCode, PlanIssue, PlanValidationError
+from .schema import SATISFIED, Plan, StepStatus
+
+ARROW = " → "
+
+
+# ------------------------------------------------------------------------------------------------ paths
+
+
+def normalize_path(path: str) -> str:
+    """``./src//a.py`` → ``src/a.py``; a trailing ``/`` (a directory) is kept."""
+    raw = path.strip().replace("\\", "/")
+    is_dir = raw.endswith("/")
+    norm = posixpath.normpath(raw) if raw else raw
+    norm = norm.removeprefix("./")
+    if norm == ".":
+        norm = ""
+    return norm + "/" if is_dir and norm else norm
+
+
+def _is_glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[")
+
+
+def paths_overlap(a: str, b: str) -> bool:
+    """Whether two write targets (paths, directories or globs) may name the same file.
+
+    Conservative: a glob's ``*`` matches across ``/`` here, and a path is inside a directory it starts with.
+    """
+    a, b = normalize_path(a), normalize_path(b)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    if _is_glob(a) or _is_glob(b):
+        return fnmatch.fnmatchcase(a, b) or fnmatch.fnmatchcase(b, a)
+    a_dir, b_dir = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return b.startswith(a_dir) or a.startswith(b_dir)
+
+
+# ------------------------------------------------------------------------------------------------ validation
+
+
+def _dependency_graph(plan: Plan) -> nx.DiGraph:
+    """Known, non-self dependencies as edges dependency → dependent. Duplicated ids are merged into one node."""
+    graph = nx.DiGraph()
+    known = set(plan.ids)
+    for step in plan.steps:
+        graph.add_node(step.id)
+    for step in plan.steps:
+        for dep in step.depends_on:
+            if dep in known and dep != step.id:
+                graph.add_edge(dep, step.id)
+    return graph
+
+
+def _index(plan: Plan) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for i, step in enumerate(plan.steps):
+        index.setdefault(step.id, i)
+    return index
+
+
+def _cycles(graph: nx.DiGraph, index: Mapping[str, int]) -> Iterator[tuple[str, ...]]:
+    """One cycle per strongly connected component, as a closed "depends on" path starting at its earliest step."""
+    components = [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    components.sort(key=lambda c: min(index[n] for n in c))
+    reverse = graph.reverse(copy=False)  # edges dependent → dependency: "depends on"
+    for component in components:
+        start = min(component, key=index.__getitem__)
+        edges = nx.find_cycle(reverse.subgraph(component), source=start)
+        nodes = [edge[0] for edge in edges]
+        first = min(range(len(nodes)), key=lambda i: index[nodes[i]])
+        nodes = nodes[first:] + nodes[:first]
+        yield (*nodes, nodes[0])
+
+
+def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
+    writers: list[tuple[int, str, str]] = []  # (step index, step id, normalized path)
+    for i, step in enumerate(plan.steps):
+        for path in dict.fromkeys(normalize_path(p) for p in step.writes):
+            if path:
+                writers.append((i, step.id, path))
+    literal: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    globs: list[tuple[int, str, str]] = []
+    for i, sid, path in writers:
+        if _is_glob(path):
+            globs.append((i, sid, path))
+        else:
+            literal[path].append((i, sid))
+    candidates: dict[tuple[int, int], str] = {}
+
+    def note(a: tuple[int, str], b: tuple[int, str], path: str) -> None:
+        if a[1] == b[1]:
+            return
+        key = (a[0], b[0]) if a[0] < b[0] else (b[0], a[0])
+        candidates.setdefault(key, path)
+
+    for path, owners in literal.items():
+        for x in range(len(owners)):
+            for y in range(x + 1, len(owners)):
+                note(owners[x], owners[y], path)
+        parts = path.rstrip("/").split("/")
+        for cut in range(1, len(parts)):
+            parent = "/".join(parts[:cut])
+            for parent_key in (parent, parent + "/"):
+                for owner in literal.get(parent_key, ()):
+                    for mine in owners:
+                        note(owner, mine, path)
+    for i, sid, pattern in globs:
+        for j, other_sid, other in writers:
+            if paths_overlap(pattern, other):
+                note((i, sid), (j, other_sid), other if not _is_glob(other) else pattern)
+
+    descendants: dict[str, set[str]] = {}
+
+    def reaches(a: str, b: str) -> bool:
+        if a not in descendants:
+            descendants[a] = nx.descendants(graph, a)
+        return b in descendants[a]
+
+    for (i, j), path in sorted(candidates.items()):
+        a, b = plan.steps[i].id, plan.steps[j].id
+        if reaches(a, b) or reaches(b, a):
+            continue
+        yield PlanIssue(
+            IssueCode.WRITE_CONFLICT,
+            f"steps {a} and {b} both write {path} but neither depends on the other; "
+            f"make one depend on the other or split the file between them",
+            (a, b),
+        )
+
+
+def find_issues(plan: Plan) -> list[PlanIssue]:
+    """Every problem with the plan's graph, in a fixed order (an empty list means valid)."""
+    issues: list[PlanIssue] = []
+    if not plan.steps:
+        issues.append(
+            PlanIssue(IssueCode.NO_STEPS, f"the plan has no steps for the objective {plan.objective!r}; add steps")
+        )
+        return issues
+    positions: dict[str, list[int]] = defaultdict(list)
+    for i, step in enumerate(plan.steps):
+        positions[step.id].append(i + 1)
+    for sid, where in positions.items():
+        if len(where) > 1:
+            issues.append(
+                PlanIssue(
+                    IssueCode.DUPLICATE_ID,
+                    f"step id {sid} is used by {len(where)} steps (positions {', '.join(map(str, where))}); "
+                    f"give each step its own id",
+                    (sid,),
+                )
+            )
+    known = set(positions)
+    for step in plan.steps:
+        if step.id in step.depends_on:
+            issues.append(
+                PlanIssue(
+                    IssueCode.SELF_DEPENDENCY,
+                    f"step {step.id} depends on itself; remove {step.id} from its depends_on",
+                    (step.id,),
+                )
+            )
+        for dep in dict.fromkeys(step.depends_on):
+            if dep not in known:
+                issues.append(
+                    PlanIssue(
+                        IssueCode.UNKNOWN_DEPENDENCY,
+                        f"step {step.id} depends on {dep}, which is not a step in this plan; "
+                        f"use one of the plan's step ids or drop it",
+                        (step.id, dep),
+                    )
+                )
+    graph = _dependency_graph(plan)
+    index = _index(plan)
+    for cycle in _cycles(graph, index):
+        issues.append(
+            PlanIssue(
+                IssueCode.CYCLE,
+                f"dependency cycle: {ARROW.join(cycle)} (each step depends on the next); "
+                f"remove one of these dependencies",
+                cycle,
+            )
+        )
+    issues.extend(_write_conflicts(plan, graph))
+    return issues
+
+
+def validate(plan: Plan) -> None:
+    """Raise :class:`PlanValidationError` with every issue, or return if the plan is a valid DAG."""
+    issues = find_issues(plan)
+    if issues:
+        raise PlanValidationError(issues)
+
+
+# ------------------------------------------------------------------------------------------------ scheduling
+
+
+def _bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+class PlanGraph:
+    """Scheduling views of a valid plan. Building one validates the plan (raising :class:`PlanValidationError`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        validate(plan)
+        self.plan = plan
+        self.graph: nx.DiGraph = _dependency_graph(plan)
+        self._index = _index(plan)
+        self._order: tuple[str, ...] = tuple(
+            nx.lexicographical_topological_sort(self.graph, key=self._index.__getitem__)
+        )
+        # ancestors as bitsets over document positions, filled in execution order
+        self._ancestors: list[int] = [0] * len(plan.steps)
+        for sid in self._order:
+            i = self._index[sid]
+            mask = 0
+            for dep in self.graph.predecessors(sid):
+                d = self._index[dep]
+                mask |= self._ancestors[d] | (1 << d)
+            self._ancestors[i] = mask
+        self._descendants: list[int] = [0] * len(plan.steps)
+        for i, mask in enumerate(self._ancestors):
+            for a in _bits(mask):
+                self._descendants[a] |= 1 << i
+
+    def order(self) -> tuple[str, ...]:
+        """A topological execution order; among steps free to go, the earlier in the document goes first."""
+        return self._order
+
+    def generations(self) -> tuple[tuple[str, ...], ...]:
+        """Waves of steps: each wave depends only on earlier waves (each wave in document order)."""
+        return tuple(
+            tuple(sorted(gen, key=self._index.__getitem__)) for gen in nx.topological_generations(self.graph)
+        )
+
+    def ready(self, statuses: Mapping[str, StepStatus] | None = None) -> tuple[str, ...]:
+        """Pending steps whose dependencies are all done or skipped, in execution order.
+
+        ``statuses`` overrides the steps' own ``status`` for the ids it names.
+        """
+        given = statuses or {}
+
+        def status(sid: str) -> StepStatus:
+            return given.get(sid, self.plan.steps[self._index[sid]].status)
+
+        return tuple(
+            sid
+            for sid in self._order
+            if status(sid) is StepStatus.PENDING
+            and all(status(dep) in SATISFIED for dep in self.graph.predecessors(sid))
+        )
+
+    def critical_path(self) -> tuple[str, ...]:
+        """The longest chain of dependent steps (by number of steps), first step first."""
+        return tuple(nx.dag_longest_path(self.graph, topo_order=self._order))
+
+    def depends_on(self, a: str, b: str) -> bool:
+        """Whether step ``a`` depends on step ``b``, directly or through others."""
+        return bool(self._ancestors[self._index[a]] >> self._index[b] & 1)
+
+    def may_run_in_parallel(self, a: str, b: str) -> bool:
+        """Two distinct steps with no path between them (validation already made their writes disjoint)."""
+        return a != b and not self.depends_on(a, b) and not self.depends_on(b, a)
+
+    def parallel_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every pair that :meth:`may_run_in_parallel`, each pair and the list in document order."""
+        steps = self.plan.steps
+        n = len(steps)
+        everyone = (1 << n) - 1
+        pairs: list[tuple[str, str]] = []
+        for i in range(n):
+            later = everyone & ~((1 << (i + 1)) - 1)
+            free = later & ~(self._ancestors[i] | self._descendants[i])
+            pairs.extend((steps[i].id, steps[j].id) for j in _bits(free))
+        return tuple(pairs)
