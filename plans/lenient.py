@@ -335,13 +335,20 @@ class _Reader:
         self.problems.append(f"step {listed}: every step needs an 'id' (short and unique, like \"S3\")")
 
 
+def explain_validation_error(exc: ValidationError, data: Any) -> list[str]:
+    """One line per schema error, naming the step by position and id: for a model, or a person, to fix."""
+    raw = data if isinstance(data, dict) else {}
+    return [_describe(dict(e), raw) for e in exc.errors()]
+
+
 def _describe(error: dict[str, Any], data: dict[str, Any]) -> str:
     loc = list(error["loc"])
     where = "plan"
     if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
         position = loc[1]
         steps = data.get("steps", [])
-        sid = steps[position].get("id") if position < len(steps) and isinstance(steps[position], dict) else None
+        step = steps[position] if isinstance(steps, list) and position < len(steps) else None
+        sid = step.get("id") if isinstance(step, dict) else None
         where = f"step {position + 1}" + (f" ({sid})" if sid else "")
         loc = loc[2:]
     field = ".".join(str(part) for part in loc)
@@ -376,5 +383,5 @@ def read_plan(data: object, *, objective: str | None = None) -> LenientPlan:
     try:
         plan = Plan.model_validate(raw)
     except ValidationError as exc:
-        raise PlanReadError([_describe(dict(e), raw) for e in exc.errors()]) from None
+        raise PlanReadError(explain_validation_error(exc, raw)) from None
     return LenientPlan(plan=plan, notes=reader.notes)
