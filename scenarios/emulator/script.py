@@ -1,0 +1,195 @@
+"""The emulator's script: for each session, the replies the scripted "model" gives, in order, and their faults.
+
+A script is JSON (or TOML) validated by these pydantic models; ``scenarios/README.md`` documents it with an annotated
+example. A session is found by a marker substring of the request's first system message (``system_contains``), by
+that message's fingerprint (``fingerprint``, see :func:`fingerprint`), or, with neither, it catches every request
+no other session claims.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scenarios.emulator.errors import ScriptInvalid
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "insufficient_system_resource"]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ------------------------------------------------------------------------------------------------------- faults
+
+
+class HttpStatusFault(_Spec):
+    """Answer the request with an HTTP error instead of the reply, ``times`` times (the reply waits)."""
+
+    kind: Literal["http_status"] = "http_status"
+    status: Literal[429, 500, 503] = 429
+    times: int = Field(default=1, ge=1)
+    retry_after: float | None = Field(default=None, ge=0)
+    """Seconds for the ``Retry-After`` header; 429 sends 1 when not given."""
+
+
+class DropFault(_Spec):
+    """Close the connection after ``after_chunks`` stream chunks (0: right after the headers), ``times`` times."""
+
+    kind: Literal["drop"] = "drop"
+    after_chunks: int = Field(default=0, ge=0)
+    times: int = Field(default=1, ge=1)
+
+
+class StallFault(_Spec):
+    """Stop for ``seconds`` after ``after_chunks`` chunks. ``then: drop`` (default) closes the connection afterwards
+    and keeps the reply for the retry; ``then: continue`` finishes the reply (a slow but good answer)."""
+
+    kind: Literal["stall"] = "stall"
+    seconds: float = Field(gt=0)
+    after_chunks: int = Field(default=0, ge=0)
+    then: Literal["drop", "continue"] = "drop"
+    times: int = Field(default=1, ge=1)
+
+
+class KeepAliveFault(_Spec):
+    """Send ``count`` ``: keep-alive`` comment lines before the first chunk, ``interval`` seconds apart."""
+
+    kind: Literal["keep_alive"] = "keep_alive"
+    count: int = Field(default=3, ge=1)
+    interval: float = Field(default=0.0, ge=0)
+
+
+class TruncateArgumentsFault(_Spec):
+    """Cut the last tool call's arguments to ``keep_chars`` characters (default: half); ``finish_reason: length``."""
+
+    kind: Literal["truncate_arguments"] = "truncate_arguments"
+    keep_chars: int | None = Field(default=None, ge=0)
+
+
+class ToolCallInReasoningFault(_Spec):
+    """Write the tool calls as markup at the end of ``reasoning_content`` and send none in ``tool_calls``."""
+
+    kind: Literal["tool_call_in_reasoning"] = "tool_call_in_reasoning"
+
+
+class ToolCallInContentFault(_Spec):
+    """Leak the tool calls as markup into ``content`` and send none in ``tool_calls``."""
+
+    kind: Literal["tool_call_in_content"] = "tool_call_in_content"
+
+
+Fault = Annotated[
+    HttpStatusFault
+    | DropFault
+    | StallFault
+    | KeepAliveFault
+    | TruncateArgumentsFault
+    | ToolCallInReasoningFault
+    | ToolCallInContentFault,
+    Field(discriminator="kind"),
+]
+FailingFault = HttpStatusFault | DropFault | StallFault
+"""Faults that make an attempt fail (the reply is kept for the next attempt)."""
+
+
+# ------------------------------------------------------------------------------------------------------ replies
+
+
+class ToolCallSpec(_Spec):
+    name: str
+    arguments: str | dict[str, Any] = "{}"
+    """A raw string sent as is, or an object the emulator serializes the way the model writes JSON."""
+    id: str | None = None
+    """The call id; by default a stable one derived from the session, reply and call index."""
+
+    def raw_arguments(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+class ReplySpec(_Spec):
+    reasoning: str = ""
+    content: str = ""
+    tool_calls: tuple[ToolCallSpec, ...] = ()
+    finish_reason: FinishReason | None = None
+    """Default: ``tool_calls`` when there are tool calls, else ``stop``."""
+    faults: tuple[Fault, ...] = ()
+
+    @property
+    def effective_finish_reason(self) -> FinishReason:
+        if self.finish_reason is not None:
+            return self.finish_reason
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+class SessionSpec(_Spec):
+    key: str = Field(min_length=1)
+    system_contains: str | None = None
+    fingerprint: str | None = None
+    replies: tuple[ReplySpec, ...] = ()
+
+    def matches(self, system_text: str | None) -> bool:
+        if self.system_contains is not None:
+            return system_text is not None and self.system_contains in system_text
+        if self.fingerprint is not None:
+            return system_text is not None and fingerprint(system_text).startswith(self.fingerprint)
+        return True
+
+    @property
+    def catch_all(self) -> bool:
+        return self.system_contains is None and self.fingerprint is None
+
+
+class Script(_Spec):
+    version: Literal[1] = 1
+    sessions: tuple[SessionSpec, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> Script:
+        keys = [s.key for s in self.sessions]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"session keys must be unique; repeated: {', '.join(dupes)}")
+        if sum(1 for s in self.sessions if s.catch_all) > 1:
+            raise ValueError("at most one session may have neither system_contains nor fingerprint (the catch-all)")
+        return self
+
+    def session_for(self, system_text: str | None) -> SessionSpec | None:
+        """The first session with a matcher that matches, else the catch-all, else ``None``."""
+        for s in self.sessions:
+            if not s.catch_all and s.matches(system_text):
+                return s
+        return next((s for s in self.sessions if s.catch_all), None)
+
+    @classmethod
+    def parse(cls, data: Any, *, source: str = "script") -> Script:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ScriptInvalid(f"{source} is not a valid emulator script: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        """Read a ``.json`` or ``.toml`` script."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ScriptInvalid(f"cannot read the script {p}: {exc.strerror}") from exc
+        try:
+            data = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
+        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ScriptInvalid(f"{p} is not valid {'TOML' if p.suffix == '.toml' else 'JSON'}: {exc}") from exc
+        return cls.parse(data, source=str(p))
+
+
+def fingerprint(system_text: str) -> str:
+    """The fingerprint of a first system message: 16 hex digits of its SHA-256."""
+    return hashlib.sha256(system_text.encode("utf-8")).hexdigest()[:16]
