@@ -1,0 +1,27 @@
+"""Tools a session can call: the interface, the registry, the dispatcher and the built-ins.
+
+Every tool result is deterministic text (paths relative to the workspace, no clocks), because it is re-sent in every
+later request of the conversation (DESIGN §3).
+"""
+
+from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
+from sessions.tools.dispatch import PreparedCall, dispatch
+from sessions.tools.errors import DuplicateToolError, EditMismatchError, ToolError, ToolInputError, WorkspaceEscapeError
+from sessions.tools.registry import ToolRegistry, default_registry
+
+__all__ = [
+    "DuplicateToolError",
+    "EditMismatchError",
+    "PreparedCall",
+    "Tool",
+    "ToolArgs",
+    "ToolContext",
+    "ToolError",
+    "ToolInputError",
+    "ToolLimits",
+    "ToolRegistry",
+    "ToolResult",
+    "WorkspaceEscapeError",
+    "default_registry",
+    "dispatch",
+]

@@ -1,0 +1,96 @@
+"""The tool interface: a name, a description, pydantic arguments (→ a lean JSON schema), and an async ``run``.
+
+``read_only`` tools never change the workspace (the planner and plan mode may call them); ``parallel_safe`` tools may
+run concurrently with their neighbours in one batch of calls. ``run`` must honour trio cancellation: anything it
+starts (threads, processes) is stopped or awaited before the cancellation propagates.
+
+Results are deterministic text: no clocks, no absolute temp paths (paths are relative to the workspace), because every
+result is re-sent in every later request of the conversation.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from sessions.tools.schema import lean_schema
+from sessions.wire import FunctionSchema, ToolSchema
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: immutable, and unknown argument names are an error the model gets to see."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimits:
+    """Bounds on what one call may read, run or return. Defaults match the numbers the tool descriptions state."""
+
+    read_max_lines: int = 400
+    read_max_chars: int = 40_000
+    line_max_chars: int = 2_000
+    list_max_entries: int = 400
+    glob_max_results: int = 400
+    grep_max_matches: int = 200
+    grep_line_max_chars: int = 300
+    bash_timeout_s: float = 120.0
+    bash_max_timeout_s: float = 600.0
+    bash_head_bytes: int = 12_000
+    bash_tail_bytes: int = 12_000
+    bash_full_text_bytes: int = 4_000_000
+    bash_exit_grace_s: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Where and how tools run: the workspace root, environment overrides for processes, and limits."""
+
+    root: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    limits: ToolLimits = field(default_factory=ToolLimits)
+
+
+class ToolResult(BaseModel):
+    """What a call returns. ``content`` goes to the model; ``full_text`` keeps the unbounded text when ``content`` was
+    cut (for the journal); ``data`` holds structured extras such as ``exit_code``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str
+    is_error: bool = False
+    data: dict[str, Any] | None = None
+    full_text: str | None = None
+
+    @classmethod
+    def error(cls, message: str, *, data: dict[str, Any] | None = None) -> ToolResult:
+        return cls(content=message, is_error=True, data=data)
+
+
+class Tool(ABC, Generic[ArgsT]):
+    """One tool. Subclasses set the class attributes and implement :meth:`run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: type[ArgsT]
+    read_only: ClassVar[bool]
+    parallel_safe: ClassVar[bool]
+
+    def schema(self) -> ToolSchema:
+        """The function schema sent in the request prefix: the same bytes every time."""
+        return ToolSchema(
+            function=FunctionSchema(
+                name=self.name, description=self.description, parameters=lean_schema(self.args_model)
+            )
+        )
+
+    @abstractmethod
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult:
+        """Do the work. Raise :class:`~sessions.tools.errors.ToolError` for a failure the model should read."""

@@ -1,0 +1,133 @@
+"""``bash``: run a command with ``bash -c`` in the workspace root, bounded in time and output.
+
+* No stdin (``/dev/null``); a new session, so the command and everything it starts share one process group, with no
+  controlling terminal to prompt on.
+* On timeout and on cancellation the whole process group is killed (SIGKILL) and reaped before returning.
+* Output (stdout and stderr interleaved) keeps its head and tail with a marker saying how much was cut.
+* If the command exits but background processes keep its output open, they get a short grace and are then killed.
+* Provider credentials are removed from the environment: ``DEEPSEEK_API_KEY`` and every ``*_API_KEY``, ``*_TOKEN``
+  and ``*_SECRET*`` variable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping
+
+import trio
+from pydantic import Field
+
+from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
+from sessions.tools.bounded import HeadTail
+from sessions.tools.errors import ToolError
+
+_CREDENTIAL = re.compile(r"(^|_)API_KEY$|(^|_)TOKEN$|(^|_)SECRET")
+
+
+def is_credential(name: str) -> bool:
+    return name.upper() == "DEEPSEEK_API_KEY" or _CREDENTIAL.search(name.upper()) is not None
+
+
+def child_env(overrides: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment: ``base`` (default ``os.environ``) plus ``overrides``, minus credentials."""
+    merged = {**(os.environ if base is None else base), **overrides}
+    return {name: value for name, value in merged.items() if not is_credential(name)}
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class BashArgs(ToolArgs):
+    command: str = Field(min_length=1, description="Shell command(s), run by bash -c in the workspace root.")
+    timeout_s: float | None = Field(
+        None, gt=0, le=600, description="Seconds before the command is killed; default 120."
+    )
+
+
+def _status_line(exit_code: int | None, timeout: float, timed_out: bool, lingering: bool) -> str:
+    if timed_out:
+        return f"[timed out after {timeout:g}s; the process group was killed]"
+    signalled = exit_code is not None and exit_code < 0
+    status = f"[killed by signal {-(exit_code or 0)}" if signalled else f"[exit code {exit_code}"
+    if lingering:
+        status += "; background processes still holding the output were killed"
+    return status + "]"
+
+
+def _with_status(body: str, status: str) -> str:
+    if not body:
+        return status
+    return body + ("" if body.endswith("\n") else "\n") + status
+
+
+class BashTool(Tool[BashArgs]):
+    name = "bash"
+    description = (
+        "Run a bash command in the workspace root, without stdin. Returns combined stdout/stderr "
+        "(long output keeps head and tail) and the exit code."
+    )
+    args_model = BashArgs
+    read_only = False
+    parallel_safe = False
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        bash = shutil.which("bash")
+        if bash is None:
+            raise ToolError("bash is not installed on this machine; the command cannot run")
+        limits = ctx.limits
+        timeout = min(args.timeout_s or limits.bash_timeout_s, limits.bash_max_timeout_s)
+        output = HeadTail(limits.bash_head_bytes, limits.bash_tail_bytes, limits.bash_full_text_bytes)
+        proc = await trio.lowlevel.open_process(
+            [bash, "-c", args.command],
+            cwd=ctx.root,
+            env=child_env(ctx.env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        stdout = proc.stdout
+        assert stdout is not None
+        lingering = False
+        done = False
+        try:
+            with trio.move_on_after(timeout) as deadline:
+                eof = trio.Event()
+
+                async def pump() -> None:
+                    async for chunk in stdout:
+                        output.feed(chunk)
+                    eof.set()
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(pump)
+                    await proc.wait()
+                    with trio.move_on_after(limits.bash_exit_grace_s):
+                        await eof.wait()
+                    if not eof.is_set():
+                        lingering = True
+                        _kill_group(proc.pid)
+            done = not deadline.cancelled_caught
+        finally:
+            if not done:  # timeout, cancellation or an error: nothing of the command may outlive the call
+                _kill_group(proc.pid)
+            with trio.CancelScope(shield=True):
+                await proc.wait()
+                await stdout.aclose()
+        timed_out = deadline.cancelled_caught
+        exit_code = None if timed_out else proc.returncode
+        status = _status_line(exit_code, timeout, timed_out, lingering)
+        full = output.full_text() if output.bounded else None
+        return ToolResult(
+            content=_with_status(output.text(), status),
+            is_error=timed_out or exit_code != 0,
+            data={"exit_code": exit_code, "timed_out": timed_out, "output_bytes": output.total},
+            full_text=None if full is None else _with_status(full, status),
+        )

@@ -1,0 +1,130 @@
+"""Run a turn's tool calls: validate, refuse what the mode forbids, batch the parallel-safe ones, keep call order.
+
+* An unknown tool, arguments that fail the tool's model, and a non-read-only tool in read-only mode each give an error
+  result; the other calls still run and the turn goes on. Schemas never change with the mode (DESIGN §3.4).
+* Consecutive calls to parallel-safe tools run concurrently in one nursery; any other call is a barrier that waits for
+  the batch before it and runs alone. Results come back in call order whatever order they finish in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+from pydantic import BaseModel, ValidationError
+
+from sessions.tools.base import Tool, ToolContext, ToolResult
+from sessions.tools.errors import ToolError
+from sessions.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """A tool call ready to run: arguments already parsed (and repaired) from the model's raw string."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+OnStart = Callable[[PreparedCall], None]
+OnFinish = Callable[[PreparedCall, ToolResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Runnable:
+    tool: Tool[Any]
+    args: BaseModel
+
+
+def refusal(tool_name: str) -> str:
+    return (
+        f"refused: {tool_name} can change the workspace and this session is read-only (plan mode); "
+        "use the read-only tools, and describe the change in your plan instead"
+    )
+
+
+def format_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """A compact, deterministic rendering (no pydantic URLs or versions) of why the arguments were rejected."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        problems.append(f"{where}: {err['msg']}")
+    return f"invalid arguments for {tool_name}: " + "; ".join(problems) + ". Fix the arguments and call again."
+
+
+def _prepare(registry: ToolRegistry, call: PreparedCall, *, read_only: bool) -> _Runnable | ToolResult:
+    tool = registry.get(call.name)
+    if tool is None:
+        valid = ", ".join(registry.names())
+        return ToolResult.error(f"unknown tool {call.name!r}; the valid tools are: {valid}")
+    if read_only and not tool.read_only:
+        return ToolResult.error(refusal(tool.name), data={"refused": "read_only"})
+    try:
+        args = tool.args_model.model_validate(call.args)
+    except ValidationError as exc:
+        return ToolResult.error(format_validation_error(tool.name, exc))
+    return _Runnable(tool, args)
+
+
+async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolResult:
+    """Run a validated call; a :class:`ToolError` or an OS error becomes an error result. Cancellation propagates."""
+    try:
+        return await tool.run(args, ctx)
+    except ToolError as exc:
+        return ToolResult.error(exc.message)
+    except OSError as exc:
+        # str(exc) would carry the absolute file name; the reason alone is stable.
+        reason = exc.strerror or type(exc).__name__
+        return ToolResult.error(f"{tool.name} failed: {reason}")
+
+
+async def dispatch(
+    registry: ToolRegistry,
+    calls: Sequence[PreparedCall],
+    ctx: ToolContext,
+    *,
+    read_only: bool,
+    on_start: OnStart | None = None,
+    on_finish: OnFinish | None = None,
+) -> list[ToolResult]:
+    """Run ``calls`` and return one result per call, in call order."""
+    results: list[ToolResult | None] = [None] * len(calls)
+    prepared = [_prepare(registry, call, read_only=read_only) for call in calls]
+
+    def started(index: int) -> None:
+        if on_start is not None:
+            on_start(calls[index])
+
+    async def execute(index: int) -> None:
+        call, item = calls[index], prepared[index]
+        result = item if isinstance(item, ToolResult) else await run_one(item.tool, item.args, ctx)
+        results[index] = result
+        if on_finish is not None:
+            on_finish(call, result)
+
+    batch: list[int] = []
+
+    async def flush() -> None:
+        # on_start fires in call order before the batch starts: trio may schedule the tasks in any order.
+        for index in batch:
+            started(index)
+        if len(batch) == 1:
+            await execute(batch[0])
+        elif batch:
+            async with trio.open_nursery() as nursery:
+                for index in batch:
+                    nursery.start_soon(execute, index)
+        batch.clear()
+
+    for index, item in enumerate(prepared):
+        if isinstance(item, ToolResult) or item.tool.parallel_safe:
+            batch.append(index)
+            continue
+        await flush()
+        started(index)
+        await execute(index)
+    await flush()
+    return [result for result in results if result is not None]

@@ -1,0 +1,70 @@
+"""A name → tool table, and the built-in set.
+
+The order of :meth:`ToolRegistry.schemas` is canonical (sorted by name, as :func:`sessions.wire.encode_tools` sorts),
+so registering in a different order never changes the bytes of the prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from sessions.tools.base import Tool
+from sessions.tools.errors import DuplicateToolError
+from sessions.wire import ToolSchema
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool[Any]] = ()) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool[Any]) -> None:
+        if tool.name in self._tools:
+            raise DuplicateToolError(f"a tool named {tool.name!r} is already registered; give the new one another name")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._tools))
+
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        return tuple(self._tools[name].schema() for name in self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool[Any]]:
+        return (self._tools[name] for name in self.names())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
+    """The built-ins: read_file, write_file, edit_file, list_dir, glob, grep, bash.
+
+    ``use_ripgrep``: None picks ripgrep when ``rg`` is on PATH; False forces the pure-Python grep.
+    """
+    from sessions.tools.bash import BashTool
+    from sessions.tools.edit_file import EditFileTool
+    from sessions.tools.glob_tool import GlobTool
+    from sessions.tools.grep import GrepTool
+    from sessions.tools.list_dir import ListDirTool
+    from sessions.tools.read_file import ReadFileTool
+    from sessions.tools.write_file import WriteFileTool
+
+    return ToolRegistry(
+        [
+            ReadFileTool(),
+            WriteFileTool(),
+            EditFileTool(),
+            ListDirTool(),
+            GlobTool(),
+            GrepTool(use_ripgrep=use_ripgrep),
+            BashTool(),
+        ]
+    )

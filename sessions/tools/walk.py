@@ -1,0 +1,100 @@
+"""Walk the workspace the way git sees it: ``.gitignore`` files (root and nested) honoured via pathspec.
+
+``.git`` and ``.reasonix`` (the session journal) are always skipped. Directory symlinks are not followed; a file symlink
+is kept only when its target lies inside the workspace. Entries come in sorted order, so results are deterministic.
+A start directory that is itself ignored was asked for explicitly: its contents are walked without ignore rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pathspec
+
+ALWAYS_SKIP = frozenset({".git", ".reasonix"})
+
+
+class IgnoreRules:
+    """The ``.gitignore`` rules of one workspace, loaded lazily per directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def _spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+        if directory not in self._specs:
+            spec = None
+            try:
+                text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            if text.strip():
+                spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+            self._specs[directory] = spec
+        return self._specs[directory]
+
+    def ignored(self, path: Path, *, is_dir: bool) -> bool:
+        """Whether git would ignore ``path`` (absolute, inside the root). The deepest matching rule wins."""
+        if path == self.root:
+            return False
+        rel_parts = path.relative_to(self.root).parts
+        if rel_parts[-1] in ALWAYS_SKIP and is_dir:
+            return True
+        verdict = False
+        directory = self.root
+        for depth in range(len(rel_parts)):
+            spec = self._spec(directory)
+            if spec is not None:
+                rel = "/".join(rel_parts[depth:]) + ("/" if is_dir else "")
+                include = spec.check_file(rel).include
+                if include is not None:
+                    verdict = bool(include)
+            directory = directory / rel_parts[depth]
+        return verdict
+
+
+def _inside(root: Path, entry: os.DirEntry[str]) -> bool:
+    try:
+        return Path(entry.path).resolve().is_relative_to(root)
+    except OSError:
+        return False
+
+
+def scan_dir(rules: IgnoreRules | None, directory: Path) -> Iterator[tuple[os.DirEntry[str], bool]]:
+    """Sorted entries of one directory that the rules keep, each with whether it is a (real) directory."""
+    with os.scandir(directory) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and entry.name in ALWAYS_SKIP:
+            continue
+        if rules is not None and rules.ignored(Path(entry.path), is_dir=is_dir):
+            continue
+        yield entry, is_dir
+
+
+def walk_files(root: Path, start: Path, *, honour_ignore: bool = True) -> Iterator[Path]:
+    """Every file under ``start`` (or ``start`` itself if it is a file) that git would not ignore, in sorted order."""
+    real_root = root.resolve()
+    rules = IgnoreRules(real_root) if honour_ignore else None
+    if rules is not None and rules.ignored(start, is_dir=start.is_dir()):
+        rules = None  # asked for explicitly
+    if not start.is_dir():
+        yield start
+        return
+    yield from _walk(rules, real_root, start)
+
+
+def _walk(rules: IgnoreRules | None, real_root: Path, directory: Path) -> Iterator[Path]:
+    # Depth first, entries sorted by name within each directory (the order of ``rg --sort path``).
+    try:
+        listing = list(scan_dir(rules, directory))
+    except OSError:
+        return
+    for entry, is_dir in listing:
+        if is_dir:
+            yield from _walk(rules, real_root, Path(entry.path))
+        elif entry.is_file() and (not entry.is_symlink() or _inside(real_root, entry)):
+            yield Path(entry.path)
