@@ -1,0 +1,69 @@
+"""``reasonix emulate``: the DeepSeek API emulator as a standalone loopback server.
+
+Prints ``listening on http://HOST:PORT`` as its first line (flushed, so a parent process can read the port when
+``--port 0`` picked one) and serves until interrupted. Point any OpenAI-compatible client at that URL with any
+non-empty key, then read its cache efficiency at ``GET /emulator/stats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default: 0)")
+    parser.add_argument(
+        "--script", type=Path, metavar="FILE", help="replies and faults to play (JSON or TOML, see scenarios/README.md)"
+    )
+    parser.add_argument(
+        "--cache-unit", type=int, default=128, metavar="TOKENS", help="prefix-cache unit in tokens (default: 128)"
+    )
+    parser.add_argument(
+        "--latency",
+        default="off",
+        metavar="SPEC",
+        help="off (default), realistic, or ttft=SECONDS,miss_ms_per_ktok=MS,tps=RATE",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import trio
+
+    from scenarios.emulator import LatencyModel, Script, ScriptInvalid
+    from scenarios.emulator.app import Emulator
+    from scenarios.emulator.server import serve
+
+    try:
+        latency = LatencyModel.parse(args.latency)
+    except ValueError as exc:
+        print(f"reasonix emulate: {exc}", file=sys.stderr)
+        return 2
+    if args.cache_unit < 1:
+        print("reasonix emulate: --cache-unit must be at least 1 token", file=sys.stderr)
+        return 2
+    try:
+        script = Script.load(args.script) if args.script else None
+    except ScriptInvalid as exc:
+        print(f"reasonix emulate: {exc}", file=sys.stderr)
+        return 2
+    emulator = Emulator(script=script, cache_unit=args.cache_unit, latency=latency)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            host, port = await nursery.start(serve, emulator, args.host, args.port)
+            shown = f"[{host}]" if ":" in host else host
+            print(f"listening on http://{shown}:{port}", flush=True)
+            what = f"script {args.script}" if args.script else "no script (fixed replies)"
+            print(f"cache unit {args.cache_unit} tokens, {what}; stats at /emulator/stats; Ctrl-C stops", flush=True)
+
+    try:
+        trio.run(main)
+    except OSError as exc:
+        print(f"reasonix emulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
