@@ -171,9 +171,7 @@ def flatten_schema(tool: ToolSchema) -> tuple[ToolSchema, FlatMap | None]:
         if len(leaf.path) > 1:
             paths.append((name, leaf.path))
     flat: dict[str, Any] = {
-        k: copy.deepcopy(v)
-        for k, v in params.items()
-        if k not in ("properties", "required", "$defs", "definitions")
+        k: copy.deepcopy(v) for k, v in params.items() if k not in ("properties", "required", "$defs", "definitions")
     }
     flat["type"] = "object"
     flat["properties"] = properties
