@@ -1,0 +1,426 @@
+"""The DeepSeek client: httpx under Trio, streaming by default, retries with tenacity, deadline and stall timeouts.
+
+How one request runs:
+
+* We refuse to send what DeepSeek is known to reject (:func:`check_request`), then send the body: the caller's exact
+  pre-encoded bytes when given (the session joins stored message bytes; they go out unchanged), else
+  :func:`~sessions.wire.encode_request`.
+* Each attempt runs under the per-request deadline (``deadline_s``, a Trio cancel scope around the attempt) and a stall
+  timer that only real data resets: a ``data:`` line (or, on the JSON path, a non-blank byte). ``: keep-alive``
+  comments and the JSON path's blank keep-alive lines do not reset it. Time the caller spends handling events is not
+  counted as a stall.
+* 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are
+  retried as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the
+  Trio clock. Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void.
+  A half reply is never surfaced as complete: :class:`~sessions.stream.Completed` comes only from a whole reply.
+  400 / 401 / 402 / 422, refusals, protocol errors and the deadline are never retried.
+* ``async with client.stream(...) as events`` reads in a background task of its own nursery: breaking out early or
+  being cancelled cancels that task, which closes the response and its connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import math
+import random
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from types import TracebackType
+
+import httpx
+import trio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
+
+from sessions.errors import (
+    ConnectionFailedError,
+    DeadlineExceededError,
+    DeepSeekError,
+    ProtocolError,
+    RequestRefusedError,
+    RetriesExhaustedError,
+    StallTimeoutError,
+    StreamBrokenError,
+    error_for_status,
+)
+from sessions.sse import SseComment, SseData, SseParser
+from sessions.stream import (
+    KEEP_ALIVE,
+    Completed,
+    Reply,
+    StreamAssembler,
+    StreamEvent,
+    StreamRestarted,
+    decode_chunk,
+    events_of_reply,
+    reply_from_completion,
+)
+from sessions.wire import ChatCompletion, ChatRequest, ErrorBody, encode_request
+
+DEFAULT_USER_AGENT = "reasonix/0.1 (+https://github.com/reasonix)"
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+class ClientSettings(BaseModel):
+    """How patient the client is. Config (reasonix.toml) fills these in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    deadline_s: float = Field(default=600, gt=0)
+    """Per attempt: the whole request, from sending to the last byte."""
+    stall_timeout_s: float = Field(default=120, gt=0)
+    """Longest silence without real data (keep-alives do not count)."""
+    connect_timeout_s: float = Field(default=30, gt=0)
+    max_attempts: int = Field(default=4, ge=1)
+    backoff_initial_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=30, ge=0)
+    backoff_jitter_s: float = Field(default=1.0, ge=0)
+    user_agent: str = DEFAULT_USER_AGENT
+    api_key_env: str = "DEEPSEEK_API_KEY"
+    """Named in the 401 message, so it tells the user which variable to set."""
+
+
+def check_request(request: ChatRequest) -> None:
+    """Raise :class:`RequestRefusedError` for a request DeepSeek is known to reject (DESIGN §4)."""
+    choice = request.tool_choice
+    if request.thinking_enabled and (choice == "required" or isinstance(choice, dict)):
+        shown = "a named function" if isinstance(choice, dict) else '"required"'
+        raise RequestRefusedError(
+            f"refusing to send tool_choice {shown} with thinking mode on: DeepSeek rejects it with HTTP 400. "
+            f'Use tool_choice "auto" (or none), or disable thinking for this session.'
+        )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date. None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()  # an HTTP date is wall-clock by definition
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _server_message(body: bytes) -> str | None:
+    if not body.strip():
+        return None
+    try:
+        return ErrorBody.model_validate_json(body).error.message
+    except ValidationError:
+        return body[:500].decode("utf-8", "replace").strip() or None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, DeepSeekError) and exc.retryable
+
+
+class _Backoff:
+    """Tenacity wait: the server's ``Retry-After`` when it gave one, else exponential backoff plus jitter."""
+
+    def __init__(self, settings: ClientSettings, rng: random.Random) -> None:
+        self._settings = settings
+        self._rng = rng
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, DeepSeekError) and exc.retry_after is not None:
+            return exc.retry_after
+        s = self._settings
+        base = min(s.backoff_max_s, s.backoff_initial_s * 2.0 ** (state.attempt_number - 1))
+        jitter = self._rng.uniform(0.0, s.backoff_jitter_s) if s.backoff_jitter_s else 0.0
+        return base + jitter
+
+
+class _Outcome:
+    __slots__ = ("crashed", "error")
+
+    def __init__(self) -> None:
+        self.error: DeepSeekError | None = None
+        self.crashed = False
+        """The reader died of something else (a bug, a cancellation): the nursery will raise it."""
+
+
+class _Events:
+    """What ``async with client.stream(...) as events`` gives: iterate it; a failed request raises at the end."""
+
+    def __init__(self, receive: trio.MemoryReceiveChannel[StreamEvent], outcome: _Outcome) -> None:
+        self._receive = receive
+        self._outcome = outcome
+
+    def __aiter__(self) -> _Events:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        try:
+            return await self._receive.receive()
+        except trio.EndOfChannel:
+            pass
+        if self._outcome.crashed:
+            # The reader task died of an unexpected exception; its nursery is about to cancel us and raise it.
+            await trio.sleep_forever()
+        # Raised outside the except block: the error came from the reader task, not from the channel ending.
+        error, self._outcome.error = self._outcome.error, None
+        if error is not None:
+            raise error
+        raise StopAsyncIteration
+
+
+Emit = Callable[[StreamEvent], Awaitable[None]]
+
+
+class DeepSeekClient:
+    """One HTTP connection pool to a DeepSeek-compatible endpoint."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        settings: ClientSettings | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings or ClientSettings()
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        headers = {"User-Agent": self.settings.user_agent, "Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        timeout = httpx.Timeout(
+            connect=self.settings.connect_timeout_s, read=None, write=None, pool=self.settings.connect_timeout_s
+        )
+        self._http = httpx.AsyncClient(headers=headers, timeout=timeout, transport=transport)
+        self._backoff = _Backoff(self.settings, rng or random.Random())
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> DeepSeekClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # ----------------------------------------------------------------------------------------------- public API
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, request: ChatRequest, *, body: bytes | None = None
+    ) -> AsyncGenerator[AsyncIterator[StreamEvent], None]:
+        """Events of one request, retries included, ending with :class:`Completed` (or raising a DeepSeekError)."""
+        check_request(request)
+        payload = body if body is not None else encode_request(request)
+        send, receive = trio.open_memory_channel[StreamEvent](64)
+        outcome = _Outcome()
+        flattened: BaseException | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._produce, request.stream, payload, send, outcome)
+                try:
+                    yield _Events(receive, outcome)
+                finally:
+                    nursery.cancel_scope.cancel()  # the reader stops; leaving its scope closes the response
+        except BaseExceptionGroup as group:
+            # The nursery wraps whatever the caller's block raised; give the caller its own exception back.
+            if len(group.exceptions) != 1:
+                raise
+            flattened = group.exceptions[0]
+        if flattened is not None:
+            raise flattened
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        body: bytes | None = None,
+        on_event: Callable[[StreamEvent], None] | None = None,
+    ) -> Reply:
+        """The whole reply of one request (streamed or not), retries included."""
+        reply: Reply | None = None
+        async with self.stream(request, body=body) as events:
+            async for event in events:
+                if on_event is not None:
+                    on_event(event)
+                if isinstance(event, Completed):
+                    reply = event.reply
+        if reply is None:  # pragma: no cover - the producer always ends with Completed or an error
+            raise StreamBrokenError("the request ended without a reply")
+        return reply
+
+    # -------------------------------------------------------------------------------------------------- retries
+
+    async def _produce(
+        self, streamed: bool, payload: bytes, send: trio.MemorySendChannel[StreamEvent], outcome: _Outcome
+    ) -> None:
+        finished = False
+        async with send:
+            try:
+                await self._run(streamed, payload, send.send)
+                finished = True
+            except DeepSeekError as exc:
+                outcome.error = exc
+                finished = True
+            finally:
+                outcome.crashed = not finished
+
+    async def _run(self, streamed: bool, payload: bytes, emit: Emit) -> None:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_attempts),
+            wait=self._backoff,
+            retry=retry_if_exception(_is_retryable),
+            sleep=trio.sleep,
+        )
+        delivered = [0]
+        last_error: DeepSeekError | None = None
+
+        async def counted(event: StreamEvent) -> None:
+            if event is not KEEP_ALIVE:
+                delivered[0] += 1
+            await emit(event)
+
+        try:
+            async for attempt in retrying:
+                number = attempt.retry_state.attempt_number
+                if number > 1 and last_error is not None:
+                    await emit(
+                        StreamRestarted(attempt=number, reason=last_error.message, discarded_events=delivered[0])
+                    )
+                    delivered[0] = 0
+                failure: DeepSeekError | None = None
+                reply: Reply | None = None
+                try:
+                    reply = await self._attempt(streamed, payload, counted)
+                except DeepSeekError as exc:  # only our errors enter tenacity; Cancelled passes straight through
+                    failure = last_error = exc
+                with attempt:
+                    if failure is not None:
+                        raise failure
+                if reply is not None:
+                    await emit(Completed(reply=reply))
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            assert isinstance(last, DeepSeekError)
+            raise RetriesExhaustedError(last, exc.last_attempt.attempt_number) from last
+
+    async def _attempt(self, streamed: bool, payload: bytes, emit: Emit) -> Reply:
+        s = self.settings
+        with trio.move_on_after(s.deadline_s) as deadline_scope:
+            with trio.CancelScope(deadline=trio.current_time() + s.stall_timeout_s) as stall:
+                try:
+                    if streamed:
+                        return await self._stream_once(payload, emit, stall)
+                    return await self._json_once(payload, emit, stall)
+                except httpx.TransportError as exc:
+                    raise ConnectionFailedError(
+                        f"could not reach DeepSeek at {self.base_url} ({type(exc).__name__}: {exc}). "
+                        f"Check the network and base_url."
+                    ) from exc
+            raise StallTimeoutError(f"no data from DeepSeek for {s.stall_timeout_s:g}s (keep-alives do not count)")
+        assert deadline_scope.cancelled_caught
+        raise DeadlineExceededError(
+            f"the request took longer than its deadline of {s.deadline_s:g}s and was abandoned; raise "
+            f"request deadline in reasonix.toml if replies this long are expected."
+        )
+
+    # ---------------------------------------------------------------------------------------------- one attempt
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        if response.status_code == 200:
+            return
+        body = b""
+        async for part in response.aiter_bytes():
+            body += part
+            if len(body) >= _ERROR_BODY_LIMIT:
+                break
+        raise error_for_status(
+            response.status_code,
+            _server_message(body),
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+            key_env=self.settings.api_key_env,
+        )
+
+    async def _stream_once(self, payload: bytes, emit: Emit, stall: trio.CancelScope) -> Reply:
+        stall_s = self.settings.stall_timeout_s
+        assembler = StreamAssembler()
+        parser = SseParser()
+        done = False
+        headers = {"Accept": "text/event-stream"}
+        async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
+            await self._raise_for_status(response)
+            try:
+                async for data in response.aiter_bytes():
+                    events: list[StreamEvent] = []
+                    real = False
+                    for item in parser.feed(data):
+                        if isinstance(item, SseData):
+                            real = True
+                            events.extend(assembler.feed(decode_chunk(item.payload)))
+                        elif isinstance(item, SseComment):
+                            events.append(KEEP_ALIVE)
+                        else:
+                            done = True
+                            break
+                    await _deliver(events, real, emit, stall, stall_s)
+                    if done:
+                        break
+            except httpx.TransportError as exc:
+                raise StreamBrokenError(
+                    f"the stream broke after {assembler.chunks_seen} chunks ({type(exc).__name__}: {exc})"
+                ) from exc
+        if not assembler.finished:
+            raise StreamBrokenError(
+                f"the stream ended after {assembler.chunks_seen} chunks without a finish reason"
+                + ("" if done else " or [DONE]")
+            )
+        return assembler.finish()
+
+    async def _json_once(self, payload: bytes, emit: Emit, stall: trio.CancelScope) -> Reply:
+        stall_s = self.settings.stall_timeout_s
+        body = bytearray()
+        headers = {"Accept": "application/json"}
+        async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
+            await self._raise_for_status(response)
+            try:
+                async for data in response.aiter_bytes():
+                    real = bool(data.strip())  # DeepSeek keeps a non-streamed request alive with blank lines
+                    body += data
+                    if real:
+                        stall.deadline = trio.current_time() + stall_s
+            except httpx.TransportError as exc:
+                raise StreamBrokenError(
+                    f"the reply broke after {len(body)} bytes ({type(exc).__name__}: {exc})"
+                ) from exc
+        text = bytes(body).strip()
+        try:
+            completion = ChatCompletion.model_validate_json(text)
+        except ValidationError as exc:
+            message = _server_message(text) if b'"error"' in text[:64] else None
+            if message is not None:
+                raise error_for_status(500, message) from exc
+            raise ProtocolError(f"the reply is not a chat completion: {text[:200]!r}") from exc
+        reply = reply_from_completion(completion)
+        await _deliver(list(events_of_reply(reply)), True, emit, stall, stall_s)
+        return reply
+
+
+async def _deliver(events: list[StreamEvent], real: bool, emit: Emit, stall: trio.CancelScope, stall_s: float) -> None:
+    """Hand events to the caller with the stall timer paused; real data restarts it, keep-alives leave it be."""
+    if not events:
+        if real:
+            stall.deadline = trio.current_time() + stall_s
+        return
+    left = stall.deadline - trio.current_time()
+    stall.deadline = math.inf
+    for event in events:
+        await emit(event)
+    stall.deadline = trio.current_time() + (stall_s if real else left)
