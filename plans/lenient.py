@@ -100,6 +100,8 @@ _RISKS: dict[str, Risk] = {
     "high": Risk.HIGH,
     "critical": Risk.HIGH,
 }
+#: Values of supervisor-owned fields that say nothing (dropping them is not worth a note).
+_RUNTIME_DEFAULTS: tuple[Any, ...] = ("pending", "", [], None, 1)
 _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0", ""}
 
@@ -257,8 +259,7 @@ class _Reader:
         if "id" in step:
             step["id"] = self.step_id(step["id"], where)
         for name in RUNTIME_STEP_FIELDS:
-            if name in step:
-                del step[name]
+            if name in step and step.pop(name) not in _RUNTIME_DEFAULTS:
                 self.note(f"dropped '{name}': the supervisor sets it, not the plan", where)
         title, instructions = step.get("title"), step.get("instructions")
         if not title and isinstance(instructions, str) and instructions.strip():
@@ -296,8 +297,7 @@ class _Reader:
             return None
         plan = self.keys(data, _PLAN_KEYS, "plan")
         for name in RUNTIME_PLAN_FIELDS:
-            if name in plan:
-                del plan[name]
+            if name in plan and plan.pop(name) not in _RUNTIME_DEFAULTS:
                 self.note(f"dropped '{name}': the supervisor sets it, not the plan")
         if not plan.get("objective"):
             if objective:
@@ -349,7 +349,7 @@ def _describe(error: dict[str, Any], data: dict[str, Any]) -> str:
         steps = data.get("steps", [])
         step = steps[position] if isinstance(steps, list) and position < len(steps) else None
         sid = step.get("id") if isinstance(step, dict) else None
-        where = f"step {position + 1}" + (f" ({sid})" if sid else "")
+        where = f"step {sid}" if isinstance(sid, str | int) and str(sid) else f"step {position + 1}"
         loc = loc[2:]
     field = ".".join(str(part) for part in loc)
     return f"{where}: '{field}' {error['msg'][0].lower()}{error['msg'][1:]}" if field else f"{where}: {error['msg']}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -148,7 +149,7 @@ def test_critical_path_is_a_longest_chain(plan: Plan) -> None:
 
     path = PlanGraph(plan).critical_path()
     assert len(path) == max(longest_ending_at(sid) for sid in plan.ids)
-    for earlier, later in zip(path, path[1:], strict=False):
+    for earlier, later in itertools.pairwise(path):
         assert earlier in deps[later]
 
 
@@ -178,7 +179,7 @@ def test_cyclic_graphs_are_rejected_with_a_real_cycle(plan: Plan) -> None:
         path = issue.steps
         assert len(path) >= 3 and path[0] == path[-1]
         assert len(set(path[:-1])) == len(path) - 1  # a simple cycle
-        for a, b in zip(path, path[1:], strict=False):
+        for a, b in itertools.pairwise(path):
             assert b in deps[a], f"{a} does not depend on {b}"
         assert " → ".join(path) in issue.message
 
