@@ -60,6 +60,7 @@ from sessions.wire import ChatCompletion, ChatRequest, ErrorBody, encode_request
 
 DEFAULT_USER_AGENT = "reasonix/0.1 (+https://github.com/reasonix)"
 _ERROR_BODY_LIMIT = 64 * 1024
+_DRAIN_GRACE_S = 2.0
 
 
 class ClientSettings(BaseModel):
@@ -357,8 +358,9 @@ class DeepSeekClient:
         headers = {"Accept": "text/event-stream"}
         async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
             await self._raise_for_status(response)
+            chunks = response.aiter_bytes()
             try:
-                async for data in response.aiter_bytes():
+                async for data in chunks:
                     events: list[StreamEvent] = []
                     real = False
                     for item in parser.feed(data):
@@ -377,6 +379,8 @@ class DeepSeekClient:
                 raise StreamBrokenError(
                     f"the stream broke after {assembler.chunks_seen} chunks ({type(exc).__name__}: {exc})"
                 ) from exc
+            if done:
+                await _drain(chunks, stall)
         if not assembler.finished:
             raise StreamBrokenError(
                 f"the stream ended after {assembler.chunks_seen} chunks without a finish reason"
@@ -411,6 +415,21 @@ class DeepSeekClient:
         reply = reply_from_completion(completion)
         await _deliver(list(events_of_reply(reply)), True, emit, stall, stall_s)
         return reply
+
+
+async def _drain(chunks: AsyncIterator[bytes], stall: trio.CancelScope) -> None:
+    """After ``[DONE]``, read the (empty) rest of the body so the connection goes back to the pool for reuse.
+
+    The reply is already whole: a server that keeps the body open is given a short grace, then the response is
+    closed; a transport error here changes nothing.
+    """
+    stall.deadline = math.inf
+    with trio.move_on_after(_DRAIN_GRACE_S):
+        try:
+            async for _ in chunks:
+                pass
+        except httpx.TransportError:
+            pass
 
 
 async def _deliver(events: list[StreamEvent], real: bool, emit: Emit, stall: trio.CancelScope, stall_s: float) -> None:
