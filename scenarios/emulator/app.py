@@ -155,9 +155,7 @@ class Emulator:
         opts = parse_json(body) if body.strip() else {}
         if not isinstance(opts, Mapping) or not all(isinstance(opts.get(k, True), bool) for k in opts):
             raise ApiError(400, 'reset takes {"cache": bool, "counters": bool, "script": bool} (all default true)')
-        self.reset(
-            cache=opts.get("cache", True), counters=opts.get("counters", True), script=opts.get("script", True)
-        )
+        self.reset(cache=opts.get("cache", True), counters=opts.get("counters", True), script=opts.get("script", True))
         return json_response(200, {"reset": True})
 
     # ---------------------------------------------------------------------------------------------- chat
@@ -242,9 +240,7 @@ class Emulator:
             slow = attempt.slow.seconds if attempt.slow else 0.0
             extra = len(gen.reasoning + gen.content) / 4 * (self.latency.chunk_delay if self.latency else 0.0)
             return Plain(status=200, body=body, delay=ttft + slow + extra)
-        events = sse_events(
-            gen, completion_id=cid, created=created, model=req.model, thinking=req.thinking, usage=use
-        )
+        events = sse_events(gen, completion_id=cid, created=created, model=req.model, thinking=req.thinking, usage=use)
         last = len(events) - 1  # a dropped stream never reaches data: [DONE]
         plan = Streamed(
             events=events,

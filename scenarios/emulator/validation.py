@@ -96,8 +96,11 @@ def _check_message(i: int, m: Any) -> None:
             or not isinstance(fn.get("name"), str)
             or not isinstance(fn.get("arguments"), str)
         ):
-            raise _bad(f"{where}.tool_calls[{j}]: expected {{id, type: function, function: {{name, arguments}}}} "
-                       "with arguments as a string", "messages")
+            raise _bad(
+                f"{where}.tool_calls[{j}]: expected {{id, type: function, function: {{name, arguments}}}} "
+                "with arguments as a string",
+                "messages",
+            )
 
 
 def _check_ranges(body: Mapping[str, Any]) -> None:
@@ -113,8 +116,9 @@ def _check_ranges(body: Mapping[str, Any]) -> None:
             raise _range(f"Invalid {name} value: {v!r}, it must be a number between {lo} and {hi}", name)
     mt = body.get("max_tokens")
     if mt is not None and (not isinstance(mt, int) or isinstance(mt, bool) or not 1 <= mt <= MAX_OUTPUT_TOKENS):
-        raise _range(f"Invalid max_tokens value: {mt!r}, it must be an integer between 1 and {MAX_OUTPUT_TOKENS}",
-                     "max_tokens")
+        raise _range(
+            f"Invalid max_tokens value: {mt!r}, it must be an integer between 1 and {MAX_OUTPUT_TOKENS}", "max_tokens"
+        )
     tl = body.get("top_logprobs")
     if tl is not None and (not isinstance(tl, int) or isinstance(tl, bool) or not 0 <= tl <= 20):
         raise _range(f"Invalid top_logprobs value: {tl!r}, it must be an integer between 0 and 20", "top_logprobs")
@@ -150,14 +154,15 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
     thinking_field = body.get("thinking")
     if thinking_field is not None:
         if not isinstance(thinking_field, Mapping) or thinking_field.get("type") not in ("enabled", "disabled"):
-            raise _bad("thinking: expected {\"type\": \"enabled\" | \"disabled\"}", "thinking")
+            raise _bad('thinking: expected {"type": "enabled" | "disabled"}', "thinking")
         thinking = thinking_field.get("type") == "enabled"
     else:
         thinking = model not in NON_THINKING_MODELS
     effort = body.get("reasoning_effort")
     if effort is not None and effort not in EFFORTS:
-        raise _bad(f"reasoning_effort: unknown variant `{effort}`, expected one of {', '.join(EFFORTS)}",
-                   "reasoning_effort")
+        raise _bad(
+            f"reasoning_effort: unknown variant `{effort}`, expected one of {', '.join(EFFORTS)}", "reasoning_effort"
+        )
     _check_ranges(body)
     choice = body.get("tool_choice")
     if choice is not None:

@@ -111,7 +111,9 @@ async def _tool_turn(reserialize: bool) -> tuple[dict[str, Any], dict[str, Any]]
             "role": "assistant",
             "content": message["content"],
             "reasoning_content": message["reasoning_content"],
-            "tool_calls": [{"id": call["id"], "type": "function", "function": {**call["function"], "arguments": arguments}}],
+            "tool_calls": [
+                {"id": call["id"], "type": "function", "function": {**call["function"], "arguments": arguments}}
+            ],
         }
         tool = {"role": "tool", "tool_call_id": call["id"], "content": "ok"}
         second = await post(client, request([*msgs, assistant, tool], tools=TOOLS))

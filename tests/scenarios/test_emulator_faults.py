@@ -49,7 +49,8 @@ def chunks(lines: list[str]) -> list[dict[str, Any]]:
 
 
 def assembled(lines: list[str]) -> dict[str, Any]:
-    reasoning, content, args, finish, usage = "", "", {}, None, None
+    reasoning, content, finish, usage = "", "", None, None
+    args: dict[int, str] = {}
     for c in chunks(lines):
         delta = c["choices"][0]["delta"]
         reasoning += delta.get("reasoning_content") or ""
@@ -75,7 +76,9 @@ async def test_a_scripted_stream_has_deepseeks_shape() -> None:
     got = assembled(lines)
     assert got["reasoning"] == "I will read it." and got["finish"] == "tool_calls"
     assert json.loads(got["args"][0]) == {"path": "src/app.py"}
-    fragments = [c for c in cs if (c["choices"][0]["delta"].get("tool_calls") or [{}])[0].get("function", {}).get("arguments")]
+    fragments = [
+        c for c in cs if (c["choices"][0]["delta"].get("tool_calls") or [{}])[0].get("function", {}).get("arguments")
+    ]
     assert len(fragments) > 3
 
 
@@ -111,7 +114,9 @@ async def test_an_http_status_fault_fails_n_times_then_delivers_the_same_reply(s
 
 
 async def test_a_dropped_stream_ends_after_k_chunks_and_the_retry_gets_the_reply() -> None:
-    s = script({"reasoning": "Thinking hard about it.", "content": "done", "faults": [{"kind": "drop", "after_chunks": 3}]})
+    s = script(
+        {"reasoning": "Thinking hard about it.", "content": "done", "faults": [{"kind": "drop", "after_chunks": 3}]}
+    )
     async with open_emulator(script=s) as emu, httpx.AsyncClient(base_url=emu.base_url) as client:
         lines: list[str] = []
         with pytest.raises(httpx.RemoteProtocolError):
@@ -132,7 +137,7 @@ async def test_a_stall_times_the_client_out_and_the_retry_gets_the_reply(autojum
         with pytest.raises(httpx.ReadTimeout):
             await read_stream(client, body())
         assert 10 <= trio.current_time() - start < 30
-        status, lines = await read_stream(client, body())
+        _, lines = await read_stream(client, body())
         assert assembled(lines)["content"] == "slow"
 
 
@@ -161,7 +166,9 @@ async def test_truncated_arguments_end_with_length() -> None:
     assert got["finish"] == "length" and got["args"][0] == json.dumps(CALL["arguments"])[:12]
 
 
-@pytest.mark.parametrize(("kind", "field"), [("tool_call_in_reasoning", "reasoning"), ("tool_call_in_content", "content")])
+@pytest.mark.parametrize(
+    ("kind", "field"), [("tool_call_in_reasoning", "reasoning"), ("tool_call_in_content", "content")]
+)
 async def test_leaked_tool_calls_carry_the_markup_and_no_tool_calls(kind: str, field: str) -> None:
     s = script({"reasoning": "Let me look.", "tool_calls": [CALL], "faults": [{"kind": kind}]})
     async with open_emulator(script=s) as emu, httpx.AsyncClient(base_url=emu.base_url) as client:

@@ -67,16 +67,26 @@ async def test_broken_requests_are_400(payload: Any) -> None:
 
 
 async def test_a_missing_reasoning_content_with_tools_is_400_with_deepseeks_message() -> None:
-    msgs = [{"role": "user", "content": "read"}, ASSISTANT_NO_REASONING, {"role": "tool", "tool_call_id": "c1", "content": "x"}]
+    msgs = [
+        {"role": "user", "content": "read"},
+        ASSISTANT_NO_REASONING,
+        {"role": "tool", "tool_call_id": "c1", "content": "x"},
+    ]
     r = await call(body(messages=msgs, tools=[TOOL]))
     assert r.status_code == 400
-    assert error_of(r)["message"] == REASONING_ROUND_TRIP == (
-        "The reasoning_content in the thinking mode must be passed back to the API."
+    assert (
+        error_of(r)["message"]
+        == REASONING_ROUND_TRIP
+        == ("The reasoning_content in the thinking mode must be passed back to the API.")
     )
 
 
 async def test_reasoning_content_is_not_needed_without_tools_or_thinking() -> None:
-    msgs = [{"role": "user", "content": "read"}, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "go"}]
+    msgs = [
+        {"role": "user", "content": "read"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "go"},
+    ]
     assert (await call(body(messages=msgs))).status_code == 200
     tool_msgs = [*msgs[:1], ASSISTANT_NO_REASONING, {"role": "tool", "tool_call_id": "c1", "content": "x"}]
     assert (await call(body(messages=tool_msgs, tools=[TOOL], thinking={"type": "disabled"}))).status_code == 200
