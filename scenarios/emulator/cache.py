@@ -10,24 +10,19 @@ whole multiples of the unit, so:
   stored unit of that path, and a path's end unit is never longer than ``ideal``, so rounding ``ideal`` down is
   exactly "the longest stored unit that is a prefix", rounded down.
 
-Cost: a request is a walk over its segments with one hash and one dict lookup each; only the first segment that
+Cost: a request is a walk over its segments with one dict lookup each (segments are memoized, so their digests are
+too); only the first segment that
 leaves the trie is compared token by token (memcmp on token bytes) with its stored siblings.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scenarios.emulator.render import Segment
 
-_ROOT = b"\x00" * 16
 _TOKEN_BYTES = 4
-
-
-def _chain(parent: bytes, digest: bytes) -> bytes:
-    return hashlib.blake2b(parent + digest, digest_size=16).digest()
 
 
 def common_token_prefix(a: bytes, b: bytes) -> int:
@@ -57,40 +52,42 @@ class Lookup:
 
 
 class PrefixStore:
-    """The stored prefixes of one model."""
+    """The stored prefixes of one model: a trie whose edges are segments (node 0 is the empty prefix)."""
 
     def __init__(self, unit: int) -> None:
         if unit < 1:
             raise ValueError(f"the cache unit must be at least one token, not {unit}")
         self.unit = unit
-        self._known: set[bytes] = {_ROOT}
-        self._children: dict[bytes, dict[bytes, Segment]] = {}
+        self._edges: dict[tuple[int, bytes], int] = {}
+        self._children: dict[int, list[Segment]] = {}
         self.paths = 0
 
     def lookup(self, segments: Sequence[Segment]) -> Lookup:
         total = sum(s.count for s in segments)
-        chain = _ROOT
-        matched = 0
+        node, matched = 0, 0
+        edges = self._edges
         for seg in segments:
-            child = _chain(chain, seg.digest)
-            if child in self._known:
+            child = edges.get((node, seg.digest))
+            if child is not None:
                 matched += seg.count
-                chain = child
+                node = child
                 continue
-            siblings = self._children.get(chain, {})
-            matched += max((common_token_prefix(seg.tokens, s.tokens) for s in siblings.values()), default=0)
+            siblings = self._children.get(node, ())
+            matched += max((common_token_prefix(seg.tokens, s.tokens) for s in siblings), default=0)
             break
         return Lookup(prompt_tokens=total, hit_tokens=matched - matched % self.unit, ideal_hit_tokens=matched)
 
     def store(self, segments: Sequence[Segment]) -> None:
         """Remember a path (a request's input, or input + output)."""
-        chain = _ROOT
+        node = 0
+        edges = self._edges
         for seg in segments:
-            child = _chain(chain, seg.digest)
-            if child not in self._known:
-                self._known.add(child)
-                self._children.setdefault(chain, {})[seg.digest] = seg
-            chain = child
+            key = (node, seg.digest)
+            child = edges.get(key)
+            if child is None:
+                child = edges[key] = len(edges) + 1
+                self._children.setdefault(node, []).append(seg)
+            node = child
         self.paths += 1
 
 

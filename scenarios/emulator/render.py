@@ -13,9 +13,9 @@ string. A client that re-serializes arguments therefore changes the tokens, as i
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from array import array
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,18 +120,17 @@ def render_request(body: Mapping[str, Any], *, thinking: bool) -> list[str]:
 
 
 class SegmentCache:
-    """Segment text → tokens, remembered (least recently used first out) so that old messages cost a dict lookup."""
+    """Segment text → tokens, remembered so that old messages cost a dict lookup. When full, the oldest half goes."""
 
     def __init__(self, max_entries: int = 200_000) -> None:
         self._max = max_entries
-        self._entries: OrderedDict[str, Segment] = OrderedDict()
+        self._entries: dict[str, Segment] = {}
         self.encoded = 0
         """How many segments were actually tokenized (the rest came from memory)."""
 
     def segment(self, text: str) -> Segment:
         seg = self._entries.get(text)
         if seg is not None:
-            self._entries.move_to_end(text)
             return seg
         ids = tokens.encode(text) if text else []
         seg = Segment(
@@ -140,9 +139,10 @@ class SegmentCache:
             count=len(ids),
         )
         self.encoded += 1
+        if len(self._entries) >= self._max:
+            for old in list(itertools.islice(self._entries, self._max // 2)):
+                del self._entries[old]
         self._entries[text] = seg
-        if len(self._entries) > self._max:
-            self._entries.popitem(last=False)
         return seg
 
     def segments(self, texts: Sequence[str]) -> list[Segment]:
