@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
@@ -45,13 +46,21 @@ def paths_overlap(a: str, b: str) -> bool:
 
     Conservative: a glob's ``*`` matches across ``/`` here, and a path is inside a directory it starts with.
     """
-    a, b = normalize_path(a), normalize_path(b)
+    return _overlap(normalize_path(a), normalize_path(b))
+
+
+def _overlap(a: str, b: str) -> bool:
+    """:func:`paths_overlap` for normalized paths."""
     if not a or not b:
         return False
     if a == b:
         return True
-    if _is_glob(a) or _is_glob(b):
+    a_glob, b_glob = _is_glob(a), _is_glob(b)
+    if a_glob and b_glob:
         return fnmatch.fnmatchcase(a, b) or fnmatch.fnmatchcase(b, a)
+    if a_glob or b_glob:
+        pattern, path = (a, b) if a_glob else (b, a)
+        return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path.rstrip("/"), pattern)
     a_dir, b_dir = a.rstrip("/") + "/", b.rstrip("/") + "/"
     return b.startswith(a_dir) or a.startswith(b_dir)
 
@@ -125,10 +134,15 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
                 for owner in literal.get(parent_key, ()):
                     for mine in owners:
                         note(owner, mine, path)
-    for i, sid, pattern in globs:
-        for j, other_sid, other in writers:
-            if paths_overlap(pattern, other):
-                note((i, sid), (j, other_sid), other if not _is_glob(other) else pattern)
+    for g, (i, sid, pattern) in enumerate(globs):
+        matches = re.compile(fnmatch.translate(pattern)).match
+        for path, owners in literal.items():
+            if matches(path) or matches(path.rstrip("/")):
+                for owner in owners:
+                    note((i, sid), owner, path)
+        for j, other_sid, other in globs[g + 1 :]:
+            if _overlap(pattern, other):
+                note((i, sid), (j, other_sid), pattern)
 
     descendants: dict[str, set[str]] = {}
 

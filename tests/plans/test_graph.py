@@ -189,3 +189,18 @@ def test_cyclic_graphs_are_rejected_with_a_real_cycle(plan: Plan) -> None:
 def test_a_cycle_is_reported_exactly_when_one_exists(plan: Plan) -> None:
     has_cycle_issue = any(i.code is IssueCode.CYCLE for i in find_issues(plan))
     assert has_cycle_issue == (not kahn_acyclic(plan))
+
+
+@settings(max_examples=100, deadline=None)
+@given(dag_plans(max_steps=8), st.data())
+def test_write_conflicts_are_exactly_the_unordered_pairs_sharing_a_file(plan: Plan, data: st.DataObject) -> None:
+    files = {sid: set(data.draw(st.lists(st.sampled_from(["a.py", "b.py", "c.py"]), max_size=2))) for sid in plan.ids}
+    plan = plan.model_copy(update={"steps": tuple(s.model_copy(update={"writes": tuple(sorted(files[s.id]))})
+                                                 for s in plan.steps)})
+    ids = plan.ids
+    expected = {
+        frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1:]
+        if files[a] & files[b] and not reaches(plan, a, b) and not reaches(plan, b, a)
+    }
+    found = {frozenset(i.steps) for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT}
+    assert found == expected
