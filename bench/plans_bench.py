@@ -63,15 +63,20 @@ def main() -> None:
     graph = PlanGraph(plan)
     half = {sid: StepStatus.DONE for sid in graph.order()[: args.steps // 2]}
     edges = sum(len(s.depends_on) for s in plan.steps)
-    print(f"plan: {len(plan.steps)} steps, {edges} dependencies, {len(text)} bytes of JSON, "
-          f"{len(graph.generations())} waves, critical path {len(graph.critical_path())} steps, "
-          f"{len(graph.parallel_pairs())} parallel pairs")
+    print(
+        f"plan: {len(plan.steps)} steps, {edges} dependencies, {len(text)} bytes of JSON, "
+        f"{len(graph.generations())} waves, critical path {len(graph.critical_path())} steps, "
+        f"{len(graph.parallel_pairs())} parallel pairs"
+    )
     measure("parse JSON (strict)", lambda: Plan.model_validate_json(text), args.runs)
     measure("parse JSON (lenient reader)", lambda: read_plan(text), args.runs)
     measure("validate (find_issues)", lambda: find_issues(plan), args.runs)
     measure("build PlanGraph (validates)", lambda: PlanGraph(plan), args.runs)
-    measure("order + generations + critical path", lambda: (graph.order(), graph.generations(),
-                                                          graph.critical_path()), args.runs)
+    measure(
+        "order + generations + critical path",
+        lambda: (graph.order(), graph.generations(), graph.critical_path()),
+        args.runs,
+    )
     measure("ready set (half done)", lambda: graph.ready(half), args.runs)
     measure("parallel pairs", graph.parallel_pairs, args.runs)
     measure("validate + schedule, end to end", lambda: _end_to_end(text, half), args.runs)

@@ -267,9 +267,7 @@ class PlanGraph:
 
     def generations(self) -> tuple[tuple[str, ...], ...]:
         """Waves of steps: each wave depends only on earlier waves (each wave in document order)."""
-        return tuple(
-            tuple(sorted(gen, key=self._index.__getitem__)) for gen in nx.topological_generations(self.graph)
-        )
+        return tuple(tuple(sorted(gen, key=self._index.__getitem__)) for gen in nx.topological_generations(self.graph))
 
     def ready(self, statuses: Mapping[str, StepStatus] | None = None) -> tuple[str, ...]:
         """Pending steps whose dependencies are all done or skipped, in execution order.

@@ -165,7 +165,7 @@ class _Reader:
         if isinstance(value, dict) and "id" in value:
             self.note("read dependency objects as their 'id'", where)
             return self.step_id(value["id"], where)
-        self.problems.append(f"{where}: a step id must be a short string like \"S1\", got {json.dumps(value)}")
+        self.problems.append(f'{where}: a step id must be a short string like "S1", got {json.dumps(value)}')
         return None
 
     def dependencies(self, value: Any, where: str) -> list[str] | None:

@@ -106,8 +106,9 @@ def _show(args: argparse.Namespace) -> int:
     plan = _read(args.file, args.lenient)
     issues = find_issues(plan)
     if issues:
-        print(f"{args.file}: warning: the plan is invalid ({len(issues)} problems); run `plans validate`",
-              file=sys.stderr)
+        print(
+            f"{args.file}: warning: the plan is invalid ({len(issues)} problems); run `plans validate`", file=sys.stderr
+        )
     fmt = args.format
     if fmt in ("tree", "table"):
         from rich.console import Console

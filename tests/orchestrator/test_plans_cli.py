@@ -71,8 +71,9 @@ def test_validate_reports_unreadable_and_malformed_files(tmp_path: Path, capsys:
 
 
 def test_validate_lenient_reads_model_slips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sloppy = write(tmp_path, "sloppy.json", {"goal": "g", "steps": [{"id": 1, "title": "a"}, {"id": 2, "title": "b",
-                                                                                            "deps": [1]}]})
+    sloppy = write(
+        tmp_path, "sloppy.json", {"goal": "g", "steps": [{"id": 1, "title": "a"}, {"id": 2, "title": "b", "deps": [1]}]}
+    )
     code, _, err = run(capsys, "validate", str(sloppy))
     assert code == 1 and "not a plan document" in err
     code, out, err = run(capsys, "validate", "--lenient", str(sloppy))

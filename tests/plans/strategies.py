@@ -10,8 +10,9 @@ STATUSES = list(StepStatus)
 
 
 def step(sid: str, deps: list[str], **extra: object) -> Step:
-    return Step.model_validate({"id": sid, "title": f"do {sid}", "instructions": f"work on {sid}", "depends_on": deps,
-                                **extra})
+    return Step.model_validate(
+        {"id": sid, "title": f"do {sid}", "instructions": f"work on {sid}", "depends_on": deps, **extra}
+    )
 
 
 @st.composite

@@ -130,7 +130,8 @@ def test_ready_set_is_exactly_the_pending_steps_with_finished_dependencies(plan:
         assert statuses[sid] is StepStatus.PENDING
         assert all(statuses[d] in finished for d in plan.step(sid).depends_on)
     expected = {
-        s.id for s in plan.steps
+        s.id
+        for s in plan.steps
         if statuses[s.id] is StepStatus.PENDING and all(statuses[d] in finished for d in s.depends_on)
     }
     assert set(ready) == expected
@@ -159,7 +160,7 @@ def test_parallel_pairs_are_exactly_the_unrelated_pairs(plan: Plan) -> None:
     graph = PlanGraph(plan)
     ids = plan.ids
     expected = {
-        (a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if not reaches(plan, a, b) and not reaches(plan, b, a)
+        (a, b) for i, a in enumerate(ids) for b in ids[i + 1 :] if not reaches(plan, a, b) and not reaches(plan, b, a)
     }
     assert set(graph.parallel_pairs()) == expected
     for a in ids:
@@ -195,11 +196,14 @@ def test_a_cycle_is_reported_exactly_when_one_exists(plan: Plan) -> None:
 @given(dag_plans(max_steps=8), st.data())
 def test_write_conflicts_are_exactly_the_unordered_pairs_sharing_a_file(plan: Plan, data: st.DataObject) -> None:
     files = {sid: set(data.draw(st.lists(st.sampled_from(["a.py", "b.py", "c.py"]), max_size=2))) for sid in plan.ids}
-    plan = plan.model_copy(update={"steps": tuple(s.model_copy(update={"writes": tuple(sorted(files[s.id]))})
-                                                 for s in plan.steps)})
+    plan = plan.model_copy(
+        update={"steps": tuple(s.model_copy(update={"writes": tuple(sorted(files[s.id]))}) for s in plan.steps)}
+    )
     ids = plan.ids
     expected = {
-        frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1:]
+        frozenset((a, b))
+        for i, a in enumerate(ids)
+        for b in ids[i + 1 :]
         if files[a] & files[b] and not reaches(plan, a, b) and not reaches(plan, b, a)
     }
     found = {frozenset(i.steps) for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT}

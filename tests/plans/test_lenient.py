@@ -32,8 +32,16 @@ def test_common_slips_are_normalized_and_recorded() -> None:
         "revision": 9,
         "steps": [
             {"id": 1, "name": "read", "description": "read cli.py", "writes": "notes.md", "verify": "true"},
-            {"id": 2, "title": "edit", "deps": [1], "risk": "High", "needsPro": "yes", "status": "done",
-             "verify": [{"cmd": "pytest", "exit_code": 0, "timeout": 30}], "estimate": "1h"},
+            {
+                "id": 2,
+                "title": "edit",
+                "deps": [1],
+                "risk": "High",
+                "needsPro": "yes",
+                "status": "done",
+                "verify": [{"cmd": "pytest", "exit_code": 0, "timeout": 30}],
+                "estimate": "1h",
+            },
             {"id": 3, "instructions": "run the tests\nand fix", "dependencies": "1, 2"},
         ],
     }
@@ -41,8 +49,13 @@ def test_common_slips_are_normalized_and_recorded() -> None:
     plan = result.plan
     assert plan.objective == "add a flag" and plan.non_goals == ("rewrite the parser",) and plan.revision == 1
     s1, s2, s3 = plan.steps
-    assert (s1.id, s1.title, s1.instructions, s1.writes, s1.verify[0].command) == ("1", "read", "read cli.py",
-                                                                                   ("notes.md",), "true")
+    assert (s1.id, s1.title, s1.instructions, s1.writes, s1.verify[0].command) == (
+        "1",
+        "read",
+        "read cli.py",
+        ("notes.md",),
+        "true",
+    )
     assert s2.depends_on == ("1",) and s2.risk is Risk.HIGH and s2.needs_pro is True
     assert s2.status is StepStatus.PENDING  # a planner never marks a step done
     assert s2.instructions == "edit" and s2.verify[0].timeout_s == 30

@@ -16,8 +16,14 @@ def sample() -> Plan:
         assumptions=("click is not used",),
         steps=(
             step("S1", [], status=StepStatus.DONE, result="found the parser", writes=("cli.py",)),
-            step("S2", ["S1"], status=StepStatus.RUNNING, risk="high", needs_pro=True,
-                 verify=(VerifyCommand(command="pytest -q", timeout_s=60),)),
+            step(
+                "S2",
+                ["S1"],
+                status=StepStatus.RUNNING,
+                risk="high",
+                needs_pro=True,
+                verify=(VerifyCommand(command="pytest -q", timeout_s=60),),
+            ),
             step("S3", ["S1"], title='quote " and | pipe'),
             step("S4", ["S2", "S3"], status=StepStatus.FAILED),
         ),
@@ -55,7 +61,7 @@ def test_markdown() -> None:
     md = to_markdown(sample())
     assert md.startswith("# Add a --json flag\n")
     assert "| ✓ | S1 | do S1 |  | low | done |" in md
-    assert "quote \" and \\| pipe" in md
+    assert 'quote " and \\| pipe' in md
     assert "- Verify: `pytest -q` (60s)" in md and "- Result: found the parser" in md
 
 
@@ -75,7 +81,7 @@ def test_prompt_text_is_canonical_for_equal_plans() -> None:
     assert prompt_text(rebuilt).encode() == prompt_text(plan).encode()
     text = prompt_text(plan)
     assert text.startswith("objective: Add a --json flag\nassumptions:\n- click is not used\n\n## S1: do S1 [done]\n")
-    assert "## S3: quote \" and | pipe\nafter: S1\nwork on S3\n" in text  # pending and low risk say nothing
+    assert '## S3: quote " and | pipe\nafter: S1\nwork on S3\n' in text  # pending and low risk say nothing
     assert "risk: high; needs pro" in text
     changed = plan.with_statuses({"S3": StepStatus.DONE})
     assert prompt_text(changed) != text

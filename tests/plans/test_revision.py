@@ -91,7 +91,8 @@ def test_revisions_never_alter_a_done_step(pair: tuple[Plan, Plan]) -> None:
     done = {s.id: s for s in current.steps if s.status is StepStatus.DONE}
     proposed_by_id = {s.id: s for s in proposed.steps}
     touched = {
-        sid for sid, s in done.items()
+        sid
+        for sid, s in done.items()
         if sid not in proposed_by_id
         or any(getattr(s, f) != getattr(proposed_by_id[sid], f) for f in PLANNER_STEP_FIELDS)
     }
@@ -157,8 +158,9 @@ def test_diffs_are_exact(pair: tuple[Plan, Plan]) -> None:
 
 def test_diff_text() -> None:
     current = current_plan()
-    revised = revise(current, Plan(objective="x", steps=(step("S1", []), step("S2", ["S1"], risk="high"),
-                                                         step("S4", []))))
+    revised = revise(
+        current, Plan(objective="x", steps=(step("S1", []), step("S2", ["S1"], risk="high"), step("S4", [])))
+    )
     text = diff_text(diff(current, revised))
     assert text.splitlines() == [
         "revision: 2 → 3",

@@ -29,9 +29,19 @@ def full_plan(revision: int = 1) -> Plan:
         requires_approval=True,
         revision=revision,
         steps=(
-            step("S1", [], writes=("x.py",), reads=("y/*.py",), acceptance=("works",),
-                 verify=(VerifyCommand(command="false", expect_exit=1, timeout_s=2.5),), risk="medium",
-                 needs_pro=True, status=StepStatus.DONE, result="did it", evidence=("log",)),
+            step(
+                "S1",
+                [],
+                writes=("x.py",),
+                reads=("y/*.py",),
+                acceptance=("works",),
+                verify=(VerifyCommand(command="false", expect_exit=1, timeout_s=2.5),),
+                risk="medium",
+                needs_pro=True,
+                status=StepStatus.DONE,
+                result="did it",
+                evidence=("log",),
+            ),
             step("S2", ["S1"]),
         ),
     )
