@@ -1,8 +1,17 @@
 """Parse a tool call's raw argument string, closing it with ``json-repair`` when it was cut off or malformed.
 
 DeepSeek cuts a reply at ``max_tokens`` with ``finish_reason: "length"``; the last tool call's ``arguments`` then end
-mid-string. ``json_repair.repair_json(..., return_objects=True)`` closes open strings, arrays and objects. The raw
-string in the assistant message is never touched: only the parsed dict that gets executed is repaired.
+mid-string. Two well-kept parsers do the closing, never hand-written brace counting:
+
+* a pure truncation (a prefix of valid JSON: the strict parse fails only with "EOF while parsing") is parsed by
+  pydantic-core's partial JSON mode (``allow_partial="trailing-strings"``): Rust, linear, about 2 ms for 1 MB. An
+  unfinished trailing string is kept; an unfinished key, number or literal is dropped (so a cut-off parameter goes
+  missing and fails validation instead of running with an invented value);
+* anything else malformed (trailing commas, single quotes, extra text) goes to ``json_repair.repair_json(...,
+  return_objects=True)``, up to :data:`MAX_REPAIR_CHARS`: its pure-Python heuristics grow faster than linearly (about
+  0.3 s for 100 kB of source code, 16 s for 1 MB), so a larger malformed string is an error for the model instead.
+
+The raw string in the assistant message is never touched: only the parsed dict that gets executed is repaired.
 """
 
 from __future__ import annotations
@@ -12,8 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import json_repair
+import pydantic_core
 
 from sessions.repair.errors import ModelArgumentsError
+
+MAX_REPAIR_CHARS = 64_000
 
 _CUT_OFF_HINT = (
     " Your reply was cut off at the output limit (finish_reason=length): send the call again with shorter "
@@ -47,6 +59,11 @@ def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
         ) from None
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        if exc.msg == "Extra data" and raw[exc.pos :].lstrip().startswith("{"):
+            raise ModelArgumentsError(
+                "The arguments hold several JSON objects one after another; a call takes exactly one. "
+                "Send one tool call per object." + hint
+            ) from None
     except ValueError as exc:
         first_error = str(exc)
     else:
@@ -55,6 +72,14 @@ def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
         raise ModelArgumentsError(
             f"The arguments must be one JSON object, got a JSON {_json_kind(value)}. "
             'Send them as {"parameter": value, ...}.' + hint
+        )
+    partial = _parse_truncated(raw)
+    if partial is not None:
+        return ParsedArguments(partial, repaired=True)
+    if len(raw) > MAX_REPAIR_CHARS:
+        raise ModelArgumentsError(
+            f"The arguments are not valid JSON ({first_error}) and, at {len(raw)} characters, too large to repair. "
+            "Send the call again with valid JSON arguments." + hint
         )
     try:
         repaired = json_repair.repair_json(raw, return_objects=True)
@@ -66,6 +91,24 @@ def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
         f"The arguments are not valid JSON ({first_error}) and could not be repaired into a JSON object. "
         'Send the call again with the arguments as one complete JSON object: {"parameter": value, ...}.' + hint
     )
+
+
+def _parse_truncated(raw: str) -> dict[str, Any] | None:
+    """The object in ``raw`` when ``raw`` is a cut-off prefix of valid JSON, else None."""
+    try:
+        pydantic_core.from_json(raw)
+    except TypeError:
+        return None  # a lone surrogate: not encodable as UTF-8, so not for the Rust parser
+    except ValueError as exc:
+        if not str(exc).startswith("EOF while parsing"):
+            return None
+    else:
+        return None  # complete JSON that json.loads refused (a lone surrogate, say): not a truncation
+    try:
+        value = pydantic_core.from_json(raw, allow_partial="trailing-strings")
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _json_kind(value: object) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,11 +88,47 @@ def test_any_prefix_of_an_object_repairs_to_a_dict_or_a_clean_error(
         assert parsed.repaired is False
 
 
+@pytest.mark.parametrize("raw", ["\ud800", '{"a": "\ud800', '{"a": "\ud800"', '{"a": "\ud800"}'])
+def test_lone_surrogates_do_not_escape_as_other_errors(raw: str) -> None:
+    try:
+        parsed = parse_arguments(raw, truncated=True)
+    except ModelArgumentsError:
+        return
+    assert isinstance(parsed.args, dict)
+
+
 @settings(max_examples=300, deadline=None)
-@given(raw=st.text())
+@given(raw=st.text(st.characters(codec=None, exclude_categories=())))
 def test_arbitrary_text_never_raises_anything_else(raw: str) -> None:
     try:
         parsed = parse_arguments(raw)
     except ModelArgumentsError:
         return
     assert isinstance(parsed.args, dict)
+
+
+def test_a_megabyte_write_file_cut_off_keeps_every_character_it_had() -> None:
+    source = Path(__file__).read_text() * 200
+    raw = json.dumps({"path": "big.py", "content": source})[:1_000_000]
+    parsed = parse_arguments(raw, truncated=True)
+    assert parsed.repaired is True
+    assert parsed.args["path"] == "big.py"
+    assert source.startswith(parsed.args["content"])
+    assert len(parsed.args["content"]) > 900_000
+
+
+def test_an_unfinished_parameter_goes_missing_rather_than_invented() -> None:
+    assert parse_arguments('{"path": "a.py", "start_line": 1', truncated=True).args == {"path": "a.py", "start_line": 1}
+    assert parse_arguments('{"path": "a.py", "recursive": tr', truncated=True).args == {"path": "a.py"}
+    assert parse_arguments('{"path": "a.py", "limi', truncated=True).args == {"path": "a.py"}
+
+
+def test_two_objects_glued_together_are_not_silently_cut() -> None:
+    with pytest.raises(ModelArgumentsError):
+        parse_arguments('{"path": "a.py"}{"path": "b.py"}')
+
+
+def test_a_huge_malformed_string_is_an_error_not_a_stall() -> None:
+    raw = "{'path': 'a.py', 'content': '" + "x, y = {1: 2}\n" * 10_000 + "'}"
+    with pytest.raises(ModelArgumentsError, match="too large to repair"):
+        parse_arguments(raw)
