@@ -29,7 +29,8 @@ class Prefix:
         return hashlib.sha256((self.system_hash + self.tools_hash).encode()).hexdigest()[:16]
 
 
-def _h(data: bytes) -> str:
+def prefix_hash(data: bytes) -> str:
+    """The short hash used in prefix fingerprints."""
     return hashlib.sha256(data).hexdigest()[:16]
 
 
@@ -50,6 +51,6 @@ def build_prefix(system_prompt: str, tools: Sequence[ToolSchema], memory: Standi
         tools=canonical,
         system_bytes=system_bytes,
         tools_bytes=tools_bytes,
-        system_hash=_h(system_bytes),
-        tools_hash=_h(tools_bytes),
+        system_hash=prefix_hash(system_bytes),
+        tools_hash=prefix_hash(tools_bytes),
     )

@@ -1,0 +1,107 @@
+"""What a session reports while it works. A renderer, the journal and ``--json`` all consume these same events.
+
+Every event carries ``kind`` and the ``session`` name, so events of the planner and the executor can share one stream.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sessions.diagnostics import RequestDiagnostics
+from sessions.stream import StreamEvent
+from sessions.wire import Usage
+
+
+class _SessionEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    session: str
+
+
+class RequestStarted(_SessionEvent):
+    kind: Literal["request_started"] = "request_started"
+    request_index: int
+    model: str
+    body_bytes: int
+    prefix_fingerprint: str
+    messages: int
+
+
+class StreamUpdate(_SessionEvent):
+    """One event of the streaming reply (reasoning, content, tool-call fragments, restarts)."""
+
+    kind: Literal["stream"] = "stream"
+    event: StreamEvent
+
+
+class UsageReported(_SessionEvent):
+    kind: Literal["usage"] = "usage"
+    model: str
+    usage: Usage
+    cost_usd: float
+    session_cost_usd: float
+    estimated: bool = False
+    """True when the server sent no usage and the figures are our own estimate."""
+
+
+class DiagnosticsReported(_SessionEvent):
+    kind: Literal["cache"] = "cache"
+    diagnostics: RequestDiagnostics
+
+
+class ToolStarted(_SessionEvent):
+    kind: Literal["tool_started"] = "tool_started"
+    call_id: str
+    name: str
+    args_preview: str
+
+
+class ToolFinished(_SessionEvent):
+    kind: Literal["tool_finished"] = "tool_finished"
+    call_id: str
+    name: str
+    is_error: bool
+    preview: str
+    chars: int
+    bounded: bool = False
+
+
+class RepairApplied(_SessionEvent):
+    kind: Literal["repair"] = "repair"
+    repair: str
+    call_id: str
+    tool: str
+    detail: str
+
+
+class Compacted(_SessionEvent):
+    kind: Literal["compaction"] = "compaction"
+    reason: str
+    tokens_before: int
+    messages_before: int
+    messages_after: int
+    digest_chars: int
+
+
+class TurnFinished(_SessionEvent):
+    kind: Literal["turn_finished"] = "turn_finished"
+    status: str
+    text: str
+    requests: int
+    failures: int
+    cost_usd: float
+
+
+SessionEvent = Annotated[
+    RequestStarted
+    | StreamUpdate
+    | UsageReported
+    | DiagnosticsReported
+    | ToolStarted
+    | ToolFinished
+    | RepairApplied
+    | Compacted
+    | TurnFinished,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,552 @@
+"""One cache-stable conversation with DeepSeek (DESIGN §3, issue 4).
+
+A :class:`Session` owns a frozen :class:`~sessions.prefix.Prefix`, an append-only :class:`~sessions.log.MessageLog`
+and a :class:`~sessions.journal.Journal`. :meth:`Session.send` runs one user turn: send, stream, repair and run the
+tool calls, append the results, repeat until the model stops calling tools or a limit is hit.
+
+Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
+consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import trio
+from pydantic import BaseModel, ConfigDict, Field
+
+from sessions import tokens
+from sessions.compaction import bound_text, choose_cut, compacted_messages, digest_request_messages
+from sessions.diagnostics import CacheTracker
+from sessions.events import (
+    Compacted,
+    DiagnosticsReported,
+    RepairApplied,
+    RequestStarted,
+    SessionEvent,
+    StreamUpdate,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    UsageReported,
+)
+from sessions.journal import Journal, JournalHeader, read_journal
+from sessions.log import MessageLog
+from sessions.prefix import Prefix, prefix_hash
+from sessions.prices import PriceBook, default_price_book
+from sessions.repair.flatten import FlatMap, flatten_schema
+from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, prepare_calls, repair_note
+from sessions.repair.storm import StormGuard
+from sessions.stream import Completed, Reply, StreamEvent
+from sessions.tail import TailBlock, compose_user_turn
+from sessions.tools.base import ToolContext, ToolResult
+from sessions.tools.dispatch import PreparedCall, dispatch
+from sessions.tools.registry import ToolRegistry
+from sessions.wire import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    ReasoningEffort,
+    Thinking,
+    ToolMessage,
+    ToolSchema,
+    Usage,
+    UserMessage,
+    request_head,
+)
+
+TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
+INTERRUPTED_RESULT = "Not run: the session was interrupted before this call ran. Call it again if it is still needed."
+
+
+class SessionSettings(BaseModel):
+    """What stays fixed for the life of a session (DESIGN §3.7): model, thinking, effort, limits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    model: str = "deepseek-v4-flash"
+    thinking: bool = True
+    reasoning_effort: ReasoningEffort | None = "high"
+    max_requests_per_turn: int = Field(default=60, ge=1)
+    context_window: int = Field(default=1_000_000, gt=0)
+    compaction_ratio: float = Field(default=0.8, gt=0, le=1)
+    compaction_keep_ratio: float = Field(default=0.25, gt=0, lt=1)
+    tool_result_max_chars: int = Field(default=24_000, ge=1_000)
+    read_only: bool = False
+
+
+class TurnResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    status: TurnStatus
+    text: str
+    requests: int
+    failures: int
+    usage: Usage
+    cost_usd: float
+    reply: Reply | None = None
+
+
+class ReplySource(Protocol):
+    """How a request becomes a reply. The default streams through the client; the orchestrator wraps it to escalate."""
+
+    async def __call__(
+        self, session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
+    ) -> Reply: ...
+
+
+class ChatClient(Protocol):
+    def stream(self, request: ChatRequest, *, body: bytes | None = None) -> Any: ...
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        body: bytes | None = None,
+        on_event: Callable[[StreamEvent], None] | None = None,
+    ) -> Reply: ...
+
+
+async def stream_reply(
+    session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
+) -> Reply:
+    return await session.client.complete(request, body=body, on_event=emit)
+
+
+def _preview(text: str, limit: int = 160) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+class Session:
+    """One conversation. Build it with :meth:`start` (a new journal) or :meth:`resume` (from a journal)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        client: ChatClient,
+        prefix: Prefix,
+        registry: ToolRegistry,
+        tool_context: ToolContext,
+        settings: SessionSettings,
+        journal: Journal | None = None,
+        log: MessageLog | None = None,
+        on_event: Callable[[SessionEvent], None] | None = None,
+        price_book: PriceBook | None = None,
+        clock: Callable[[], datetime] | None = None,
+        reply_source: ReplySource | None = None,
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.prefix = prefix
+        self.registry = registry
+        self.tool_context = tool_context
+        self.settings = settings
+        self.journal = journal
+        self.log = log or MessageLog()
+        self.on_event = on_event
+        self.price_book = price_book or default_price_book()
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.reply_source: ReplySource = reply_source or stream_reply
+        self.tracker = CacheTracker()
+        self.flatmaps: dict[str, FlatMap | None] = {t.function.name: None for t in prefix.tools}
+        for tool in registry:
+            self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
+        self.storm = StormGuard()
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.requests = 0
+        self.turn_failures = 0
+        self._heads: dict[str, bytes] = {}
+        self._last_prompt_tokens = 0
+        self._unsent_tokens = 0
+        self._last_epoch_sent = self.log.epoch
+
+    # ------------------------------------------------------------------------------------------- construction
+
+    @staticmethod
+    def schemas_for(registry: ToolRegistry, extra: Sequence[ToolSchema] = ()) -> list[ToolSchema]:
+        """The tool schemas as the model sees them (flattened where DESIGN §5 says so)."""
+        return [flatten_schema(s)[0] for s in (*registry.schemas(), *extra)]
+
+    @classmethod
+    def start(cls, *, journal_path: Path | None, **kwargs: Any) -> Session:
+        journal = Journal(journal_path) if journal_path is not None else None
+        session = cls(journal=journal, **kwargs)
+        if journal is not None:
+            journal.write_header(
+                JournalHeader(
+                    session=session.name,
+                    model=session.settings.model,
+                    system=session.prefix.system_bytes.decode("utf-8"),
+                    tools=session.prefix.tools_bytes.decode("utf-8"),
+                )
+            )
+            journal.sync_now()
+        return session
+
+    @classmethod
+    def resume(cls, *, journal_path: Path, prefix: Prefix, **kwargs: Any) -> Session:
+        """Rebuild a session from its journal: the same prefix bytes, the same message bytes.
+
+        ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's, so an edited
+        memory file or a reordered tool list cannot change what a resumed conversation sends. A turn cut off mid-way
+        may have left tool calls without results; they get an "interrupted" result appended (appending keeps the
+        cache), so the conversation is valid again.
+        """
+        state = read_journal(journal_path)
+        system_bytes = state.header.system.encode("utf-8")
+        tools_bytes = state.header.tools.encode("utf-8")
+        stored = dataclasses.replace(
+            prefix,
+            system=state.system,
+            system_bytes=system_bytes,
+            tools_bytes=tools_bytes,
+            system_hash=prefix_hash(system_bytes),
+            tools_hash=prefix_hash(tools_bytes),
+        )
+        log = MessageLog()
+        for message, data in state.messages:
+            log.append(message, data=data)
+        log.epoch = state.epoch
+        journal = Journal(journal_path)
+        session = cls(journal=journal, log=log, prefix=stored, **kwargs)
+        session._answer_unanswered_calls()
+        return session
+
+    def _answer_unanswered_calls(self) -> None:
+        answered = {e.message.tool_call_id for e in self.log if isinstance(e.message, ToolMessage)}
+        for entry in list(self.log)[::-1]:
+            if isinstance(entry.message, AssistantMessage):
+                for call in entry.message.tool_calls:
+                    if call.id not in answered:
+                        self._append(ToolMessage(tool_call_id=call.id, content=INTERRUPTED_RESULT))
+                break
+
+    # --------------------------------------------------------------------------------------------------- bytes
+
+    def _head(self, model: str) -> bytes:
+        head = self._heads.get(model)
+        if head is None:
+            head = request_head(self._request(model), self.prefix.tools_bytes) + self.prefix.system_bytes
+            self._heads[model] = head
+        return head
+
+    def _request(self, model: str) -> ChatRequest:
+        thinking = self.settings.thinking
+        return ChatRequest(
+            model=model,
+            messages=(),
+            tools=self.prefix.tools,
+            stream=True,
+            thinking=Thinking(type="enabled" if thinking else "disabled"),
+            reasoning_effort=self.settings.reasoning_effort if thinking else None,
+        )
+
+    def body(self, model: str | None = None) -> bytes:
+        """The exact bytes of the next request: head + system + every stored message."""
+        model = model or self.settings.model
+        encoded = self.log.encoded
+        if not encoded:
+            return self._head(model) + b"]}"
+        return self._head(model) + b"," + b",".join(encoded) + b"]}"
+
+    # ------------------------------------------------------------------------------------------------- events
+
+    def emit(self, event: SessionEvent) -> None:
+        if self.journal is not None and not isinstance(event, StreamUpdate):
+            self.journal.write_event(event.model_dump(mode="json"))
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _append(self, message: Message) -> None:
+        entry = self.log.append(message)
+        if self.journal is not None:
+            self.journal.write_message(entry.data)
+
+    # -------------------------------------------------------------------------------------------------- turns
+
+    async def send(
+        self,
+        text: str,
+        *,
+        tail: Sequence[TailBlock] = (),
+        model: str | None = None,
+        max_requests: int | None = None,
+    ) -> TurnResult:
+        """Run one user turn to its end. Cancellation leaves the journal consistent and the session resumable."""
+        content = compose_user_turn(text, tail)
+        self._append(UserMessage(content=content))
+        self._unsent_tokens += tokens.count(content)
+        self.storm.reset_turn()
+        self.turn_failures = 0
+        limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
+        turn_usage = Usage()
+        turn_cost = 0.0
+        requests = 0
+        nudged = False
+        last: Reply | None = None
+        status: TurnStatus = "done"
+        try:
+            while True:
+                if requests >= limit:
+                    status = "request_limit"
+                    break
+                await self._maybe_compact()
+                reply, cost = await self.request(model or self.settings.model)
+                requests += 1
+                last = reply
+                turn_cost += cost
+                if reply.usage is not None:
+                    turn_usage = turn_usage + reply.usage
+                self._append(reply.message)
+                batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
+                self._report_repairs(batch)
+                if reply.message.tool_calls:
+                    await self._run_batch(batch)
+                    if batch.end_turn:
+                        status = "storm"
+                        break
+                    continue
+                if batch.scavenged or batch.scavenged_results:
+                    await self._run_scavenged(batch)
+                    if batch.end_turn:
+                        status = "storm"
+                        break
+                    continue
+                if batch.empty_reply and reply.finish_reason == "stop" and not nudged:
+                    nudged = True
+                    self.turn_failures += 1
+                    self._append(
+                        UserMessage(
+                            content="Your last reply had reasoning but no answer and no tool call. "
+                            "Continue: call a tool, or give your answer."
+                        )
+                    )
+                    continue
+                if batch.empty_reply:
+                    status = "empty"
+                elif reply.finish_reason == "length":
+                    status = "length"
+                elif reply.finish_reason == "content_filter":
+                    status = "content_filter"
+                break
+        finally:
+            if self.journal is not None:
+                with trio.CancelScope(shield=True):
+                    await self.journal.sync()
+        text_out = (last.message.content or "") if last is not None else ""
+        if status == "storm" and self.storm.turn_ended:
+            text_out = self.storm.summary()
+        result = TurnResult(
+            status=status,
+            text=text_out,
+            requests=requests,
+            failures=self.turn_failures,
+            usage=turn_usage,
+            cost_usd=turn_cost,
+            reply=last,
+        )
+        self.emit(
+            TurnFinished(
+                session=self.name,
+                status=status,
+                text=text_out,
+                requests=requests,
+                failures=self.turn_failures,
+                cost_usd=turn_cost,
+            )
+        )
+        if self.journal is not None:
+            await self.journal.sync()
+        return result
+
+    async def request(self, model: str) -> tuple[Reply, float]:
+        """Send the current log once and account for the reply. Does not append it."""
+        body = self.body(model)
+        request = self._request(model)
+        self.requests += 1
+        self.emit(
+            RequestStarted(
+                session=self.name,
+                request_index=self.requests,
+                model=model,
+                body_bytes=len(body),
+                prefix_fingerprint=self.prefix.fingerprint,
+                messages=len(self.log) + 1,
+            )
+        )
+        reply = await self.reply_source(self, request, body, self._emit_stream)
+        cost = self.account(reply.usage, model)
+        return reply, cost
+
+    def account(self, usage: Usage | None, model: str, *, estimated: bool = False) -> float:
+        """Add one request's usage and cost to the session; emit usage and cache diagnostics."""
+        if usage is None:
+            return 0.0
+        cost = float(self.price_book.cost(usage, model, self.clock()).total)
+        self.usage = self.usage + usage
+        self.cost_usd += cost
+        self.emit(
+            UsageReported(
+                session=self.name,
+                model=model,
+                usage=usage,
+                cost_usd=cost,
+                session_cost_usd=self.cost_usd,
+                estimated=estimated,
+            )
+        )
+        if not estimated:
+            diag = self.tracker.observe(
+                model=model,
+                fingerprint=self.prefix.fingerprint,
+                epoch=self.log.epoch,
+                rewrite_reason=self.log.rewrite_reason,
+                usage=usage,
+            )
+            self.emit(DiagnosticsReported(session=self.name, diagnostics=diag))
+            self._last_prompt_tokens = usage.prompt_tokens + usage.completion_tokens
+            self._unsent_tokens = 0
+        return cost
+
+    def _emit_stream(self, event: StreamEvent) -> None:
+        if isinstance(event, Completed):
+            return
+        self.emit(StreamUpdate(session=self.name, event=event))
+
+    # -------------------------------------------------------------------------------------------- tool calls
+
+    def _report_repairs(self, batch: PreparedBatch) -> None:
+        self.turn_failures += batch.failures
+        for ev in batch.events:
+            self.emit(
+                RepairApplied(
+                    session=self.name, repair=str(ev.kind), call_id=ev.call_id, tool=ev.tool, detail=ev.detail
+                )
+            )
+
+    async def _execute(self, calls: Sequence[RepairedCall]) -> dict[str, ToolResult]:
+        prepared = [PreparedCall(id=c.id, name=c.name, args=c.args) for c in calls]
+
+        def started(call: PreparedCall) -> None:
+            preview = _preview(json.dumps(call.args, ensure_ascii=False, sort_keys=True))
+            self.emit(ToolStarted(session=self.name, call_id=call.id, name=call.name, args_preview=preview))
+
+        results = await dispatch(
+            self.registry,
+            prepared,
+            self.tool_context,
+            read_only=self.settings.read_only,
+            on_start=started,
+        )
+        return {c.id: r for c, r in zip(calls, results, strict=True)}
+
+    def _result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
+        note = repair_note(tuple(repairs))
+        content = f"{note}\n{result.content}" if note else result.content
+        bounded, was_cut = bound_text(content, self.settings.tool_result_max_chars)
+        if (was_cut or result.full_text) and self.journal is not None:
+            self.journal.write_event(
+                {"kind": "tool_full_text", "call_id": call_id, "text": result.full_text or content}
+            )
+        self.emit(
+            ToolFinished(
+                session=self.name,
+                call_id=call_id,
+                name=name,
+                is_error=result.is_error,
+                preview=_preview(result.content),
+                chars=len(bounded),
+                bounded=was_cut,
+            )
+        )
+        return bounded
+
+    async def _run_batch(self, batch: PreparedBatch) -> None:
+        calls = batch.calls
+        results = await self._execute(calls) if calls else {}
+        names = {c.id: c.function.name for c in self.log[-1].message.tool_calls}  # type: ignore[union-attr]
+        for item in batch.items:
+            if isinstance(item, ImmediateResult):
+                text = self._result_text(
+                    item.call_id, names.get(item.call_id, "?"), ToolResult(content=item.content, is_error=item.is_error)
+                )
+                call_id = item.call_id
+            else:
+                text = self._result_text(item.id, item.name, results[item.id], item.repairs)
+                call_id = item.id
+            self._append(ToolMessage(tool_call_id=call_id, content=text))
+            self._unsent_tokens += tokens.count(text)
+
+    async def _run_scavenged(self, batch: PreparedBatch) -> None:
+        """Calls written into reasoning or content: run them, and report their results in a user turn."""
+        results = await self._execute(batch.scavenged) if batch.scavenged else {}
+        parts = []
+        for call in batch.scavenged:
+            text = self._result_text(call.id, call.name, results[call.id], call.repairs)
+            parts.append(f'<result call="{call.name}" id="{call.id}">\n{text}\n</result>')
+        for item in batch.scavenged_results:
+            parts.append(f'<result id="{item.call_id}">\n{item.content}\n</result>')
+        block = TailBlock(
+            tag="tool-results",
+            body="You wrote tool calls in your text instead of calling the tools. They were run; "
+            "next time use the tool-calling interface.\n" + "\n".join(parts),
+        )
+        self._append(UserMessage(content=compose_user_turn("Continue.", [block])))
+
+    # ----------------------------------------------------------------------------------------------- compaction
+
+    def context_tokens(self) -> int:
+        """Tokens the next request will carry, from the last reported usage plus what was appended since."""
+        return self._last_prompt_tokens + self._unsent_tokens
+
+    async def _maybe_compact(self) -> None:
+        threshold = self.settings.context_window * self.settings.compaction_ratio
+        before = self.context_tokens()
+        if before <= threshold or len(self.log) < 4:
+            return
+        await self.compact(
+            reason=f"context at {before} tokens passed {self.settings.compaction_ratio:.0%} of the window"
+        )
+
+    async def compact(self, *, reason: str) -> bool:
+        messages = self.log.messages
+        counts = tokens.count_many([entry.data.decode("utf-8") for entry in self.log])
+        keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
+        cut = choose_cut(messages, counts, keep)
+        if cut is None or cut <= 1:
+            return False
+        older, tail = messages[:cut], messages[cut:]
+        digest_request = ChatRequest(
+            model=self.settings.model,
+            messages=digest_request_messages(older),
+            stream=True,
+            thinking=Thinking(type="disabled"),
+        )
+        reply = await self.client.complete(digest_request)
+        self.account(reply.usage, self.settings.model, estimated=True)  # a side request: no cache diagnostics
+        digest = reply.message.content or ""
+        new = compacted_messages(older, tail, digest)
+        tokens_before = self.context_tokens()
+        self.log.rewrite(new, reason)
+        if self.journal is not None:
+            self.journal.write_rewrite(reason, list(self.log.encoded))
+            await self.journal.sync()
+        self._last_prompt_tokens = 0
+        self._unsent_tokens = sum(tokens.count_many([d.decode("utf-8") for d in self.log.encoded]))
+        self.emit(
+            Compacted(
+                session=self.name,
+                reason=reason,
+                tokens_before=tokens_before,
+                messages_before=len(messages),
+                messages_after=len(new),
+                digest_chars=len(digest),
+            )
+        )
+        return True
