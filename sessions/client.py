@@ -7,8 +7,8 @@ How one request runs:
   :func:`~sessions.wire.encode_request`.
 * Each attempt runs under the per-request deadline (``deadline_s``, a Trio cancel scope around the attempt) and a stall
   timer that only real data resets: a ``data:`` line (or, on the JSON path, a non-blank byte). ``: keep-alive``
-  comments and the JSON path's blank keep-alive lines do not reset it. Time the caller spends handling events is not
-  counted as a stall.
+  comments and the JSON path's blank keep-alive lines do not reset it. Only the server's time counts: while the
+  reader waits for the caller to take events, both timers are paused.
 * 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are
   retried as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the
   Trio clock. Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void.
@@ -152,16 +152,26 @@ class _Outcome:
 class _Events:
     """What ``async with client.stream(...) as events`` gives: iterate it; a failed request raises at the end."""
 
-    def __init__(self, receive: trio.MemoryReceiveChannel[StreamEvent], outcome: _Outcome) -> None:
+    def __init__(self, receive: trio.MemoryReceiveChannel[list[StreamEvent]], outcome: _Outcome) -> None:
         self._receive = receive
+        self._batch: list[StreamEvent] = []
+        self._next = 0
         self._outcome = outcome
 
     def __aiter__(self) -> _Events:
         return self
 
     async def __anext__(self) -> StreamEvent:
+        if self._next < len(self._batch):
+            # Events travel in batches (one per network read); the checkpoint keeps this a well-behaved await.
+            await trio.lowlevel.checkpoint()
+            event = self._batch[self._next]
+            self._next += 1
+            return event
         try:
-            return await self._receive.receive()
+            self._batch = await self._receive.receive()
+            self._next = 1
+            return self._batch[0]
         except trio.EndOfChannel:
             pass
         if self._outcome.crashed:
@@ -174,7 +184,8 @@ class _Events:
         raise StopAsyncIteration
 
 
-Emit = Callable[[StreamEvent], Awaitable[None]]
+Emit = Callable[[list[StreamEvent]], Awaitable[None]]
+"""Hands a non-empty batch of events to the caller."""
 
 
 class DeepSeekClient:
@@ -221,7 +232,7 @@ class DeepSeekClient:
         """Events of one request, retries included, ending with :class:`Completed` (or raising a DeepSeekError)."""
         check_request(request)
         payload = body if body is not None else encode_request(request)
-        send, receive = trio.open_memory_channel[StreamEvent](64)
+        send, receive = trio.open_memory_channel[list[StreamEvent]](16)
         outcome = _Outcome()
         flattened: BaseException | None = None
         try:
@@ -261,7 +272,7 @@ class DeepSeekClient:
     # -------------------------------------------------------------------------------------------------- retries
 
     async def _produce(
-        self, streamed: bool, payload: bytes, send: trio.MemorySendChannel[StreamEvent], outcome: _Outcome
+        self, streamed: bool, payload: bytes, send: trio.MemorySendChannel[list[StreamEvent]], outcome: _Outcome
     ) -> None:
         finished = False
         async with send:
@@ -284,17 +295,16 @@ class DeepSeekClient:
         delivered = [0]
         last_error: DeepSeekError | None = None
 
-        async def counted(event: StreamEvent) -> None:
-            if event is not KEEP_ALIVE:
-                delivered[0] += 1
-            await emit(event)
+        async def counted(events: list[StreamEvent]) -> None:
+            delivered[0] += sum(event is not KEEP_ALIVE for event in events)
+            await emit(events)
 
         try:
             async for attempt in retrying:
                 number = attempt.retry_state.attempt_number
                 if number > 1 and last_error is not None:
                     await emit(
-                        StreamRestarted(attempt=number, reason=last_error.message, discarded_events=delivered[0])
+                        [StreamRestarted(attempt=number, reason=last_error.message, discarded_events=delivered[0])]
                     )
                     delivered[0] = 0
                 failure: DeepSeekError | None = None
@@ -307,7 +317,7 @@ class DeepSeekClient:
                     if failure is not None:
                         raise failure
                 if reply is not None:
-                    await emit(Completed(reply=reply))
+                    await emit([Completed(reply=reply)])
         except RetryError as exc:
             last = exc.last_attempt.exception()
             assert isinstance(last, DeepSeekError)
@@ -316,11 +326,12 @@ class DeepSeekClient:
     async def _attempt(self, streamed: bool, payload: bytes, emit: Emit) -> Reply:
         s = self.settings
         with trio.move_on_after(s.deadline_s) as deadline_scope:
-            with trio.CancelScope(deadline=trio.current_time() + s.stall_timeout_s) as stall:
+            with trio.CancelScope(deadline=trio.current_time() + s.stall_timeout_s) as stall_scope:
+                timers = _Timers(deadline_scope, stall_scope, s.stall_timeout_s)
                 try:
                     if streamed:
-                        return await self._stream_once(payload, emit, stall)
-                    return await self._json_once(payload, emit, stall)
+                        return await self._stream_once(payload, emit, timers)
+                    return await self._json_once(payload, emit, timers)
                 except httpx.TransportError as exc:
                     raise ConnectionFailedError(
                         f"could not reach DeepSeek at {self.base_url} ({type(exc).__name__}: {exc}). "
@@ -350,8 +361,7 @@ class DeepSeekClient:
             key_env=self.settings.api_key_env,
         )
 
-    async def _stream_once(self, payload: bytes, emit: Emit, stall: trio.CancelScope) -> Reply:
-        stall_s = self.settings.stall_timeout_s
+    async def _stream_once(self, payload: bytes, emit: Emit, timers: _Timers) -> Reply:
         assembler = StreamAssembler()
         parser = SseParser()
         done = False
@@ -372,7 +382,7 @@ class DeepSeekClient:
                         else:
                             done = True
                             break
-                    await _deliver(events, real, emit, stall, stall_s)
+                    await timers.hand_over(events, real, emit)
                     if done:
                         break
             except httpx.TransportError as exc:
@@ -380,7 +390,7 @@ class DeepSeekClient:
                     f"the stream broke after {assembler.chunks_seen} chunks ({type(exc).__name__}: {exc})"
                 ) from exc
             if done:
-                await _drain(chunks, stall)
+                await _drain(chunks, timers)
         if not assembler.finished:
             raise StreamBrokenError(
                 f"the stream ended after {assembler.chunks_seen} chunks without a finish reason"
@@ -388,8 +398,7 @@ class DeepSeekClient:
             )
         return assembler.finish()
 
-    async def _json_once(self, payload: bytes, emit: Emit, stall: trio.CancelScope) -> Reply:
-        stall_s = self.settings.stall_timeout_s
+    async def _json_once(self, payload: bytes, emit: Emit, timers: _Timers) -> Reply:
         body = bytearray()
         headers = {"Accept": "application/json"}
         async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
@@ -399,7 +408,7 @@ class DeepSeekClient:
                     real = bool(data.strip())  # DeepSeek keeps a non-streamed request alive with blank lines
                     body += data
                     if real:
-                        stall.deadline = trio.current_time() + stall_s
+                        timers.real_data()
             except httpx.TransportError as exc:
                 raise StreamBrokenError(
                     f"the reply broke after {len(body)} bytes ({type(exc).__name__}: {exc})"
@@ -413,17 +422,17 @@ class DeepSeekClient:
                 raise error_for_status(500, message) from exc
             raise ProtocolError(f"the reply is not a chat completion: {text[:200]!r}") from exc
         reply = reply_from_completion(completion)
-        await _deliver(list(events_of_reply(reply)), True, emit, stall, stall_s)
+        await timers.hand_over(list(events_of_reply(reply)), True, emit)
         return reply
 
 
-async def _drain(chunks: AsyncIterator[bytes], stall: trio.CancelScope) -> None:
+async def _drain(chunks: AsyncIterator[bytes], timers: _Timers) -> None:
     """After ``[DONE]``, read the (empty) rest of the body so the connection goes back to the pool for reuse.
 
     The reply is already whole: a server that keeps the body open is given a short grace, then the response is
     closed; a transport error here changes nothing.
     """
-    stall.deadline = math.inf
+    timers.stall_scope.deadline = math.inf
     with trio.move_on_after(_DRAIN_GRACE_S):
         try:
             async for _ in chunks:
@@ -432,14 +441,32 @@ async def _drain(chunks: AsyncIterator[bytes], stall: trio.CancelScope) -> None:
             pass
 
 
-async def _deliver(events: list[StreamEvent], real: bool, emit: Emit, stall: trio.CancelScope, stall_s: float) -> None:
-    """Hand events to the caller with the stall timer paused; real data restarts it, keep-alives leave it be."""
-    if not events:
-        if real:
-            stall.deadline = trio.current_time() + stall_s
-        return
-    left = stall.deadline - trio.current_time()
-    stall.deadline = math.inf
-    for event in events:
-        await emit(event)
-    stall.deadline = trio.current_time() + (stall_s if real else left)
+class _Timers:
+    """The deadline and the stall timer of one attempt.
+
+    Only the server's time counts: real data restarts the stall timer (keep-alives leave it be), and while the reader
+    waits for the caller to take events (the channel is full) both timers are paused.
+    """
+
+    __slots__ = ("deadline_scope", "stall_s", "stall_scope")
+
+    def __init__(self, deadline_scope: trio.CancelScope, stall_scope: trio.CancelScope, stall_s: float) -> None:
+        self.deadline_scope = deadline_scope
+        self.stall_scope = stall_scope
+        self.stall_s = stall_s
+
+    def real_data(self) -> None:
+        self.stall_scope.deadline = trio.current_time() + self.stall_s
+
+    async def hand_over(self, events: list[StreamEvent], real: bool, emit: Emit) -> None:
+        if not events:
+            if real:
+                self.real_data()
+            return
+        before = trio.current_time()
+        stall_left = self.stall_scope.deadline - before
+        self.stall_scope.deadline = math.inf
+        await emit(events)
+        after = trio.current_time()
+        self.deadline_scope.deadline += after - before
+        self.stall_scope.deadline = after + (self.stall_s if real else stall_left)

@@ -174,10 +174,10 @@ async def test_real_data_resets_the_stall_timer(autojump_clock: trio.testing.Moc
 
 async def test_a_slow_caller_is_not_a_stall(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(sse(*LINES))
-    async with client(fake, stall_timeout_s=5) as c, c.stream(request()) as events:
+    async with client(fake, stall_timeout_s=5, deadline_s=100) as c, c.stream(request()) as events:
         async for event in events:
             if isinstance(event, ReasoningDelta):
-                await trio.sleep(60)  # a renderer that takes its time
+                await trio.sleep(60)  # a renderer that takes its time: 15 × 60 s, neither stall nor deadline
             if isinstance(event, Completed):
                 assert event.reply == EXPECTED_REPLY
     assert len(fake.seen) == 1
