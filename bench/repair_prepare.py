@@ -60,6 +60,10 @@ def main() -> None:
         n = max(1, 200_000 // size)
         us = best_us(_runner(sc, "stop"), n)
         print(f"scavenge in reasoning, {size:>8,} chars: {us:9.1f} us")
+    loop = '<tool_call>{"name": "bash", "arguments": {"command": "ls -la && cat notes.txt, ' * 2_000
+    looping = msg(content=loop)
+    us = best_us(_runner(looping, "length"), 2)
+    print(f"scavenge, {len(loop):,} chars of unclosed tags: {us:9.1f} us")
     deep = {
         "type": "object",
         "properties": {

@@ -52,6 +52,7 @@ class _Found:
     args: dict[str, Any]
     repaired: bool
     shape: Shape
+    open_ended: bool = False
 
 
 _BAR = "[|｜]"
@@ -103,6 +104,10 @@ def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
     candidates: list[_Found] = []
     for finder in (_special_tokens, _dsml, _tool_call_tags, _function_tags, _fenced_json):
         candidates.extend(f for f in finder(text) if f.name in known_tools)
+    closed_starts = [f.start for f in candidates if not f.open_ended]
+    candidates = [
+        f for f in candidates if not f.open_ended or not any(f.start < start for start in closed_starts)
+    ]  # markup cut off at the end of the text never swallows a complete call written after it
     candidates.sort(key=lambda f: (f.start, -f.end))
     out: list[_Found] = []
     seen: set[str] = set()
@@ -122,9 +127,7 @@ def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
 
 
 def _special_tokens(text: str) -> Iterator[_Found]:
-    for begin in _CALL_BEGIN.finditer(text):
-        end = _CALL_END.search(text, begin.end())
-        stop = end.start() if end else len(text)
+    for begin, stop, end in _blocks(text, _CALL_BEGIN, _CALL_END, open_ended=True):
         parts = _CALL_SEP.split(text[begin.end() : stop])
         if parts and parts[0].strip() == "function":
             parts = parts[1:]
@@ -136,59 +139,50 @@ def _special_tokens(text: str) -> Iterator[_Found]:
             continue
         parsed = _parse_object(_unfence(body))
         if parsed is not None:
-            yield _Found(begin.start(), end.end() if end else len(text), name.strip(), *parsed, "special_tokens")
+            yield _Found(begin.start(), end, name.strip(), *parsed, "special_tokens", open_ended=stop == len(text))
 
 
 def _dsml(text: str) -> Iterator[_Found]:
-    for begin in _INVOKE_BEGIN.finditer(text):
-        end = _INVOKE_END.search(text, begin.end())
-        if end is None:
-            continue
-        body = text[begin.end() : end.start()]
+    for begin, stop, end in _blocks(text, _INVOKE_BEGIN, _INVOKE_END):
+        body = text[begin.end() : stop]
         params = list(_DSML_PARAM.finditer(body))
         if params:
             args: dict[str, Any] = {}
             for p in params:
                 key, is_string, value = p.group(1), p.group(2), p.group(3)
                 args[key] = value if is_string == "true" else _json_or_text(value)
-            yield _Found(begin.start(), end.end(), begin.group(1).strip(), args, False, "dsml")
+            yield _Found(begin.start(), end, begin.group(1).strip(), args, False, "dsml")
         elif not body.strip():
-            yield _Found(begin.start(), end.end(), begin.group(1).strip(), {}, False, "dsml")
+            yield _Found(begin.start(), end, begin.group(1).strip(), {}, False, "dsml")
         else:
             parsed = _parse_object(_unfence(body))
             if parsed is not None:
-                yield _Found(begin.start(), end.end(), begin.group(1).strip(), *parsed, "dsml")
+                yield _Found(begin.start(), end, begin.group(1).strip(), *parsed, "dsml")
 
 
 def _tool_call_tags(text: str) -> Iterator[_Found]:
-    for begin in _TOOL_CALL_BEGIN.finditer(text):
-        end = _TOOL_CALL_END.search(text, begin.end())
-        if end is None:
-            continue
-        parsed = _parse_object(_unfence(text[begin.end() : end.start()]))
+    for begin, stop, end in _blocks(text, _TOOL_CALL_BEGIN, _TOOL_CALL_END):
+        parsed = _parse_object(_unfence(text[begin.end() : stop]))
         if parsed is None:
             continue
         call = _call_shaped(parsed[0])
         if call is not None:
-            yield _Found(begin.start(), end.end(), call[0], call[1], parsed[1] or call[2], "tool_call_tag")
+            yield _Found(begin.start(), end, call[0], call[1], parsed[1] or call[2], "tool_call_tag")
 
 
 def _function_tags(text: str) -> Iterator[_Found]:
-    for begin in _FUNCTION_BEGIN.finditer(text):
-        end = _FUNCTION_END.search(text, begin.end())
-        if end is None:
-            continue
-        body = text[begin.end() : end.start()]
+    for begin, stop, end in _blocks(text, _FUNCTION_BEGIN, _FUNCTION_END):
+        body = text[begin.end() : stop]
         params = list(_FUNCTION_PARAM.finditer(body))
         if params:
             args = {p.group(1): _strip_one_newline(p.group(2)) for p in params}
-            yield _Found(begin.start(), end.end(), begin.group(1), args, False, "function_tag")
+            yield _Found(begin.start(), end, begin.group(1), args, False, "function_tag")
         elif not body.strip():
-            yield _Found(begin.start(), end.end(), begin.group(1), {}, False, "function_tag")
+            yield _Found(begin.start(), end, begin.group(1), {}, False, "function_tag")
         else:
             parsed = _parse_object(_unfence(body))
             if parsed is not None:
-                yield _Found(begin.start(), end.end(), begin.group(1), *parsed, "function_tag")
+                yield _Found(begin.start(), end, begin.group(1), *parsed, "function_tag")
 
 
 def _fenced_json(text: str) -> Iterator[_Found]:
@@ -216,6 +210,24 @@ def _fenced_json(text: str) -> Iterator[_Found]:
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
+
+
+def _blocks(
+    text: str, begin_re: re.Pattern[str], end_re: re.Pattern[str], *, open_ended: bool = False
+) -> Iterator[tuple[re.Match[str], int, int]]:
+    """(opening match, body end, block end) for each opening tag whose closing tag comes before the next opening.
+
+    Bodies never overlap, so the work stays linear in the text however many unclosed tags a looping model writes.
+    ``open_ended``: the last opening may run to the end of the text (markup cut off at the output limit).
+    """
+    begins = list(begin_re.finditer(text))
+    for i, begin in enumerate(begins):
+        limit = begins[i + 1].start() if i + 1 < len(begins) else len(text)
+        end = end_re.search(text, begin.end(), limit)
+        if end is not None:
+            yield begin, end.start(), end.end()
+        elif open_ended and i + 1 == len(begins):
+            yield begin, len(text), len(text)
 
 
 def _call_shaped(obj: dict[str, Any]) -> tuple[str, dict[str, Any], bool] | None:

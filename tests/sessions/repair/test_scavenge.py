@@ -205,3 +205,11 @@ def test_scavenger_finds_a_call_embedded_in_arbitrary_text(
     text = before + sep + render(shape, name, args) + sep + after
     found = find_calls(text, KNOWN)
     assert (name, args) in [(f.name, f.args) for f in found]
+
+
+def test_a_looping_model_with_many_unclosed_tags_still_yields_the_real_call() -> None:
+    junk = '<tool_call>{"name": "bash", "arguments": {"command": "ls' * 300
+    tokens = '<｜tool▁call▁begin｜>bash<｜tool▁sep｜>{"command": "l' * 300
+    real = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+    calls = scavenge_calls(content=junk + tokens + real, reasoning=None, known_tools=KNOWN)
+    assert [(c.name, c.args) for c in calls] == [("read_file", {"path": "a"})]
