@@ -381,7 +381,8 @@ class Session:
             )
         )
         reply = await self.reply_source(self, request, body, self._emit_stream)
-        cost = self.account(reply.usage, model)
+        # A reply source may answer with another model (escalation); the reply names the model that was billed.
+        cost = self.account(reply.usage, reply.model or model)
         return reply, cost
 
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False) -> float:

@@ -1,0 +1,144 @@
+"""What the supervisor reports: every state change of a goal is an event (DESIGN §5).
+
+The journal, the terminal UI and ``--json`` consume the same events. Session events (``sessions.events``) flow in the
+same stream; these are the goal-level ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+GoalState = Literal[
+    "planning",
+    "awaiting_review",
+    "executing",
+    "replanning",
+    "complete",
+    "blocked",
+    "paused",
+    "failed",
+    "cancelled",
+]
+TERMINAL_STATES: frozenset[str] = frozenset({"complete", "blocked", "paused", "failed", "cancelled"})
+
+
+class _GoalEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class GoalStateChanged(_GoalEvent):
+    kind: Literal["goal_state"] = "goal_state"
+    state: GoalState
+    previous: GoalState | None
+    reason: str = ""
+
+
+class PlanProposed(_GoalEvent):
+    kind: Literal["plan_proposed"] = "plan_proposed"
+    revision: int
+    plan: dict[str, Any]
+    normalized: tuple[str, ...] = ()
+    """What the lenient reader had to fix in the model's plan."""
+
+
+class PlanRejected(_GoalEvent):
+    """The planner's plan was invalid; the errors went back to it as the tool result."""
+
+    kind: Literal["plan_rejected"] = "plan_rejected"
+    errors: tuple[str, ...]
+    attempt: int
+
+
+class PlanRevised(_GoalEvent):
+    kind: Literal["plan_revised"] = "plan_revised"
+    revision: int
+    diff_text: str
+    reason: str = ""
+
+
+class ReviewDecided(_GoalEvent):
+    kind: Literal["review"] = "review"
+    decision: Literal["approve", "revise", "edit", "cancel"]
+    automatic: bool = False
+    feedback: str = ""
+
+
+class StepStarted(_GoalEvent):
+    kind: Literal["step_started"] = "step_started"
+    step_id: str
+    title: str
+    attempt: int
+    model: str
+
+
+class StepReported(_GoalEvent):
+    kind: Literal["step_reported"] = "step_reported"
+    step_id: str
+    status: str
+    summary: str
+
+
+class VerifyOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    command: str
+    exit_code: int | None
+    expected: int = 0
+    ok: bool
+    timed_out: bool = False
+    output: str = ""
+
+
+class StepVerified(_GoalEvent):
+    kind: Literal["step_verified"] = "step_verified"
+    step_id: str
+    ok: bool
+    outcomes: tuple[VerifyOutcome, ...]
+
+
+class Escalated(_GoalEvent):
+    """A turn (or the rest of one) went to pro. Never silent; its cost is never hidden."""
+
+    kind: Literal["escalation"] = "escalation"
+    session: str
+    trigger: Literal["marker", "failures", "hint", "preset"]
+    reason: str
+    from_model: str
+    to_model: str
+    flash_cost_usd: float = 0.0
+    """What the aborted flash call cost (0 when nothing was aborted)."""
+    flash_cost_estimated: bool = False
+    wasted_chars: int = 0
+    """Flash content characters consumed before the marker was recognised (≤ 256)."""
+    wasted_reasoning_chars: int = 0
+
+
+class BudgetWarning(_GoalEvent):
+    kind: Literal["budget_warning"] = "budget_warning"
+    resource: Literal["usd", "requests", "minutes"]
+    used: float
+    limit: float
+
+
+class GoalFinished(_GoalEvent):
+    kind: Literal["goal_finished"] = "goal_finished"
+    status: GoalState
+    summary: str
+    run_id: str
+    resume_hint: str = ""
+
+
+GoalEvent = (
+    GoalStateChanged
+    | PlanProposed
+    | PlanRejected
+    | PlanRevised
+    | ReviewDecided
+    | StepStarted
+    | StepReported
+    | StepVerified
+    | Escalated
+    | BudgetWarning
+    | GoalFinished
+)
