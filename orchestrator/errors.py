@@ -40,3 +40,11 @@ class ConfigError(ReasonixError):
     @property
     def key(self) -> str | None:
         return self.problems[0].key
+
+
+class ReviewUnavailableError(ReasonixError):
+    """Nobody can review the plan: no terminal to ask on, and ``--yes`` was not given. The message says what to run."""
+
+
+class ReviewScriptExhaustedError(ReasonixError):
+    """A scripted plan review was asked more often than its scenario has answers for: the scenario is at fault."""
