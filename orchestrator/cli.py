@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("orchestrator.commands.doctor", "check configuration, key, server, tokenizer and tools"),
     "emulate": ("orchestrator.commands.emulate", "run the DeepSeek API emulator on loopback"),
     "plans": ("orchestrator.commands.plans", "validate, show and diff plan documents"),
+    "run": ("orchestrator.commands.run", "one executor session on one task, streamed to the terminal"),
 }
 
 
