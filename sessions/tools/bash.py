@@ -26,7 +26,7 @@ from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.bounded import HeadTail
 from sessions.tools.errors import ToolError
 
-_CREDENTIAL = re.compile(r"(^|_)API_KEY$|(^|_)TOKEN$|(^|_)SECRET")
+_CREDENTIAL = re.compile(r"(^|_)API_KEY$|(^|_)TOKEN$|_SECRET|^SECRET(_|$)")
 
 
 def is_credential(name: str) -> bool:

@@ -39,10 +39,17 @@ class Matches:
 
     cap: int
     line_max_chars: int
+    only: pathspec.GitIgnoreSpec | None = None
+    """The ``glob`` argument: only paths (relative to the workspace root) that match it."""
     lines: list[str] = field(default_factory=list)
     total: int = 0
 
+    def wanted(self, rel: str) -> bool:
+        return self.only is None or bool(self.only.match_file(rel))
+
     def add(self, rel: str, number: int | str, text: str) -> None:
+        if not self.wanted(rel):
+            return
         self.total += 1
         if len(self.lines) < self.cap:
             text = text.removesuffix("\r")
@@ -66,14 +73,21 @@ def _compile(args: GrepArgs) -> re.Pattern[str]:
         raise ToolInputError(f"invalid regular expression {args.pattern!r}: {exc}") from None
 
 
+def _matches(args: GrepArgs, limits: ToolLimits) -> Matches:
+    try:
+        only = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
+    except ValueError as exc:
+        raise ToolInputError(f"invalid glob {args.glob!r}: {exc}") from None
+    return Matches(limits.grep_max_matches, limits.grep_line_max_chars, only)
+
+
 def python_grep(root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits) -> Matches:
     regex = _compile(args)
     real_root = root.resolve()
-    only = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
-    found = Matches(limits.grep_max_matches, limits.grep_line_max_chars)
+    found = _matches(args, limits)
     for file in walk_files(real_root, target.path):
         rel = display(real_root, file)
-        if only is not None and not only.match_file(rel):
+        if not found.wanted(rel):
             continue
         try:
             data = file.read_bytes()
@@ -96,8 +110,7 @@ def rg_argv(rg: str, target: WorkspacePath, args: GrepArgs) -> list[str]:
     ]  # fmt: skip
     if args.ignore_case:
         argv.append("--ignore-case")
-    if args.glob:
-        argv.append(f"--glob={args.glob}")
+    # The glob argument is applied to rg's output, not passed as --glob: rg's --glob overrides .gitignore.
     argv += ["--regexp", args.pattern, "--"]
     if target.rel != ".":
         argv.append(target.rel)
@@ -105,7 +118,7 @@ def rg_argv(rg: str, target: WorkspacePath, args: GrepArgs) -> list[str]:
 
 
 async def ripgrep(rg: str, root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits) -> Matches:
-    found = Matches(limits.grep_max_matches, limits.grep_line_max_chars)
+    found = _matches(args, limits)
     proc = await trio.lowlevel.open_process(
         rg_argv(rg, target, args),
         cwd=root,

@@ -1,7 +1,7 @@
 """Walk the workspace the way git sees it: ``.gitignore`` files (root and nested) honoured via pathspec.
 
-``.git`` and ``.reasonix`` (the session journal) are always skipped. Directory symlinks are not followed; a file symlink
-is kept only when its target lies inside the workspace. Entries come in sorted order, so results are deterministic.
+``.git`` and ``.reasonix`` (the session journal) are always skipped. Symlinks are not followed (as ripgrep does by
+default), so a walk never leaves the workspace. Entries come in sorted order, so results are deterministic.
 A start directory that is itself ignored was asked for explicitly: its contents are walked without ignore rules.
 """
 
@@ -55,13 +55,6 @@ class IgnoreRules:
         return verdict
 
 
-def _inside(root: Path, entry: os.DirEntry[str]) -> bool:
-    try:
-        return Path(entry.path).resolve().is_relative_to(root)
-    except OSError:
-        return False
-
-
 def scan_dir(rules: IgnoreRules | None, directory: Path) -> Iterator[tuple[os.DirEntry[str], bool]]:
     """Sorted entries of one directory that the rules keep, each with whether it is a (real) directory."""
     with os.scandir(directory) as it:
@@ -96,5 +89,5 @@ def _walk(rules: IgnoreRules | None, real_root: Path, directory: Path) -> Iterat
     for entry, is_dir in listing:
         if is_dir:
             yield from _walk(rules, real_root, Path(entry.path))
-        elif entry.is_file() and (not entry.is_symlink() or _inside(real_root, entry)):
+        elif not entry.is_symlink() and entry.is_file():
             yield Path(entry.path)
