@@ -25,8 +25,7 @@ RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "conten
 WHAT_TO_DO: dict[str, str] = {
     "request_limit": "the task used every request it was allowed; run it again with a higher --max-requests, "
     "or split it into smaller tasks",
-    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task, "
-    "or try --model pro",
+    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task, or try --model pro",
     "empty": "the model finished without an answer; run the task again, or try --model pro",
     "length": "the reply was cut off at the output limit; ask for a smaller step",
     "content_filter": "DeepSeek's content filter stopped the reply; rephrase the task",
