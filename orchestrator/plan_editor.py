@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -118,9 +119,15 @@ def plan_document(plan: Plan) -> str:
     return document_header(plan) + document_body(plan)
 
 
+def _lines(text: str) -> list[str]:
+    """Lines split at ``\\n`` only, ends kept: ``str.splitlines`` would also split at U+2028 or U+0085, which
+    ``json.dumps(ensure_ascii=False)`` leaves raw inside strings."""
+    return [line for line in re.split(r"(?<=\n)", text) if line]
+
+
 def drop_error_block(text: str) -> str:
     """``text`` without the ``//!`` problem lines at its top (written by :func:`with_problems`)."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     start = 0
     while start < len(lines) and lines[start].lstrip().startswith(ERROR_MARK):
         start += 1
@@ -129,9 +136,7 @@ def drop_error_block(text: str) -> str:
 
 def _blank_comments(text: str) -> str:
     """Comment lines become empty lines, so JSON error positions still name the line in the file."""
-    return "".join(
-        "\n" if line.lstrip().startswith(COMMENT) else line for line in text.splitlines(keepends=True)
-    )
+    return "".join("\n" if line.lstrip().startswith(COMMENT) else line for line in _lines(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +174,7 @@ def parse_document(text: str, original: Plan) -> ParsedDocument | None:
     try:
         value = json.loads(blanked)
     except json.JSONDecodeError as exc:
-        lines = blanked.splitlines()
+        lines = blanked.split("\n")
         near = lines[exc.lineno - 1].strip() if 0 < exc.lineno <= len(lines) else ""
         where = f", near: {near}" if near else ""
         problem = Problem(f"not valid JSON: {exc.msg} (column {exc.colno}{where})", exc.lineno)
@@ -238,13 +243,13 @@ async def edit_plan(
     on the console why the editor opens again). The temporary directory is removed afterwards.
     """
     workdir = Path(tempfile.mkdtemp(prefix="reasonix-plan-"))
-    path = workdir / DOCUMENT_NAME
+    path = trio.Path(workdir / DOCUMENT_NAME)
     text = plan_document(plan)
     rounds = 0
     previous_problems: tuple[Problem, ...] = ()
     try:
         while True:
-            path.write_text(text, encoding="utf-8")
+            await path.write_text(text, encoding="utf-8")
             rounds += 1
             try:
                 finished = await trio.run_process([*command, str(path)], stdin=None, check=False)
@@ -262,7 +267,7 @@ async def edit_plan(
                     rounds=rounds,
                 )
             try:
-                edited = path.read_text(encoding="utf-8")
+                edited = await path.read_text(encoding="utf-8")
             except FileNotFoundError:
                 edited = ""
             if previous_problems and edited == text:

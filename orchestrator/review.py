@@ -166,7 +166,7 @@ class TerminalReviewer:
     async def _edit(self, plan: Plan) -> ReviewDecision | None:
         outcome = await edit_plan(plan, editor_command(self._editor), on_invalid=self._say_invalid)
         if outcome.plan is None:
-            self._console.print(Text(outcome.reason.capitalize() + ".", style="yellow"))
+            self._console.print(Text(outcome.reason[:1].upper() + outcome.reason[1:] + ".", style="yellow"))
             return None
         if is_unchanged(plan, outcome.plan):
             self._console.print(Text("No changes were made to the plan.", style="yellow"))
@@ -214,7 +214,7 @@ def require_interactive(stdin_isatty: bool, yes: bool) -> None:
         return
     raise ReviewUnavailableError(
         "the plan needs your review, but standard input is not a terminal, so nobody can be asked. "
-        "Pass --yes to approve the plan without review, or review it first: run `reasonix plan \"<objective>\"` "
+        'Pass --yes to approve the plan without review, or review it first: run `reasonix plan "<objective>"` '
         "in a terminal (it saves the approved plan), then `reasonix exec PLAN_FILE`."
     )
 
