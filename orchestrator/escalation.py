@@ -98,7 +98,8 @@ class Escalator:
     """A :class:`~sessions.session.ReplySource` that escalates single turns from flash to pro.
 
     One escalator serves every session of a goal (the cap is per goal); the state of the current turn is kept per
-    session. Call :meth:`begin_turn` before each step or planner turn.
+    session. Call :meth:`begin_turn` before each step or planner turn: it is what ends the previous turn's
+    escalation (without it, a session that went to pro stays there).
     """
 
     def __init__(
@@ -278,7 +279,9 @@ class Escalator:
             cached = (record.prompt_tokens + record.completion_tokens) // CACHE_UNIT_TOKENS * CACHE_UNIT_TOKENS
             hit = min(prompt, cached)
         else:
-            prompt = await trio.to_thread.run_sync(tokens.count, body.decode("utf-8", "replace"))
+            # A long body takes about a second per 2 MB: off the event loop, and abandoned if the turn is cancelled.
+            text = body.decode("utf-8", "replace")
+            prompt = await trio.to_thread.run_sync(tokens.count, text, abandon_on_cancel=True)
             hit = 0
         completion = tokens.count(cut.reasoning + cut.content)
         return Usage(
