@@ -1,0 +1,120 @@
+"""A goal's run directory: ``<workspace>/.reasonix/runs/<run_id>/``.
+
+It holds ``goal.json`` (the goal's state, rewritten atomically at every change), the two session journals
+(``planner.jsonl``, ``executor.jsonl``), the plan revisions (``plan.r001.json`` …) and ``events.jsonl`` (goal events).
+Everything needed to resume after a crash is here: a verified step is recorded before anything else happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from orchestrator.errors import ReasonixError
+from plans.schema import Plan
+from plans.storage import load_latest, save_revision, write_atomic
+
+RUNS_DIR = Path(".reasonix") / "runs"
+
+
+class RunNotFoundError(ReasonixError):
+    """The user named a run that is not there."""
+
+
+class GoalRecord(BaseModel):
+    """The persistent state of one goal."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str
+    objective: str
+    state: str = "planning"
+    reason: str = ""
+    plan_revision: int = 0
+    verified: list[str] = Field(default_factory=list)
+    """Steps whose verify commands passed, in the order they passed: these never run again."""
+    attempts: dict[str, int] = Field(default_factory=dict)
+    statuses: dict[str, str] = Field(default_factory=dict)
+    results: dict[str, str] = Field(default_factory=dict)
+    evidence: dict[str, list[str]] = Field(default_factory=dict)
+    current_step: str | None = None
+    replans: int = 0
+    escalations: int = 0
+    pro_turns: int = 0
+    usage_usd: float = 0.0
+    usage_requests: int = 0
+    usage_seconds: float = 0.0
+    settings: dict[str, Any] = Field(default_factory=dict)
+    verdict: dict[str, Any] | None = None
+
+
+def new_run_id() -> str:
+    """Sortable and unique; never sent to the model (it only names the directory)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+class RunStore:
+    def __init__(self, workspace: Path, run_id: str) -> None:
+        self.workspace = workspace
+        self.run_id = run_id
+        self.dir = workspace / RUNS_DIR / run_id
+        self._events: Any = None
+
+    @classmethod
+    def create(cls, workspace: Path, run_id: str | None = None) -> RunStore:
+        store = cls(workspace, run_id or new_run_id())
+        store.dir.mkdir(parents=True, exist_ok=True)
+        return store
+
+    @classmethod
+    def open(cls, workspace: Path, run_id: str) -> RunStore:
+        store = cls(workspace, run_id)
+        if not (store.dir / "goal.json").is_file():
+            known = sorted(p.name for p in (workspace / RUNS_DIR).glob("*") if (p / "goal.json").is_file())
+            hint = f" Known runs: {', '.join(known[-5:])}." if known else " There are no runs in this workspace."
+            raise RunNotFoundError(f"no run {run_id!r} under {workspace / RUNS_DIR}.{hint}")
+        return store
+
+    @property
+    def planner_journal(self) -> Path:
+        return self.dir / "planner.jsonl"
+
+    @property
+    def executor_journal(self) -> Path:
+        return self.dir / "executor.jsonl"
+
+    def save(self, record: GoalRecord) -> None:
+        write_atomic(self.dir / "goal.json", record.model_dump_json(indent=2) + "\n")
+
+    def load(self) -> GoalRecord:
+        path = self.dir / "goal.json"
+        try:
+            return GoalRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            raise RunNotFoundError(f"{path} cannot be read: {exc}") from exc
+
+    def save_plan(self, plan: Plan) -> Path:
+        return save_revision(self.dir, plan)
+
+    def latest_plan(self) -> Plan | None:
+        return load_latest(self.dir)
+
+    def append_event(self, event: dict[str, Any]) -> None:
+        if self._events is None:
+            self._events = (self.dir / "events.jsonl").open("a", encoding="utf-8")
+        self._events.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._events.flush()
+
+    def sync(self) -> None:
+        if self._events is not None:
+            os.fsync(self._events.fileno())
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.close()
+            self._events = None

@@ -1,0 +1,190 @@
+"""The goal loop end to end against the emulator: real sessions, real tools, real files, real verify commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.goal_events import GoalStateChanged, PlanRejected, PlanRevised, StepStarted, StepVerified
+from sessions.events import DiagnosticsReported, ToolFinished
+
+from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "proj"
+    (ws / "calc").mkdir(parents=True)
+    (ws / "calc" / "__init__.py").write_text("")
+    (ws / "README.md").write_text("# calc\nA tiny calculator package.\n")
+    return ws
+
+
+DIAMOND = [
+    step("S1", "Add calc/ops.py with add()", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"]),
+    step(
+        "S2",
+        "Add calc/mul.py",
+        deps=["S1"],
+        writes=["calc/mul.py"],
+        verify=["python3 -c 'from calc.mul import mul; assert mul(3, 4) == 12'"],
+    ),
+    step(
+        "S3",
+        "Add calc/neg.py",
+        deps=["S1"],
+        writes=["calc/neg.py"],
+        verify=["python3 -c 'from calc.neg import neg; assert neg(2) == -2'"],
+    ),
+    step(
+        "S4", "Add test_calc.py and run it", deps=["S2", "S3"], writes=["test_calc.py"], verify=["python3 test_calc.py"]
+    ),
+]
+OPS = "def add(a, b):\n    return a + b\n"
+MUL = "from calc.ops import add\n\n\ndef mul(a, b):\n    return a * b\n"
+NEG = "def neg(a):\n    return -a\n"
+TEST = (
+    "from calc.mul import mul\nfrom calc.neg import neg\n\n"
+    "assert mul(2, 5) == 10\nassert neg(mul(1, 3)) == -3\nprint('ok')\n"
+)
+
+
+def _planner_happy() -> list[dict[str, object]]:
+    return [
+        reply(call("list_dir", path="."), reasoning="Look at the package first."),
+        reply(call("submit_plan", objective="Grow calc", steps=DIAMOND)),
+        reply(content="Plan submitted."),
+        # after every step is verified:
+        reply(call("goal_verdict", verdict="complete", evidence=["test_calc.py passes"])),
+        reply(content="Complete."),
+    ]
+
+
+def _executor_happy() -> list[dict[str, object]]:
+    return [
+        *executor_step("S1", "calc/ops.py", OPS),
+        *executor_step("S2", "calc/mul.py", MUL),
+        *executor_step("S3", "calc/neg.py", NEG),
+        *executor_step("S4", "test_calc.py", TEST),
+    ]
+
+
+@pytest.mark.parametrize("memory_sections", [0, 200])
+async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
+    ws = _workspace(tmp_path)
+    # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~12k tokens).
+    (ws / "AGENTS.md").write_text(
+        "".join(
+            f"## Module {i}: calc/sub{i}.py\n- owns stage {i}; tests in tests/test_sub{i}.py (python -m pytest -q)\n"
+            f"- data flows forward through typed records (Record{i}); never import sub{i + 1} from sub{i}\n\n"
+            for i in range(memory_sections)
+        )
+    )
+    events: list[object] = []
+    async with goal_env(script(_planner_happy(), _executor_happy())) as (emu, client):
+        runner = new_runner(client, ws, "Grow calc: add, mul, neg and a test", events=events)
+        outcome = await runner.run()
+        stats = emu.stats()["sessions"]
+    assert outcome.status == "complete", outcome.summary
+    started = [e.step_id for e in events if isinstance(e, StepStarted)]
+    assert started[0] == "S1" and started[-1] == "S4" and set(started[1:3]) == {"S2", "S3"}
+    verified = [e for e in events if isinstance(e, StepVerified)]
+    assert [v.step_id for v in verified] == started and all(v.ok for v in verified)
+    assert verified[-1].outcomes[0].output.strip() == "ok"  # the supervisor really ran test_calc.py
+    assert (ws / "test_calc.py").read_text() == TEST
+    assert outcome.record.verified == started
+    states = [e.state for e in events if isinstance(e, GoalStateChanged)]
+    assert states[0] == "planning" and states[-1] == "complete" and "executing" in states
+    summary = outcome.to_summary()
+    assert summary["steps_total"] == 4 and summary["steps_done"] == 4 and summary["goal_status"] == "complete"
+    # Cache: after each session's first request, every request hits >= 99% of what it could.
+    for name in ("planner", "executor"):
+        diags = [e.diagnostics for e in events if isinstance(e, DiagnosticsReported) and e.session == name]
+        assert not any(d.unexplained_miss for d in diags), name
+        later = diags[1:]
+        hit = sum(d.hit_tokens for d in later)
+        prompt = sum(d.prompt_tokens for d in later)
+        print(f"{name}: {hit}/{prompt} = {hit / prompt:.4f} after the first request ({len(diags)} requests)")
+        if memory_sections:
+            assert hit / prompt >= 0.98, (name, hit, prompt)
+    assert stats["planner"]["requests"] == 5 and stats["executor"]["requests"] == 12
+
+
+async def test_planner_write_is_refused_and_invalid_plans_are_fixed(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    cyclic = [step("S1", "a", deps=["S2"]), step("S2", "b", deps=["S1"])]
+    unknown = [step("S1", "a", deps=["S9"])]
+    good = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"])]
+    planner = [
+        reply(call("write_file", path="calc/ops.py", content=OPS)),
+        reply(call("submit_plan", objective="x", steps=cyclic)),
+        reply(call("submit_plan", objective="x", steps=unknown)),
+        reply(call("submit_plan", objective="x", steps=good)),
+        reply(content="ok"),
+        reply(call("goal_verdict", verdict="complete", evidence=["imports"])),
+        reply(content="done"),
+    ]
+    events: list[object] = []
+    async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (_emu, client):
+        runner = new_runner(client, ws, "Add ops", events=events)
+        outcome = await runner.run()
+    assert outcome.status == "complete"
+    refused = [e for e in events if isinstance(e, ToolFinished) and e.session == "planner" and e.name == "write_file"]
+    assert refused and refused[0].is_error and "read-only" in refused[0].preview
+    rejected = [e for e in events if isinstance(e, PlanRejected)]
+    assert any("S1 → S2 → S1" in err or "S2 → S1 → S2" in err for err in rejected[0].errors)
+    assert any("S9" in err for err in rejected[1].errors)
+    # The planner's tool list never changed: one prefix fingerprint for all its requests.
+    assert (
+        len(
+            {
+                d.diagnostics.prefix_fingerprint
+                for d in events
+                if isinstance(d, DiagnosticsReported) and d.session == "planner"
+            }
+        )
+        == 1
+    )
+
+
+async def test_verification_fails_twice_then_the_planner_revises(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bad = "def add(a, b):\n    return a - b\n"
+    plan1 = [
+        step(
+            "S1",
+            "Add calc/ops.py",
+            writes=["calc/ops.py"],
+            verify=["python3 -c 'from calc.ops import add; assert add(2, 2) == 4'"],
+        )
+    ]
+    plan2 = [
+        step(
+            "S2",
+            "Rewrite calc/ops.py from scratch",
+            writes=["calc/ops.py"],
+            verify=["python3 -c 'from calc.ops import add; assert add(2, 2) == 4'"],
+        )
+    ]
+    planner = [
+        reply(call("submit_plan", objective="ops", steps=plan1)),
+        reply(content="ok"),
+        reply(call("revise_plan", objective="ops", steps=plan2)),
+        reply(content="revised"),
+        reply(call("goal_verdict", verdict="complete", evidence=["add works"])),
+        reply(content="done"),
+    ]
+    executor = [
+        *executor_step("S1", "calc/ops.py", bad),
+        *executor_step("S1", "calc/ops.py", bad),  # the retry after the first failed verification: still wrong
+        *executor_step("S2", "calc/ops.py", OPS),
+    ]
+    events: list[object] = []
+    async with goal_env(script(planner, executor)) as (_emu, client):
+        outcome = await new_runner(client, ws, "ops", events=events).run()
+    assert outcome.status == "complete", outcome.summary
+    verified = [(e.step_id, e.ok) for e in events if isinstance(e, StepVerified)]
+    assert verified == [("S1", False), ("S1", False), ("S2", True)]
+    revised = [e for e in events if isinstance(e, PlanRevised)]
+    assert len(revised) == 1 and "S2" in revised[0].diff_text
+    assert outcome.record.replans == 1
