@@ -1,0 +1,170 @@
+"""The scenario format: a workspace, a command and its objective, settings, the scripted model, review answers and
+what must hold at the end (DESIGN §6, issue 7).
+
+A scenario is one JSON file (``scenarios/library/<name>.json``) or a folder holding ``scenario.json`` and a
+``workspace/`` directory. Its ``script`` is the emulator's script format (``scenarios/emulator/script.py``): one
+session per conversation, matched by a marker of its system prompt. ``origin`` says honestly what it is: ``scripted``
+(replies written by hand: a script is not a model) or ``recorded`` (replies captured from a real DeepSeek run, with the
+requests as they were sent, so a replay can report prompt drift).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scenarios.emulator.script import Script
+
+SCENARIO_FILE = "scenario.json"
+LIBRARY = Path(__file__).parent / "library"
+
+
+class ScenarioError(Exception):
+    """A scenario file is at fault: it cannot be read or does not validate. The message names the file."""
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScenarioSettings(_Spec):
+    preset: Literal["flash", "auto", "pro"] = "auto"
+    budget_usd: float | None = Field(default=None, gt=0)
+    max_requests: int | None = Field(default=None, gt=0)
+    max_minutes: float | None = Field(default=None, gt=0)
+    max_step_attempts: int = Field(default=2, ge=1)
+    failure_threshold: int = Field(default=3, ge=1)
+    max_pro_turns: int | None = Field(default=10, ge=0)
+    context_window: int = Field(default=1_000_000, gt=0)
+    cache_unit: int = Field(default=128, gt=0)
+    thinking: bool = True
+    reasoning_effort: Literal["low", "medium", "high", "max"] | None = "high"
+
+
+class ReviewAnswer(_Spec):
+    """One answer at plan review. ``edit`` carries the whole edited plan (as a plan document)."""
+
+    decision: Literal["approve", "revise", "edit", "cancel"]
+    feedback: str = ""
+    plan: dict[str, Any] | None = None
+
+
+class Resume(_Spec):
+    """After the first run pauses, resume the same run (optionally with raised budgets), as ``--resume`` does."""
+
+    budget_usd: float | None = Field(default=None, gt=0)
+    max_requests: int | None = Field(default=None, gt=0)
+    max_minutes: float | None = Field(default=None, gt=0)
+    expect_paused_first: bool = True
+
+
+class Expectations(_Spec):
+    status: str | None = None
+    """Goal status (``complete``, ``blocked``, ``paused``, …) or, for ``run``, the turn status (``done``, …)."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Exact contents of files in the workspace afterwards."""
+    file_patterns: dict[str, str] = Field(default_factory=dict)
+    """A regular expression (``re.search``) each file must match."""
+    absent: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    """Shell commands (run in the workspace afterwards) that must exit 0."""
+    escalations: int | None = None
+    replans: int | None = None
+    steps_done: int | None = None
+    min_hit_ratio: dict[str, float] = Field(default_factory=dict)
+    """Per session (``planner``, ``executor``) or ``overall``: the cache guard."""
+    max_cost_usd: float | None = None
+    min_requests: dict[str, int] = Field(default_factory=dict)
+    """Per session: at least this many requests (long-session scenarios)."""
+    compactions: int | None = None
+    faults: dict[str, int] = Field(default_factory=dict)
+    """Faults the emulator must have injected, by kind (the scenario really exercised them)."""
+    repairs: dict[str, int] = Field(default_factory=dict)
+    """Repairs that must have happened, by kind (at least this many)."""
+
+
+class RecordedExchange(_Spec):
+    """One request and the reply as exchanged with the real API (recorded scenarios only)."""
+
+    session: str
+    request: dict[str, Any]
+    reply: dict[str, Any]
+    usage: dict[str, Any] | None = None
+
+
+class Scenario(_Spec):
+    name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    title: str
+    description: str = ""
+    origin: Literal["scripted", "recorded"]
+    command: Literal["goal", "plan", "run"] = "goal"
+    objective: str = Field(min_length=1)
+    workspace: dict[str, str] = Field(default_factory=dict)
+    """Inline files (path → text). A folder scenario's ``workspace/`` directory is merged under these."""
+    settings: ScenarioSettings = ScenarioSettings()
+    script: Script
+    review: tuple[ReviewAnswer, ...] = ()
+    """Answers at plan review, in order. Empty: approved automatically (``--yes``), and the report says so."""
+    resume: Resume | None = None
+    expect: Expectations = Expectations()
+    recorded: tuple[RecordedExchange, ...] = ()
+
+    @model_validator(mode="after")
+    def _origin_consistent(self) -> Scenario:
+        if self.origin == "recorded" and not self.recorded:
+            raise ValueError("a recorded scenario carries its recorded exchanges ('recorded' is empty)")
+        if self.origin == "scripted" and self.recorded:
+            raise ValueError("a scripted scenario has no recorded exchanges; set origin to 'recorded'")
+        return self
+
+
+class LoadedScenario(BaseModel):
+    """A scenario and where it came from (for workspace folders and messages)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    scenario: Scenario
+    source: Path
+    workspace_dir: Path | None = None
+
+    def workspace_files(self) -> dict[str, bytes]:
+        """Every workspace file: the folder's (if any), then the inline ones (which win)."""
+        files: dict[str, bytes] = {}
+        if self.workspace_dir is not None:
+            for path in sorted(self.workspace_dir.rglob("*")):
+                if path.is_file():
+                    files[path.relative_to(self.workspace_dir).as_posix()] = path.read_bytes()
+        for rel, text in self.scenario.workspace.items():
+            files[rel] = text.encode("utf-8")
+        return files
+
+
+def load_scenario(path: Path) -> LoadedScenario:
+    """A scenario from a ``.json`` file or a folder with ``scenario.json``."""
+    folder: Path | None = None
+    file = path
+    if path.is_dir():
+        folder = path
+        file = path / SCENARIO_FILE
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"cannot read scenario {file}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{file} is not valid JSON: {exc}") from exc
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(f"{file} is not a valid scenario:\n{exc}") from exc
+    ws = folder / "workspace" if folder is not None and (folder / "workspace").is_dir() else None
+    return LoadedScenario(scenario=scenario, source=file, workspace_dir=ws)
+
+
+def library_paths(root: Path = LIBRARY) -> list[Path]:
+    """Every scenario in a library folder: ``*.json`` files and folders with ``scenario.json``, sorted by name."""
+    if not root.is_dir():
+        return []
+    out = [p for p in root.iterdir() if (p.suffix == ".json" and p.is_file()) or (p / SCENARIO_FILE).is_file()]
+    return sorted(out, key=lambda p: p.name)
