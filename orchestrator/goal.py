@@ -268,10 +268,14 @@ class GoalRunner:
         finally:
             self.budget.stop()
             self._save()
+        return result
+
+    def _check_budget(self) -> None:
+        """Pause when a limit is reached. Called at safe points: after a planner turn, after a step's verification
+        (verification costs nothing, so a finished step is verified before the goal pauses)."""
         checked = self.budget.check()
         if isinstance(checked, BudgetExceeded):
             raise _Pause(checked.summary)
-        return result
 
     # ----------------------------------------------------------------------------------------------- the plan
 
@@ -324,6 +328,8 @@ class GoalRunner:
             await self._turn(self.planner, text)
             for rejected in self.mailbox.rejections:
                 self.emit(PlanRejected(errors=rejected, attempt=attempt))
+            if self.mailbox.plan is None and self.mailbox.verdict is None:
+                self._check_budget()
             if self.mailbox.plan is not None:
                 return self.mailbox.plan
             if self.mailbox.verdict is not None:
@@ -338,6 +344,7 @@ class GoalRunner:
             self._verdict()
         assert plan is not None
         self._adopt(plan, reason="initial plan")
+        self._check_budget()
 
     async def _review(self) -> None:
         if self.reviewer is None:
@@ -461,6 +468,7 @@ class GoalRunner:
                 verdict = self.progress.record_round(evidence)
                 if verdict is not None:
                     raise _Pause(verdict.reason)
+                self._check_budget()
                 return
             feedback = verify_feedback(outcomes)
             stuck = self.progress.record_failure(step.id, feedback)
@@ -469,6 +477,7 @@ class GoalRunner:
                 raise _Pause(stuck.reason)
             attempt = self.record.attempts[step.id] = self.record.attempts[step.id] + 1
             self._save()
+            self._check_budget()
             if attempt > self.options.max_step_attempts:
                 self.record.statuses[step.id] = StepStatus.FAILED.value
                 self._save()
@@ -504,6 +513,9 @@ class GoalRunner:
     async def run(self, mode: Mode = "goal") -> GoalOutcome:
         """Run (or continue) the goal to a terminal or paused state. Cancellation pauses it, resumable."""
         self._open_sessions()
+        for sid, st in list(self.record.statuses.items()):
+            if st == StepStatus.RUNNING.value and sid not in self.record.verified:
+                self.record.statuses[sid] = StepStatus.PENDING.value  # cut off mid-step: it runs again, resumed
         status: GoalState
         reason: str
         try:

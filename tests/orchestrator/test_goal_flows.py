@@ -1,0 +1,160 @@
+"""Goal-loop flows against the emulator: escalation, review, budget pause and resume, stuck detection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.budget import Budget
+from orchestrator.escalation import EscalationPolicy
+from orchestrator.goal import GoalOptions
+from orchestrator.goal_build import resume_runner
+from orchestrator.goal_events import Escalated, GoalFinished, PlanRevised, ReviewDecided, StepStarted
+from orchestrator.review import ScriptedReviewer
+from sessions.events import RequestStarted
+
+from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
+
+OPS = "def add(a, b):\n    return a + b\n"
+CHECK = "python3 -c 'from calc.ops import add; assert add(2, 2) == 4'"
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "proj"
+    (ws / "calc").mkdir(parents=True)
+    (ws / "calc" / "__init__.py").write_text("")
+    return ws
+
+
+def _one_step_plan(sid: str = "S1", **extra: object) -> list[dict[str, object]]:
+    return [step(sid, "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK], **extra)]
+
+
+def _verdict() -> list[dict[str, object]]:
+    return [reply(call("goal_verdict", verdict="complete", evidence=["add works"])), reply(content="done")]
+
+
+async def test_marker_escalation_in_planner_and_executor(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    marker = "<<<NEEDS_PRO: the dependency graph is subtle>>>" + " and then a long explanation" * 40
+    planner = [
+        reply(content=marker, reasoning="Hard."),  # flash: aborted at the marker
+        reply(call("submit_plan", objective="ops", steps=_one_step_plan())),  # pro, same request
+        reply(content="ok"),  # pro: the rest of the turn stays on pro
+        *_verdict(),  # next turn: flash again
+    ]
+    executor = [reply(content="<<<NEEDS_PRO>>>"), *executor_step("S1", "calc/ops.py", OPS)]
+    events: list[object] = []
+    async with goal_env(script(planner, executor)) as (_emu, client):
+        outcome = await new_runner(client, ws, "ops", events=events).run()
+    assert outcome.status == "complete"
+    escalations = [e for e in events if isinstance(e, Escalated)]
+    assert [(e.session, e.trigger) for e in escalations] == [("planner", "marker"), ("executor", "marker")]
+    assert escalations[0].reason == "the dependency graph is subtle"
+    assert all(e.wasted_chars <= 256 and e.flash_cost_usd > 0 for e in escalations)
+    models = [(e.session, e.model) for e in events if isinstance(e, RequestStarted)]
+    assert models[0] == ("planner", "deepseek-v4-flash")
+    assert models[-1] == ("planner", "deepseek-v4-flash")  # the verdict turn is flash again
+    assert outcome.to_summary()["escalations"] == 2
+
+
+async def test_needs_pro_hint_starts_the_step_on_pro_and_preset_flash_never_escalates(tmp_path: Path) -> None:
+    for preset, expected in (("auto", 1), ("flash", 0)):
+        ws = _workspace(tmp_path / preset)
+        planner = [
+            reply(call("submit_plan", objective="ops", steps=_one_step_plan(needs_pro=True))),
+            reply(content="ok"),
+            *_verdict(),
+        ]
+        events: list[object] = []
+        options = GoalOptions(escalation=EscalationPolicy(preset=preset))  # type: ignore[arg-type]
+        async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (_emu, client):
+            outcome = await new_runner(client, ws, "ops", events=events, options=options).run()
+        assert outcome.status == "complete"
+        hints = [e for e in events if isinstance(e, Escalated)]
+        assert len(hints) == expected and all(e.trigger == "hint" for e in hints)
+
+
+async def test_review_feedback_revises_and_the_diff_is_shown(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    first = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK])]
+    second = [*first, step("S2", "Add README", deps=["S1"], writes=["README.md"], verify=["test -s README.md"])]
+    planner = [
+        reply(call("submit_plan", objective="ops", steps=first)),
+        reply(content="ok"),
+        reply(call("revise_plan", objective="ops", steps=second)),
+        reply(content="revised"),
+        *_verdict(),
+    ]
+    executor = [*executor_step("S1", "calc/ops.py", OPS), *executor_step("S2", "README.md", "# calc\n")]
+    reviewer = ScriptedReviewer([{"kind": "revise", "feedback": "Also add a README."}, {"kind": "approve"}])
+    events: list[object] = []
+    async with goal_env(script(planner, executor)) as (_emu, client):
+        outcome = await new_runner(client, ws, "ops", events=events, reviewer=reviewer).run()
+    assert outcome.status == "complete"
+    decisions = [e.decision for e in events if isinstance(e, ReviewDecided)]
+    assert decisions == ["revise", "approve"]
+    revised = [e for e in events if isinstance(e, PlanRevised)]
+    assert len(revised) == 1 and "S2" in revised[0].diff_text
+    assert (ws / "README.md").read_text() == "# calc\n"
+
+
+async def test_review_cancel_stops_before_anything_changes(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    planner = [reply(call("submit_plan", objective="ops", steps=_one_step_plan())), reply(content="ok")]
+    async with goal_env(script(planner, [])) as (_emu, client):
+        runner = new_runner(client, ws, "ops", reviewer=ScriptedReviewer([{"kind": "cancel"}]))
+        outcome = await runner.run()
+    assert outcome.status == "cancelled"
+    assert not (ws / "calc" / "ops.py").exists()
+
+
+async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    two = [
+        step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK]),
+        step("S2", "Add README", deps=["S1"], writes=["README.md"], verify=["test -s README.md"]),
+    ]
+    planner = [reply(call("submit_plan", objective="ops", steps=two)), reply(content="ok"), *_verdict()]
+    executor = [*executor_step("S1", "calc/ops.py", OPS), *executor_step("S2", "README.md", "# calc\n")]
+    events: list[object] = []
+    tiny = GoalOptions(budget=Budget(requests=4))
+    async with goal_env(script(planner, executor)) as (_emu, client):
+        first = await new_runner(client, ws, "ops", events=events, options=tiny).run()
+        assert first.status == "paused" and "requests" in first.summary
+        finished = [e for e in events if isinstance(e, GoalFinished)]
+        assert finished[-1].resume_hint == "reasonix goal --resume run-1"
+        verified_before = list(first.record.verified)
+        resumed = resume_runner(
+            workspace=ws,
+            client=client,
+            run_id="run-1",
+            options=GoalOptions(budget=Budget(requests=50)),
+            reviewer=None,
+            on_event=events.append,
+            config_dir=ws / ".no-user-config",
+        )
+        outcome = await resumed.run()
+    assert outcome.status == "complete", outcome.summary
+    assert outcome.record.verified == ["S1", "S2"]
+    started = [e.step_id for e in events if isinstance(e, StepStarted)]
+    for sid in verified_before:
+        assert started.count(sid) == 1  # a verified step never runs again
+
+
+async def test_the_same_failure_three_times_pauses_as_stuck(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bad = "def add(a, b):\n    return a - b\n"
+    planner = [
+        reply(call("submit_plan", objective="ops", steps=_one_step_plan())),
+        reply(content="ok"),
+        # The revision keeps the step's id (its meaning stays) with new instructions; it fails the same way again.
+        reply(call("revise_plan", objective="ops", steps=_one_step_plan(instructions="Write add() carefully"))),
+        reply(content="revised"),
+    ]
+    executor = executor_step("S1", "calc/ops.py", bad) * 3
+    events: list[object] = []
+    async with goal_env(script(planner, executor)) as (_emu, client):
+        outcome = await new_runner(client, ws, "ops", events=events).run()
+    assert outcome.status == "paused"
+    assert outcome.summary.startswith("the same failure three times on S1")
+    assert [e.step_id for e in events if isinstance(e, StepStarted)] == ["S1", "S1", "S1"]
