@@ -6,8 +6,6 @@ so a second run in the same workspace sends the same prefix bytes and hits the c
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +49,6 @@ class RunOptions:
     read_only: bool = False
     max_requests: int | None = None
     """Requests allowed for the task; ``None`` keeps the session default."""
-
-
-def new_run_id() -> str:
-    """A sortable, unique name for a run's journal directory (local time + random). Never sent to the model."""
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def run_dir(workspace: Path, run_id: str) -> Path:

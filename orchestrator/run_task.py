@@ -13,8 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.build import RunOptions, build_client, build_executor, new_run_id, run_dir
+from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.config import ResolvedConfig
+from orchestrator.run_store import new_run_id
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import SessionEvent
