@@ -1,0 +1,306 @@
+"""Replaying a scenario offline (``reasonix replay``): the real orchestrator against the in-process emulator.
+
+The workspace is copied to a temporary directory; the emulator plays the scenario's script with the scenario's cache
+unit; a goal or plan runs through :mod:`orchestrator.goal_build` (the same code path as ``reasonix goal``) with a
+:class:`~orchestrator.review.ScriptedReviewer` built from the scenario's review answers, or approved automatically
+when it has none; a ``run`` scenario is one executor session built as ``reasonix run`` builds it. A scenario with
+``resume`` runs once, must pause, and is resumed with the raised budget. Then the expectations are checked
+(:mod:`orchestrator.replay_checks`) and a :class:`~orchestrator.replay_report.ReplayReport` says what happened.
+
+A scripted reply is not a model: the report names the scenario's origin, and a recorded scenario's live requests are
+compared with the recorded ones (prompt drift).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from orchestrator.build import RunOptions
+from orchestrator.config import Config, ResolvedConfig
+from orchestrator.errors import ReasonixError
+from orchestrator.escalation import EscalationPolicy
+from orchestrator.goal import AnyEvent, GoalOptions, GoalOutcome, Mode
+from orchestrator.goal_build import create_runner, goal_options, resume_runner
+from orchestrator.goal_events import Escalated
+from orchestrator.recorder import RecordingTransport, prompt_drift
+from orchestrator.replay_checks import Observed, SessionTally, command_failures, figure_failures, file_failures
+from orchestrator.replay_report import ReplayReport, SessionFigures
+from orchestrator.review import AutoApprove, Reviewer, ScriptedReviewer
+from orchestrator.run_task import TaskRun
+from plans.schema import Plan
+from scenarios.emulator import open_emulator
+from scenarios.format import LoadedScenario, Scenario
+from sessions.client import ClientSettings, DeepSeekClient
+from sessions.errors import DeepSeekError
+from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+
+REPLAY_KEY = "sk-replay-offline"
+"""Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""
+RUN_ID = "replay"
+DEFAULT_STALL_TIMEOUT_S = 30.0
+
+
+@dataclass
+class _Tally:
+    """Collects what the checks need from the event stream (over the first run and a resumed one), then passes each
+    event on to the live view."""
+
+    forward: Callable[[AnyEvent], None] | None = None
+    sessions: dict[str, SessionTally] = field(default_factory=dict)
+    escalations: int = 0
+    compactions: int = 0
+    repairs: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, event: AnyEvent) -> None:
+        if isinstance(event, UsageReported):
+            t = self.sessions.setdefault(event.session, SessionTally())
+            t.requests += 1
+            t.prompt_tokens += event.usage.prompt_tokens
+            t.hit_tokens += event.usage.prompt_cache_hit_tokens
+            t.miss_tokens += event.usage.prompt_cache_miss_tokens
+            t.cost_usd += event.cost_usd
+        elif isinstance(event, DiagnosticsReported):
+            self.sessions.setdefault(event.session, SessionTally()).diagnostics.append(event.diagnostics)
+        elif isinstance(event, Escalated):
+            self.escalations += 1
+        elif isinstance(event, RepairApplied):
+            self.repairs[event.repair] += 1
+        elif isinstance(event, Compacted):
+            self.compactions += 1
+        if self.forward is not None:
+            self.forward(event)
+
+
+@dataclass
+class _Result:
+    status: str
+    text: str = ""
+    steps_done: int | None = None
+    steps_total: int | None = None
+    replans: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def review_label(scenario: Scenario) -> str:
+    if scenario.command == "run":
+        return "none"
+    if not scenario.review:
+        return "automatic"
+    n = len(scenario.review)
+    return f"scripted ({n} answer{'s' if n != 1 else ''})"
+
+
+def reviewer_for(scenario: Scenario) -> Reviewer:
+    """The scenario's review answers, or automatic approval (``--yes``) when it has none."""
+    if not scenario.review:
+        return AutoApprove()
+    answers = [
+        {
+            "kind": a.decision,
+            "feedback": a.feedback,
+            "plan": Plan.model_validate(a.plan) if a.plan is not None else None,
+        }
+        for a in scenario.review
+    ]
+    return ScriptedReviewer(answers)
+
+
+def _options(scenario: Scenario, config: Config, **budget: Any) -> GoalOptions:
+    s = scenario.settings
+    return goal_options(
+        config,
+        preset=s.preset,
+        escalation=EscalationPolicy(
+            preset=s.preset, failure_threshold=s.failure_threshold, max_pro_turns=s.max_pro_turns
+        ),
+        max_step_attempts=s.max_step_attempts,
+        context_window=s.context_window,
+        reasoning_effort=s.reasoning_effort,
+        **budget,
+    )
+
+
+def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
+    summary = outcome.to_summary()
+    return _Result(
+        status=outcome.status,
+        text=outcome.summary,
+        steps_done=summary["steps_done"],
+        steps_total=summary["steps_total"],
+        replans=outcome.record.replans,
+        failures=failures,
+    )
+
+
+async def _run_goal(scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path) -> _Result:
+    s = scenario.settings
+    config = Config(thinking=s.thinking)
+    mode: Mode = "plan" if scenario.command == "plan" else "goal"
+    reviewer = reviewer_for(scenario)
+    common: dict[str, Any] = dict(workspace=ws, client=client, reviewer=reviewer, on_event=tally, config_dir=config_dir)
+    options = _options(
+        scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
+    )
+    runner = create_runner(objective=scenario.objective, options=options, run_id=RUN_ID, **common)
+    outcome = await runner.run(mode)
+    failures: list[str] = []
+    resume = scenario.resume
+    if resume is None:
+        return _goal_result(outcome, failures)
+    if outcome.status != "paused":
+        if resume.expect_paused_first:
+            failures.append(f"resume: expected the first run to pause, but it ended {outcome.status}")
+        return _goal_result(outcome, failures)
+    raised = _options(
+        scenario,
+        config,
+        budget_usd=resume.budget_usd,
+        max_requests=resume.max_requests,
+        max_minutes=resume.max_minutes,
+    )
+    runner = resume_runner(run_id=outcome.run_id, options=raised, **common)
+    return _goal_result(await runner.run(mode), failures)
+
+
+async def _run_task(scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path) -> _Result:
+    s = scenario.settings
+    config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
+    resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
+    task = TaskRun(
+        scenario.objective,
+        resolved=resolved,
+        workspace=ws,
+        options=RunOptions(model="pro" if s.preset == "pro" else "flash", max_requests=s.max_requests),
+        on_event=tally,
+        run_id=RUN_ID,
+        client=client,
+        memory_config_dir=config_dir,
+    )
+    summary = await task.execute()
+    failures = [f"run error: {summary.error}"] if summary.error else []
+    return _Result(status=summary.status, text=summary.text, failures=failures)
+
+
+def _write_workspace(loaded: LoadedScenario, ws: Path) -> None:
+    ws.mkdir(parents=True)
+    for rel, data in loaded.workspace_files().items():
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, SessionFigures]:
+    known = emulator_stats.get("sessions", {})
+    out = {}
+    for name, t in sorted(tally.sessions.items()):
+        efficiency = known.get(name, {}).get("efficiency")
+        out[name] = SessionFigures(
+            requests=t.requests,
+            prompt_tokens=t.prompt_tokens,
+            hit_tokens=t.hit_tokens,
+            hit_ratio=t.hit_ratio,
+            efficiency=efficiency,
+            cost_usd=round(t.cost_usd, 6),
+        )
+    return out
+
+
+async def replay_scenario(
+    loaded: LoadedScenario,
+    *,
+    keep: bool = False,
+    on_event: Callable[[AnyEvent], None] | None = None,
+    stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S,
+) -> ReplayReport:
+    """Replay one scenario and check its expectations. Never raises for a failing scenario: the report says it.
+    A bug in our own code still raises."""
+    scenario = loaded.scenario
+    root = Path(tempfile.mkdtemp(prefix=f"reasonix-replay-{scenario.name}-"))
+    ws = root / "workspace"
+    config_dir = root / "no-user-config"  # no user memory: a replay depends on nothing outside the scenario
+    _write_workspace(loaded, ws)
+    tally = _Tally(forward=on_event)
+    transport = RecordingTransport() if scenario.origin == "recorded" else None
+    error: str | None = None
+    result = _Result(status="error")
+    stats: dict[str, Any] = {}
+    try:
+        async with open_emulator(script=scenario.script, cache_unit=scenario.settings.cache_unit) as emu:
+            client = DeepSeekClient(
+                base_url=emu.base_url,
+                api_key=REPLAY_KEY,
+                settings=ClientSettings(
+                    backoff_initial_s=0.01, backoff_max_s=0.05, backoff_jitter_s=0, stall_timeout_s=stall_timeout_s
+                ),
+                transport=transport,
+            )
+            async with client:
+                try:
+                    run = _run_task if scenario.command == "run" else _run_goal
+                    result = await run(scenario, ws, client, tally, config_dir)
+                except (ReasonixError, DeepSeekError) as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+            stats = emu.stats()
+        observed = Observed(
+            status=result.status,
+            escalations=tally.escalations,
+            replans=result.replans,
+            steps_done=result.steps_done,
+            compactions=tally.compactions,
+            sessions=tally.sessions,
+            faults=Counter(stats.get("total", {}).get("faults_injected", {})),
+            repairs=tally.repairs,
+        )
+        expect = scenario.expect
+        failures = list(result.failures)
+        if error is not None:
+            failures.append(f"the replay stopped: {error}")
+        failures += figure_failures(expect, observed)
+        failures += file_failures(expect, ws)
+        failures += await command_failures(expect.commands, ws)
+        drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []
+        if drift:
+            failures.append(f"prompt drift: {len(drift)} request(s) differ from the recording (diffs below)")
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    overall = observed.overall
+    return ReplayReport(
+        scenario=scenario.name,
+        title=scenario.title,
+        origin=scenario.origin,
+        command=scenario.command,
+        ok=not failures,
+        status=result.status,
+        text=result.text,
+        steps_done=result.steps_done,
+        steps_total=result.steps_total,
+        escalations=tally.escalations,
+        replans=result.replans,
+        compactions=tally.compactions,
+        requests=overall.requests,
+        hit_ratio=overall.hit_ratio,
+        cost_usd=round(overall.cost_usd, 6),
+        sessions=_figures(tally, stats),
+        review=review_label(scenario),
+        faults=dict(sorted(observed.faults.items())),
+        repairs=dict(sorted(tally.repairs.items())),
+        failures=tuple(failures),
+        drift=tuple(drift),
+        workspace=str(ws) if keep else None,
+        error=error,
+    )
+
+
+def replay(loaded: LoadedScenario, **kwargs: Any) -> ReplayReport:
+    """:func:`replay_scenario` in a fresh Trio run (from synchronous code: the CLI, a synchronous test)."""
+    return trio.run(partial(replay_scenario, loaded, **kwargs))

@@ -1,0 +1,61 @@
+"""Small scenarios for the replay tests: a Python package whose test fails until ``calc.ops.add`` exists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scenarios.format import LoadedScenario, load_scenario
+
+from .goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
+
+OPS = "def add(a, b):\n    return a + b\n"
+TEST = "from calc.ops import add\n\nassert add(2, 3) == 5\nprint('ok')\n"
+WORKSPACE = {
+    "calc/__init__.py": "",
+    "README.md": "# calc\nA tiny calculator package.\n",
+    "test_calc.py": TEST,
+}
+PLAN = [step("S1", "Add calc/ops.py with add()", writes=["calc/ops.py"], verify=["python3 test_calc.py"])]
+
+
+def goal_scenario(**overrides: Any) -> dict[str, Any]:
+    """A one-step goal: the planner looks, plans, and confirms; the executor writes calc/ops.py."""
+    planner = [
+        reply(call("list_dir", path="."), reasoning="Look at the package first."),
+        reply(call("submit_plan", objective="Make test_calc.py pass", steps=PLAN)),
+        reply(content="Plan submitted."),
+        reply(call("goal_verdict", verdict="complete", evidence=["test_calc.py passes"])),
+        reply(content="Complete."),
+    ]
+    data: dict[str, Any] = {
+        "name": "tiny-goal",
+        "title": "Add calc.ops.add so the test passes",
+        "origin": "scripted",
+        "command": "goal",
+        "objective": "Make test_calc.py pass",
+        "workspace": WORKSPACE,
+        "script": {
+            "sessions": [
+                {"key": "planner", "system_contains": PLANNER, "replies": planner},
+                {"key": "executor", "system_contains": EXECUTOR, "replies": executor_step("S1", "calc/ops.py", OPS)},
+            ]
+        },
+        "expect": {
+            "status": "complete",
+            "files": {"calc/ops.py": OPS},
+            "commands": ["python3 test_calc.py"],
+            "escalations": 0,
+            "steps_done": 1,
+            "min_hit_ratio": {"executor": 0.5},
+        },
+    }
+    data.update(overrides)
+    return data
+
+
+def write(tmp_path: Path, data: dict[str, Any], name: str = "scenario.json") -> LoadedScenario:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return load_scenario(path)
