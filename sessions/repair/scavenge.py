@@ -72,7 +72,7 @@ _TOOL_CALL_END = re.compile(r"</tool_call>")
 _FUNCTION_BEGIN = re.compile(r"<function=([^<>\s]+)>")
 _FUNCTION_END = re.compile(r"</function>")
 _FUNCTION_PARAM = re.compile(r"<parameter=([^<>\s]+)>(.*?)</parameter>", re.DOTALL)
-_FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\r?\n?\s*")
+_FENCE = re.compile(r"`{3,}[A-Za-z0-9_+-]*[ \t]*\r?\n?\s*")  # a stray backtick before the fence is common
 _FENCE_CLOSE = re.compile(r"\s*```")
 _FENCED_BODY = re.compile(r"^\s*```[A-Za-z0-9_+-]*\s*(.*?)\s*```\s*$", re.DOTALL)
 _DECODER = json.JSONDecoder()

@@ -213,3 +213,9 @@ def test_a_looping_model_with_many_unclosed_tags_still_yields_the_real_call() ->
     real = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
     calls = scavenge_calls(content=junk + tokens + real, reasoning=None, known_tools=KNOWN)
     assert [(c.name, c.args) for c in calls] == [("read_file", {"path": "a"})]
+
+
+def test_a_stray_backtick_before_a_fence_still_yields_the_call() -> None:
+    # Found by hypothesis: "````json" (four backticks) hid the fenced call.
+    text = "`" + render("fenced_json", "read_file", {})
+    assert [(f.name, f.args) for f in find_calls(text, KNOWN)] == [("read_file", {})]
