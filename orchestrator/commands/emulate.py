@@ -8,6 +8,7 @@ non-empty key, then read its cache efficiency at ``GET /emulator/stats``.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -52,18 +53,22 @@ def run(args: argparse.Namespace) -> int:
     emulator = Emulator(script=script, cache_unit=args.cache_unit, latency=latency)
 
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            host, port = await nursery.start(serve, emulator, args.host, args.port)
-            shown = f"[{host}]" if ":" in host else host
-            print(f"listening on http://{shown}:{port}", flush=True)
-            what = f"script {args.script}" if args.script else "no script (fixed replies)"
-            print(f"cache unit {args.cache_unit} tokens, {what}; stats at /emulator/stats; Ctrl-C stops", flush=True)
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                host, port = await nursery.start(serve, emulator, args.host, args.port)
+                shown = f"[{host}]" if ":" in host else host
+                print(f"listening on http://{shown}:{port}", flush=True)
+                what = f"script {args.script}" if args.script else "no script (fixed replies)"
+                note = f"cache unit {args.cache_unit} tokens, {what}; stats at /emulator/stats; Ctrl-C stops"
+                print(note, flush=True)
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()  # stop serving: open connections close with it
+                    break
 
     try:
         trio.run(main)
     except OSError as exc:
         print(f"reasonix emulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 0
+    print("emulator stopped", file=sys.stderr)
     return 0

@@ -1,0 +1,47 @@
+"""``reasonix emulate`` as a user runs it: the first line names the URL, the server answers, Ctrl-C stops it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def test_reasonix_emulate_prints_its_url_first_and_serves_a_script(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"sessions": [{"key": "any", "replies": [{"content": "scripted hello"}]}]}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "emulate", "--port", "0", "--script", str(script), "--cache-unit", "64"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first.startswith("listening on http://127.0.0.1:"), first
+        url = first.removeprefix("listening on ")
+        body = {"model": "deepseek-v4-flash", "messages": [{"role": "user", "content": "hi"}]}
+        r = httpx.post(url + "/chat/completions", json=body, headers={"Authorization": "Bearer k"}, timeout=30)
+        assert r.json()["choices"][0]["message"]["content"] == "scripted hello"
+        assert httpx.get(url + "/emulator/stats", timeout=30).json()["cache_unit"] == 64
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) in (0, 130)
+
+
+def test_reasonix_emulate_refuses_a_bad_script(tmp_path: Path) -> None:
+    script = tmp_path / "bad.json"
+    script.write_text('{"sessions": [{"replies": []}]}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "emulate", "--script", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "not a valid emulator script" in proc.stderr and "key" in proc.stderr
