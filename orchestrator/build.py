@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from orchestrator.config import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.prompts import EXECUTOR_RUN_SYSTEM
@@ -71,8 +73,14 @@ def check_workspace(workspace: Path) -> Path:
     return path
 
 
-def build_client(resolved: ResolvedConfig, *, settings: ClientSettings | None = None) -> DeepSeekClient:
-    """The client for the configured endpoint. Raises :class:`MissingApiKeyError` when the real API has no key."""
+def build_client(
+    resolved: ResolvedConfig,
+    *,
+    settings: ClientSettings | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> DeepSeekClient:
+    """The client for the configured endpoint. Raises :class:`MissingApiKeyError` when the real API has no key.
+    ``transport`` replaces the HTTP transport (``--record`` passes a recording one)."""
     config = resolved.config
     key = resolved.api_key
     if key is None:
@@ -83,7 +91,7 @@ def build_client(resolved: ResolvedConfig, *, settings: ClientSettings | None = 
             )
         key = LOCAL_PLACEHOLDER_KEY
     settings = settings or ClientSettings(**config.client_settings_kwargs(), api_key_env=config.api_key_env)
-    return DeepSeekClient(base_url=config.base_url, api_key=key, settings=settings)
+    return DeepSeekClient(base_url=config.base_url, api_key=key, settings=settings, transport=transport)
 
 
 def build_executor(
