@@ -157,7 +157,7 @@ class Session:
         self.flatmaps: dict[str, FlatMap | None] = {t.function.name: None for t in prefix.tools}
         for tool in registry:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
-        self.storm = StormGuard()
+        self.storm = StormGuard(mutating=frozenset(t.name for t in registry if not t.read_only))
         self.usage = Usage()
         self.cost_usd = 0.0
         self.requests = 0

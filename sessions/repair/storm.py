@@ -4,6 +4,10 @@ A model stuck in a loop sends the same call with the same arguments again and ag
 last :attr:`~StormGuard.window` calls of the turn; the :attr:`~StormGuard.threshold`-th identical call (same name,
 same canonicalized arguments) within that window is not run: its result is a stub that tells the model to change
 approach. A second storm in the same turn ends the turn, with a summary for the user and the model.
+
+A call to a tool that changes the workspace (``mutating``) with arguments not seen in the window is progress: the
+window starts over, since repeating an earlier call may now give a different result. So an edit → test → edit → test
+loop is never a storm, while the same edit or the same test run three times in a row is.
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ def call_key(name: str, args: Mapping[str, Any]) -> str:
 class StormGuard:
     """Per-session guard, reset at each user turn with :meth:`reset_turn`. Deterministic: no clock involved."""
 
-    def __init__(self, *, window: int = 6, threshold: int = 3, storms_per_turn: int = 2) -> None:
+    def __init__(
+        self, *, window: int = 6, threshold: int = 3, storms_per_turn: int = 2, mutating: frozenset[str] = frozenset()
+    ) -> None:
         if window < 1 or threshold < 2 or storms_per_turn < 1:
             raise ValueError("StormGuard needs window >= 1, threshold >= 2 and storms_per_turn >= 1")
         self.window = window
         self.threshold = threshold
         self.storms_per_turn = storms_per_turn
+        self.mutating = mutating
         self._recent: deque[str] = deque(maxlen=window)
         self._storms: list[str] = []
         self._ended = False
@@ -60,6 +67,8 @@ class StormGuard:
     def check(self, name: str, args: Mapping[str, Any]) -> StormVerdict:
         """Record one call about to run and say whether it may run."""
         key = call_key(name, args)
+        if name in self.mutating and key not in self._recent:
+            self._recent.clear()  # a new change to the workspace: earlier calls may now give other results
         self._recent.append(key)
         count = sum(1 for k in self._recent if k == key)
         if self._ended:

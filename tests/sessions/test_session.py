@@ -178,4 +178,4 @@ async def test_large_tool_results_are_bounded_once_with_the_full_text_in_the_jou
     full = [json.loads(line) for line in (ws / ".reasonix" / "s.jsonl").read_text().splitlines()]
     texts = [r["event"]["text"] for r in full if r["t"] == "event" and r["event"].get("kind") == "tool_full_text"]
     assert texts and "29999\n30000" in texts[0]
-    assert [e for e in events if isinstance(e, TurnFinished)][0].status == "done"
+    assert next(e for e in events if isinstance(e, TurnFinished)).status == "done"

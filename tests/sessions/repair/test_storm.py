@@ -97,3 +97,22 @@ def test_third_identical_call_in_any_window_of_six_is_stopped(seq: list[tuple[st
 def test_distinct_calls_are_never_suppressed(seq: list[tuple[str, int]]) -> None:
     guard = StormGuard()
     assert all(guard.check(name, {"n": n}).kind == "allow" for name, n in seq)
+
+
+def test_an_edit_test_loop_is_progress_not_a_storm() -> None:
+    guard = StormGuard(mutating=frozenset({"edit_file", "bash"}))
+    verdicts = []
+    for i in range(4):
+        verdicts.append(guard.check("edit_file", {"path": "a.py", "new": f"attempt {i}"}).kind)
+        verdicts.append(guard.check("bash", {"command": "python -m pytest -q"}).kind)
+    assert verdicts == ["allow"] * 8
+
+
+def test_the_same_change_or_the_same_test_three_times_is_still_a_storm() -> None:
+    guard = StormGuard(mutating=frozenset({"edit_file", "bash"}))
+    kinds = [guard.check("bash", {"command": "python -m pytest -q"}).kind for _ in range(3)]
+    assert kinds == ["allow", "allow", "suppress"]
+    guard.reset_turn()
+    edit = {"path": "a.py", "new": "same"}
+    kinds = [k for _ in range(3) for k in (guard.check("edit_file", edit).kind, guard.check("read_file", {}).kind)]
+    assert kinds[4] == "suppress"
