@@ -22,6 +22,7 @@ from sessions.errors import (
     InvalidParameterError,
     RetriesExhaustedError,
 )
+from sessions.repair.scavenge import scavenge_calls
 from sessions.stream import (
     Completed,
     KeepAlive,
@@ -270,6 +271,12 @@ async def test_leaked_tool_calls_reach_the_client_as_markup_for_the_repair_layer
     assert reply.message.tool_calls == () and reply.finish_reason == "stop"
     where = reply.message.reasoning_content if kind == "tool_call_in_reasoning" else reply.message.content
     assert where is not None and CALL_BEGIN in where and '{"location": "Oslo"}' in where
+    found = scavenge_calls(
+        content=reply.message.content, reasoning=reply.message.reasoning_content, known_tools={"weather"}
+    )
+    assert [(c.name, c.args, c.source) for c in found] == [
+        ("weather", {"location": "Oslo"}, "reasoning" if kind == "tool_call_in_reasoning" else "content")
+    ]
 
 
 async def test_refusals_are_not_retried() -> None:
