@@ -13,7 +13,7 @@ from typing import Any
 import h11
 import trio
 
-from scenarios.emulator.app import Emulator, Plain, Response, Streamed, json_response
+from scenarios.emulator.app import DEFAULT_MODELS, Emulator, Plain, Response, Streamed, json_response
 from scenarios.emulator.latency import LatencyModel
 from scenarios.emulator.script import Script
 from scenarios.emulator.streaming import KEEP_ALIVE
@@ -182,16 +182,15 @@ async def open_emulator(
     script: Script | None = None,
     cache_unit: int = 128,
     latency: LatencyModel | None = None,
-    models: tuple[str, ...] | None = None,
+    models: tuple[str, ...] | None = DEFAULT_MODELS,
     host: str = "127.0.0.1",
     port: int = 0,
 ) -> AsyncIterator[RunningEmulator]:
     """Serve an emulator in the background for the duration of the block (tests: port 0 on loopback).
 
-    ``models=None`` keeps the default model list of :data:`scenarios.emulator.app.DEFAULT_MODELS`.
+    ``models`` are the model ids served (others get DeepSeek's 400 "Model Not Exist"); ``None`` accepts any id.
     """
-    kwargs: dict[str, Any] = {} if models is None else {"models": models}
-    emulator = Emulator(script=script, cache_unit=cache_unit, latency=latency, **kwargs)
+    emulator = Emulator(script=script, cache_unit=cache_unit, latency=latency, models=models)
     async with trio.open_nursery() as nursery:
         bound_host, bound_port = await nursery.start(serve, emulator, host, port)
         yield RunningEmulator(emulator, bound_host, bound_port)
