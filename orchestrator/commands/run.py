@@ -30,6 +30,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-requests", type=int, metavar="N", help="stop after N requests to the model (default: 60)"
     )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="write the run as a replayable scenario (workspace, requests, replies, usage; never the API key)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import RunOptions, check_workspace
+    from orchestrator.build import RunOptions, build_client, check_workspace
     from orchestrator.config import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.recorder import Recorder
     from orchestrator.render import JsonLinesRenderer, TerminalRenderer, summary_line
     from orchestrator.run_signals import cancel_on_sigint
     from orchestrator.run_task import RunSummary, TaskRun
@@ -63,12 +70,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         workspace = check_workspace(args.workspace)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        recorder = Recorder.start(workspace) if args.record is not None else None
+        client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
         task_run = TaskRun(
             args.task,
             resolved=resolved,
             workspace=workspace,
             options=RunOptions(model=args.model, read_only=args.read_only, max_requests=args.max_requests),
             on_event=json_out if json_out is not None else terminal,
+            client=client,
         )
     except ReasonixError as exc:
         return fail(str(exc), 2)
@@ -89,6 +99,18 @@ def run(args: argparse.Namespace) -> int:
         return summary if summary is not None else task_run.summary("cancelled")
 
     summary = trio.run(main)
+    if recorder is not None:
+        from scenarios.format import ScenarioSettings
+
+        config = resolved.config
+        settings = ScenarioSettings(
+            preset="pro" if args.model == "pro" else "flash",
+            max_requests=args.max_requests,
+            thinking=config.thinking,
+            reasoning_effort=config.reasoning_effort,
+        )
+        recorder.write(args.record, command="run", objective=args.task, status=summary.status, settings=settings)
+        err.print(Text(f"recorded {len(recorder.exchanges)} exchanges to {args.record}", style="dim"))
     if json_out is not None:
         json_out.write(summary.model_dump(mode="json"))
     else:
