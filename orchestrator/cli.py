@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "goal": ("orchestrator.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "plans": ("orchestrator.commands.plans", "validate, show and diff plan documents"),
+    "replay": ("orchestrator.commands.replay", "re-run a scenario offline against the emulator, as a regression test"),
     "run": ("orchestrator.commands.run", "one executor session on one task, streamed to the terminal"),
 }
 
