@@ -28,7 +28,7 @@ from orchestrator.build import RunOptions
 from orchestrator.config import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.escalation import EscalationPolicy
-from orchestrator.goal import AnyEvent, GoalOptions, GoalOutcome, Mode
+from orchestrator.goal import AnyEvent, GoalOptions, GoalOutcome, GoalRunner, Mode
 from orchestrator.goal_build import create_runner, goal_options, resume_runner
 from orchestrator.goal_events import Escalated
 from orchestrator.recorder import RecordingTransport, prompt_drift
@@ -47,6 +47,11 @@ REPLAY_KEY = "sk-replay-offline"
 """Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""
 RUN_ID = "replay"
 DEFAULT_STALL_TIMEOUT_S = 30.0
+OnRunner = Callable[[GoalRunner], None]
+
+
+def _ignore(runner: GoalRunner) -> None:
+    return None
 
 
 @dataclass
@@ -141,7 +146,9 @@ def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
     )
 
 
-async def _run_goal(scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path) -> _Result:
+async def _run_goal(
+    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+) -> _Result:
     s = scenario.settings
     config = Config(thinking=s.thinking)
     mode: Mode = "plan" if scenario.command == "plan" else "goal"
@@ -151,6 +158,7 @@ async def _run_goal(scenario: Scenario, ws: Path, client: DeepSeekClient, tally:
         scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
     )
     runner = create_runner(objective=scenario.objective, options=options, run_id=RUN_ID, **common)
+    on_runner(runner)
     outcome = await runner.run(mode)
     failures: list[str] = []
     resume = scenario.resume
@@ -168,10 +176,13 @@ async def _run_goal(scenario: Scenario, ws: Path, client: DeepSeekClient, tally:
         max_minutes=resume.max_minutes,
     )
     runner = resume_runner(run_id=outcome.run_id, options=raised, **common)
+    on_runner(runner)
     return _goal_result(await runner.run(mode), failures)
 
 
-async def _run_task(scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path) -> _Result:
+async def _run_task(
+    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+) -> _Result:
     s = scenario.settings
     config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
     resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
@@ -219,10 +230,12 @@ async def replay_scenario(
     *,
     keep: bool = False,
     on_event: Callable[[AnyEvent], None] | None = None,
+    on_runner: OnRunner | None = None,
     stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S,
 ) -> ReplayReport:
     """Replay one scenario and check its expectations. Never raises for a failing scenario: the report says it.
-    A bug in our own code still raises."""
+    A bug in our own code still raises. ``on_event`` sees every session and goal event (a live view);
+    ``on_runner`` gets each goal runner as it is built (the first run's, then a resumed one's)."""
     scenario = loaded.scenario
     root = Path(tempfile.mkdtemp(prefix=f"reasonix-replay-{scenario.name}-"))
     ws = root / "workspace"
@@ -246,7 +259,7 @@ async def replay_scenario(
             async with client:
                 try:
                     run = _run_task if scenario.command == "run" else _run_goal
-                    result = await run(scenario, ws, client, tally, config_dir)
+                    result = await run(scenario, ws, client, tally, config_dir, on_runner or _ignore)
                 except (ReasonixError, DeepSeekError) as exc:
                     error = f"{type(exc).__name__}: {exc}"
             stats = emu.stats()
