@@ -532,8 +532,10 @@ class GoalRunner:
             status, reason = fin.state, fin.reason
         except _Pause as pause:
             status, reason = "paused", pause.reason
-        except trio.Cancelled:
-            self._finish("paused", "interrupted by the user; the goal is resumable")  # synchronous: no checkpoint
+        except (trio.Cancelled, BaseExceptionGroup) as exc:
+            # A cancellation that passed through a nursery (the client's, a verify command's) arrives as a group.
+            if isinstance(exc, trio.Cancelled) or exc.split(trio.Cancelled)[1] is None:
+                self._finish("paused", "interrupted by the user; the goal is resumable")  # synchronous: no checkpoint
             raise
         self._finish(status, reason)
         return self.outcome()
