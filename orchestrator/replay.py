@@ -18,6 +18,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,16 @@ OnRunner = Callable[[GoalRunner], None]
 
 def _ignore(runner: GoalRunner) -> None:
     return None
+
+
+def peak_clock(today: date | None = None) -> Callable[[], datetime]:
+    """A fixed clock at 07:00 UTC on the latest weekday up to ``today``: today's price table at its peak rates, so a
+    replay's costs and budget pauses do not depend on the hour it runs at (the conservative, peak-hour figure)."""
+    day = today or datetime.now(UTC).date()
+    while day.weekday() >= 5:
+        day -= timedelta(days=1)
+    at = datetime(day.year, day.month, day.day, 7, 0, tzinfo=UTC)
+    return lambda: at
 
 
 @dataclass
@@ -153,7 +164,9 @@ async def _run_goal(
     config = Config(thinking=s.thinking)
     mode: Mode = "plan" if scenario.command == "plan" else "goal"
     reviewer = reviewer_for(scenario)
-    common: dict[str, Any] = dict(workspace=ws, client=client, reviewer=reviewer, on_event=tally, config_dir=config_dir)
+    common: dict[str, Any] = dict(
+        workspace=ws, client=client, reviewer=reviewer, on_event=tally, config_dir=config_dir, clock=peak_clock()
+    )
     options = _options(
         scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
     )

@@ -62,7 +62,7 @@ class ReplayReport(BaseModel):
         ratio = "n/a" if self.hit_ratio is None else f"{self.hit_ratio:.2%}"
         lines.append(
             f"  status {self.status}{steps} · escalations {self.escalations} · replans {self.replans}"
-            f" · requests {self.requests} · cache {ratio} · cost ${self.cost_usd:.4f} (current prices)"
+            f" · requests {self.requests} · cache {ratio} · cost ${self.cost_usd:.4f} (current prices, peak)"
         )
         for name, s in sorted(self.sessions.items()):
             r = "n/a" if s.hit_ratio is None else f"{s.hit_ratio:.2%}"
