@@ -1,0 +1,318 @@
+"""``reasonix goal`` / ``plan`` / ``exec`` as real processes against a real ``reasonix emulate`` process: real tools,
+real files, real verify commands, real signals (SIGINT, SIGKILL)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
+from .run_support import clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
+
+OPS = "def add(a, b):\n    return a + b\n"
+MUL = "def mul(a, b):\n    return a * b\n"
+NEG = "def neg(a):\n    return -a\n"
+
+STEPS = [
+    step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"]),
+    step(
+        "S2",
+        "Add calc/mul.py",
+        deps=["S1"],
+        writes=["calc/mul.py"],
+        verify=["python3 -c 'from calc.mul import mul; assert mul(3, 4) == 12'"],
+    ),
+    step(
+        "S3",
+        "Add calc/neg.py",
+        deps=["S2"],
+        writes=["calc/neg.py"],
+        verify=["python3 -c 'from calc.neg import neg; assert neg(2) == -2'"],
+    ),
+]
+STALL = {"kind": "stall", "seconds": 120, "then": "drop"}
+"""The request is held for two minutes, then dropped; the reply stays for the retry (the next request)."""
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "calc").mkdir(parents=True)
+    (ws / ".git").mkdir()  # ends the upward search for standing memory here
+    (ws / "calc" / "__init__.py").write_text("")
+    return ws
+
+
+def _planning(steps: list[dict[str, Any]] = STEPS) -> list[dict[str, Any]]:
+    return [reply(call("submit_plan", objective="Grow calc", steps=steps)), reply(content="Plan submitted.")]
+
+
+VERDICT = [reply(call("goal_verdict", verdict="complete", evidence=["every step verified"])), reply(content="Done.")]
+
+
+def _executor(stall_at: int | None = None) -> list[dict[str, Any]]:
+    replies = [
+        *executor_step("S1", "calc/ops.py", OPS),
+        *executor_step("S2", "calc/mul.py", MUL),
+        *executor_step("S3", "calc/neg.py", NEG),
+    ]
+    if stall_at is not None:
+        replies[stall_at] = {**replies[stall_at], "faults": [STALL]}
+    return replies
+
+
+def _script(planner: list[dict[str, Any]], executor: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "sessions": [
+            {"key": "planner", "system_contains": PLANNER, "replies": planner},
+            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+        ]
+    }
+
+
+def _goal_json(ws: Path, run_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
+    return data
+
+
+def _kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e.get("kind") == kind]
+
+
+def _wait_for_stall(url: str, session: str, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Until the emulator holds a request of ``session`` in its stall (the process is then mid-turn)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        faults = emulator_stats(url)["sessions"].get(session, {}).get("faults_injected", {})
+        if faults.get("stall"):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"the {session} request never reached the stall")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path)
+
+
+def _lines_until(proc: subprocess.Popen[str], predicate: Any) -> Iterator[dict[str, Any]]:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        yield event
+        if predicate(event):
+            return
+    raise AssertionError("the process ended before the expected event: " + (proc.stderr.read() if proc.stderr else ""))
+
+
+# ------------------------------------------------------------------------------------------------ goal
+
+
+def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+        proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", "--json", env=env)
+        stats = emulator_stats(url)["sessions"]
+    assert proc.returncode == 0, proc.stderr
+    events = json_lines(proc.stdout)
+    summary = events[-1]
+    assert summary["kind"] == "summary" and summary["goal_status"] == "complete"
+    assert summary["steps_total"] == 3 and summary["steps_done"] == 3
+    assert summary["escalations"] == 0 and summary["replans"] == 0
+    assert set(summary["sessions"]) == {"planner", "executor"}
+    assert summary["sessions"]["executor"]["requests"] == stats["executor"]["requests"] == 9
+    assert summary["prompt_cache_hit_tokens"] == stats["planner"]["hit_tokens"] + stats["executor"]["hit_tokens"]
+    assert [e["step_id"] for e in _kinds(events, "step_started")] == ["S1", "S2", "S3"]
+    assert all(e["ok"] for e in _kinds(events, "step_verified"))
+    assert _kinds(events, "review")[0]["automatic"] is True
+    assert (ws / "calc" / "neg.py").read_text() == NEG
+    assert _goal_json(ws, summary["run_id"])["state"] == "complete"
+
+
+def test_goal_on_the_terminal_shows_plan_steps_tools_and_footers(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+        proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("goal · run ")
+    assert "plan r1 proposed" in lines
+    assert any(line.startswith("Grow calc  r1 · 0/3 done") for line in lines)  # the tree, at plan time
+    assert "◐ S2 Add calc/mul.py · deepseek-v4-flash" in lines
+    assert "✓ S2 verified: 1 verify command passed" in lines
+    assert any(line.startswith("▸ write_file ") and line.endswith(" · ok") for line in lines)
+    footers = [line for line in lines if line.startswith(("planner · turn $", "executor · turn $"))]
+    assert len(footers) == 13
+    assert all(" · cache planner " in f and " · overall " in f and " · budget $" in f for f in footers)
+    assert lines[-2].startswith("complete · 3/3 steps · 13 requests · $")
+    assert lines[-1] == "every step verified"
+
+
+def test_goal_without_a_terminal_and_without_yes_stops_at_once(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", "http://127.0.0.1:9", env=env)
+    assert proc.returncode == 2
+    assert "standard input is not a terminal" in proc.stderr and "--yes" in proc.stderr
+    assert not (ws / ".reasonix").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["goal", "--budget-usd", "0"], "--budget-usd must be more than 0"),
+        (["goal", "  "], "the objective is empty"),
+        (["goal", "x", "--resume", "nope"], "not both"),
+        (["goal", "--resume", "nope"], "no run 'nope'"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, env: dict[str, str], args: list[str], message: str) -> None:
+    ws = _workspace(tmp_path)
+    proc = reasonix(*args, "--workspace", str(ws), "--yes", "--base-url", "http://127.0.0.1:9", env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------------ plan and exec
+
+
+def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    # The plan run has only a planner; exec starts a new run whose planner is asked only for the verdict.
+    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+        planned = reasonix("plan", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", env=env)
+        assert planned.returncode == 0, planned.stderr
+        saved = [line for line in planned.stdout.splitlines() if line.startswith("plan approved and saved: ")]
+        path = Path(saved[0].removeprefix("plan approved and saved: "))
+        assert path.name == "plan.r001.json" and path.parent.parent == ws / ".reasonix" / "runs"
+        assert f"execute it with: reasonix exec {path} --workspace {ws}" in planned.stdout
+        assert not (ws / "calc" / "ops.py").exists()  # planning changed nothing
+        executed = reasonix("exec", str(path), "--workspace", str(ws), "--base-url", url, "--json", env=env)
+    assert executed.returncode == 0, executed.stderr
+    events = json_lines(executed.stdout)
+    assert events[-1]["goal_status"] == "complete" and events[-1]["run_id"] != path.parent.name
+    assert not _kinds(events, "plan_proposed") and not _kinds(events, "review")
+    assert [e["step_id"] for e in _kinds(events, "step_started")] == ["S1", "S2", "S3"]
+    assert (ws / "calc" / "mul.py").read_text() == MUL
+
+
+def test_exec_refuses_an_invalid_plan_naming_its_problems(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "objective": "x",
+                "steps": [
+                    {"id": "A", "title": "a", "instructions": "a", "depends_on": ["B"]},
+                    {"id": "B", "title": "b", "instructions": "b", "depends_on": ["A"]},
+                    {"id": "C", "title": "c", "instructions": "c", "depends_on": ["Z"]},
+                ],
+            }
+        )
+    )
+    proc = reasonix("exec", str(bad), "--workspace", str(ws), "--base-url", "http://127.0.0.1:9", env=env)
+    assert proc.returncode == 1
+    assert "2 problems" in proc.stderr and "Z" in proc.stderr and "A → B → A" in proc.stderr
+    assert not (ws / ".reasonix").exists()
+
+
+# ------------------------------------------------------------------------------------------------ budget
+
+
+def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    # The pause comes at the end of the first planner turn, before its plan is adopted: resumed, it plans again.
+    planner = _planning() + _planning() + VERDICT
+    with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)
+        assert paused.returncode == 3, paused.stderr
+        summary = json_lines(paused.stdout)[-1]
+        run_id = summary["run_id"]
+        assert summary["goal_status"] == "paused" and summary["steps_done"] == 0
+        assert f"reasonix goal --resume {run_id}" in summary["resume_command"]
+        assert "--budget-usd" in summary["resume_command"] and "resume with: reasonix goal --resume" in paused.stderr
+        assert _goal_json(ws, run_id)["state"] == "paused"
+        resumed = reasonix("goal", "--resume", run_id, *base, "--budget-usd", "5", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    events = json_lines(resumed.stdout)
+    assert events[-1]["goal_status"] == "complete" and events[-1]["run_id"] == run_id
+    assert events[-1]["steps_done"] == 3
+    assert _goal_json(ws, run_id)["settings"]["budget"]["usd"] == 5
+
+
+# ------------------------------------------------------------------------------------------------ signals
+
+
+def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    # S2's first executor request stalls: the goal is mid-turn when it is interrupted.
+    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        proc = start_reasonix("goal", "Grow calc", *base, env=env)
+        try:
+            _wait_for_stall(url, "executor", proc)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 130, err
+        events = json_lines(out)
+        summary = events[-1]
+        assert summary["kind"] == "summary", (out[-3000:], err)
+        run_id = summary["run_id"]
+        assert summary["goal_status"] == "paused" and summary["steps_done"] == 1
+        assert f"reasonix goal --resume {run_id}" in err and "Ctrl-C again exits at once" in err
+        record = _goal_json(ws, run_id)
+        assert record["state"] == "paused" and record["verified"] == ["S1"]
+        resumed = reasonix("goal", "--resume", run_id, *base, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    after = json_lines(resumed.stdout)
+    assert [e["step_id"] for e in _kinds(after, "step_started")] == ["S2", "S3"]
+    assert after[-1]["goal_status"] == "complete" and _goal_json(ws, run_id)["verified"] == ["S1", "S2", "S3"]
+
+
+def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Path, env: dict[str, str]) -> None:
+    ws = _workspace(tmp_path)
+    # Killed while S2's first executor request is held by the emulator (S1 verified by then). The held request
+    # delivered nothing, so the resumed run is served the same S2 replies, and then the rest.
+    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        proc = start_reasonix("goal", "Grow calc", *base, env=env)
+        try:
+            before = list(_lines_until(proc, lambda e: e.get("kind") == "step_started" and e["step_id"] == "S2"))
+            _wait_for_stall(url, "executor", proc)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+        (run_dir,) = (ws / ".reasonix" / "runs").iterdir()
+        run_id = run_dir.name
+        verified = [e["step_id"] for e in _kinds(before, "step_verified") if e["ok"]]
+        assert verified == ["S1"]
+        record = _goal_json(ws, run_id)
+        assert record["verified"] == ["S1"] and record["current_step"] == "S2" and record["state"] == "executing"
+        resumed = reasonix("goal", "--resume", run_id, *base, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    after = json_lines(resumed.stdout)
+    assert [e["step_id"] for e in _kinds(after, "step_started")] == ["S2", "S3"]  # S1 never again
+    assert after[-1]["goal_status"] == "complete" and after[-1]["steps_done"] == 3
+    record = _goal_json(ws, run_id)
+    assert record["state"] == "complete" and record["verified"] == ["S1", "S2", "S3"]
+    # The goal's own event log, across both processes: S1 started once and was verified once.
+    log = [json.loads(line) for line in (ws / ".reasonix" / "runs" / run_id / "events.jsonl").read_text().splitlines()]
+    assert [e["step_id"] for e in _kinds(log, "step_started")].count("S1") == 1
+    assert [e["step_id"] for e in _kinds(log, "step_verified") if e["ok"]] == ["S1", "S2", "S3"]
+    assert (ws / "calc" / "neg.py").read_text() == NEG
