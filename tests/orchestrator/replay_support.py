@@ -59,3 +59,46 @@ def write(tmp_path: Path, data: dict[str, Any], name: str = "scenario.json") -> 
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return load_scenario(path)
+
+
+MUL = "def mul(a, b):\n    return a * b\n"
+NEG = "def neg(a):\n    return -a\n"
+
+
+def three_step_scenario(**overrides: Any) -> dict[str, Any]:
+    """Three steps, so the executor works through three user turns of one conversation (the cache guard's case)."""
+    plan = [
+        step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["python3 test_calc.py"]),
+        step("S2", "Add calc/mul.py", deps=["S1"], writes=["calc/mul.py"], verify=["python3 -c 'import calc.mul'"]),
+        step("S3", "Add calc/neg.py", deps=["S2"], writes=["calc/neg.py"], verify=["python3 -c 'import calc.neg'"]),
+    ]
+    planner = [
+        reply(call("submit_plan", objective="Grow calc", steps=plan)),
+        reply(content="Plan submitted."),
+        reply(call("goal_verdict", verdict="complete", evidence=["all three modules import"])),
+        reply(content="Complete."),
+    ]
+    executor = [
+        *executor_step("S1", "calc/ops.py", OPS),
+        *executor_step("S2", "calc/mul.py", MUL),
+        *executor_step("S3", "calc/neg.py", NEG),
+    ]
+    data = goal_scenario(
+        name="three-steps",
+        title="Grow calc in three steps",
+        objective="Grow calc: add, mul, neg",
+        script={
+            "sessions": [
+                {"key": "planner", "system_contains": PLANNER, "replies": planner},
+                {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+            ]
+        },
+        expect={
+            "status": "complete",
+            "steps_done": 3,
+            "files": {"calc/ops.py": OPS, "calc/mul.py": MUL, "calc/neg.py": NEG},
+            "min_hit_ratio": {"executor": 0.75, "overall": 0.7},
+        },
+    )
+    data.update(overrides)
+    return data
