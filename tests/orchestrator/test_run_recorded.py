@@ -19,9 +19,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
+from tests import wire_samples
+
 from .run_support import clean_env, json_lines, reasonix
 
-WIRE = Path("/work/shared/deepseek-wire")
+WIRE = wire_samples.WIRE
 V4_SSE = WIRE / "v4flash_thinking_toolcall.sse"
 V32_SSE = WIRE / "v32chat_parallel_toolcalls.sse"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,10 +41,9 @@ from sessions.wire import (
     ToolSchema,
     UserMessage,
 )
+from tests import wire_samples
 
-WIRE = Path("/work/shared/deepseek-wire")
-if not WIRE.is_dir():
-    WIRE = Path(__file__).resolve().parents[3] / "shared" / "deepseek-wire"
+WIRE = wire_samples.WIRE
 needs_samples = pytest.mark.skipif(not WIRE.is_dir(), reason="the recorded DeepSeek samples are not on this machine")
 
 SYSTEM = SystemMessage(content="You are the EXECUTOR. " + "Keep edits small and verify them. " * 80)

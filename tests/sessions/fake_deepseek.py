@@ -15,7 +15,9 @@ from pathlib import Path
 import httpx
 import trio
 
-WIRE = Path("/work/shared/deepseek-wire")
+from tests import wire_samples
+
+WIRE = wire_samples.WIRE
 V4_SSE = WIRE / "v4flash_thinking_toolcall.sse"
 V32_SSE = WIRE / "v32chat_parallel_toolcalls.sse"
 V4_JSON = WIRE / "v4flash_toolcall_nonstream.json"

@@ -22,10 +22,9 @@ from sessions.prices import (
     parse_price_data,
 )
 from sessions.wire import ChatCompletion, StreamChunk, Usage
+from tests import wire_samples
 
-WIRE = Path(__file__).resolve().parents[3] / "shared" / "deepseek-wire"
-if not WIRE.is_dir():
-    WIRE = Path("/work/shared/deepseek-wire")
+WIRE = wire_samples.WIRE
 
 
 def _stream_usage(name: str) -> Usage:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -28,8 +27,9 @@ from sessions.wire import (
     ToolSchema,
     encode_message,
 )
+from tests import wire_samples
 
-WIRE = Path(__file__).resolve().parents[3] / ".." / "shared" / "deepseek-wire"
+WIRE = wire_samples.WIRE
 
 DEEP_SCHEMA = {
     "type": "object",
