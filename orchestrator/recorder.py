@@ -28,8 +28,11 @@ import httpx
 import pathspec
 
 from orchestrator import goal_prompts, prompts
+from orchestrator.goal import GoalOptions
+from orchestrator.review import ReviewDecision, Reviewer
+from plans.schema import Plan
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
-from scenarios.format import Expectations, RecordedExchange, Scenario, ScenarioSettings
+from scenarios.format import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
 from sessions.errors import DeepSeekError
 from sessions.sse import SseData, SseParser
 from sessions.stream import Reply, StreamAssembler, decode_chunk, reply_from_completion
@@ -270,6 +273,7 @@ def write_recorded_scenario(
     status: str | None = None,
     settings: ScenarioSettings | None = None,
     name: str | None = None,
+    review: Sequence[ReviewAnswer] = (),
 ) -> Scenario:
     """Write a recorded scenario (``origin: recorded``): the workspace as it was at the start, every exchange, usage
     as reported, and a script derived from the replies. The expected status is the one the live run ended with."""
@@ -285,6 +289,7 @@ def write_recorded_scenario(
         workspace=dict(workspace),
         settings=settings or ScenarioSettings(),
         script=derive_script(recorded),
+        review=tuple(review),
         expect=Expectations(status=status),
         recorded=tuple(recorded),
     )
@@ -293,13 +298,57 @@ def write_recorded_scenario(
     return scenario
 
 
+class RecordingReviewer:
+    """Passes each plan review to ``inner`` and keeps the person's decisions as the scenario's review answers.
+    Automatic approvals (``--yes``) are not kept: a scenario without answers is approved automatically."""
+
+    def __init__(self, inner: Reviewer) -> None:
+        self.inner = inner
+        self.answers: list[ReviewAnswer] = []
+
+    async def review(self, plan: Plan, *, diff_text: str | None = None) -> ReviewDecision:
+        decision = await self.inner.review(plan, diff_text=diff_text)
+        if not decision.automatic:
+            edited = decision.plan.model_dump(mode="json") if decision.plan is not None else None
+            self.answers.append(ReviewAnswer(decision=decision.kind, feedback=decision.feedback, plan=edited))
+        return decision
+
+
+def settings_from_goal_options(options: GoalOptions) -> ScenarioSettings:
+    """The scenario settings that replay a goal as it was run (preset, budgets, escalation, thinking)."""
+    return ScenarioSettings(
+        preset=options.escalation.preset,
+        budget_usd=options.budget.usd,
+        max_requests=options.budget.requests,
+        max_minutes=options.budget.minutes,
+        max_step_attempts=options.max_step_attempts,
+        failure_threshold=options.escalation.failure_threshold,
+        max_pro_turns=options.escalation.max_pro_turns,
+        context_window=options.context_window,
+        thinking=options.thinking,
+        reasoning_effort=options.reasoning_effort,
+    )
+
+
 class Recorder:
-    """The recording of one live run: the workspace snapshot taken at the start and the transport that captures."""
+    """The recording of one live run: the workspace snapshot taken at the start, the transport that captures the
+    exchanges and (for ``goal`` / ``plan``) the reviewer that keeps the review answers.
+
+    The hook for ``goal`` / ``plan`` / ``exec`` with ``--record FILE``::
+
+        recorder = Recorder.start(workspace)                       # before anything is written
+        client = build_client(resolved, transport=recorder.transport())
+        reviewer = recorder.reviewer(reviewer)                     # optional: keeps a person's review answers
+        outcome = await runner.run(mode)
+        recorder.write(path, command=mode, objective=objective, status=outcome.status,
+                       settings=settings_from_goal_options(options))
+    """
 
     def __init__(self, workspace: Path, snapshot: dict[str, str]) -> None:
         self.workspace = workspace
         self.snapshot = snapshot
         self._transport: RecordingTransport | None = None
+        self._reviewer: RecordingReviewer | None = None
 
     @classmethod
     def start(cls, workspace: Path) -> Recorder:
@@ -310,6 +359,10 @@ class Recorder:
             self._transport = RecordingTransport(inner)
         return self._transport
 
+    def reviewer(self, inner: Reviewer) -> RecordingReviewer:
+        self._reviewer = RecordingReviewer(inner)
+        return self._reviewer
+
     @property
     def exchanges(self) -> list[CapturedExchange]:
         return self._transport.exchanges if self._transport is not None else []
@@ -317,8 +370,9 @@ class Recorder:
     def write(
         self, path: Path, *, command: str, objective: str, status: str | None, settings: ScenarioSettings | None = None
     ) -> Scenario:
+        answers = self._reviewer.answers if self._reviewer is not None else []
         return write_recorded_scenario(
-            path, self.snapshot, command, objective, self.exchanges, status=status, settings=settings
+            path, self.snapshot, command, objective, self.exchanges, status=status, settings=settings, review=answers
         )
 
 

@@ -115,3 +115,56 @@ def test_failed_attempts_become_faults_of_the_next_reply() -> None:
 def test_canonical_lines_split_multiline_text() -> None:
     lines = canonical_lines({"b": 1, "a": [{"content": "x\ny"}]})
     assert lines == ["a[0].content = |", "  x", "  y", "b = 1"]
+
+
+async def test_a_recorded_goal_replays_both_sessions_without_drift(tmp_path: Path) -> None:
+    """The goal hook: record a goal (planner + executor, a person's review answer) against the emulator in-process,
+    then replay the file: the same requests, byte for byte in canonical form, and the review answer kept."""
+    from orchestrator.config import Config
+    from orchestrator.goal_build import create_runner, goal_options
+    from orchestrator.recorder import Recorder, settings_from_goal_options
+    from orchestrator.replay import replay_scenario
+    from orchestrator.review import ScriptedReviewer
+    from scenarios.emulator import Script, open_emulator
+    from sessions.client import ClientSettings, DeepSeekClient
+
+    from .replay_support import goal_scenario
+
+    data = goal_scenario()
+    ws = tmp_path / "proj"
+    for rel, text in WORKSPACE.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    recorder = Recorder.start(ws)
+    options = goal_options(Config())
+    async with open_emulator(script=Script.model_validate(data["script"])) as emu:
+        client = DeepSeekClient(
+            base_url=emu.base_url, api_key=SECRET, settings=ClientSettings(), transport=recorder.transport()
+        )
+        async with client:
+            reviewer = recorder.reviewer(ScriptedReviewer([{"kind": "approve"}]))
+            runner = create_runner(
+                workspace=ws,
+                client=client,
+                objective=data["objective"],
+                options=options,
+                reviewer=reviewer,
+                config_dir=tmp_path / "no-config",
+            )
+            outcome = await runner.run("goal")
+    assert outcome.status == "complete"
+    out = tmp_path / "goal.json"
+    recorder.write(
+        out,
+        command="goal",
+        objective=data["objective"],
+        status=outcome.status,
+        settings=settings_from_goal_options(options),
+    )
+    assert SECRET not in out.read_text()
+    loaded = load_scenario(out)
+    assert [a.decision for a in loaded.scenario.review] == ["approve"]
+    assert {s.key for s in loaded.scenario.script.sessions} == {"planner", "executor"}
+    report = await replay_scenario(loaded)
+    assert report.ok, report.text_report()
+    assert report.drift == () and report.review == "scripted (1 answer)" and report.requests == 8
