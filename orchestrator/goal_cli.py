@@ -237,7 +237,6 @@ class GoalCommand:
     def run(self) -> int:
         json_out = JsonLinesRenderer(sys.stdout) if self.args.json else None
         ui: GoalTerminalUI | None = None
-        runner_box: list[GoalRunner] = []
 
         def on_event(event: AnyEvent) -> None:
             if isinstance(event, ReviewDecided):
@@ -255,7 +254,6 @@ class GoalCommand:
             return self.fail(str(exc), EXIT_USAGE)
         except ValidationError as exc:
             return self.fail(f"invalid option: {exc.errors()[0]['msg']}", EXIT_USAGE)
-        runner_box.append(runner)
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(

@@ -7,6 +7,8 @@ import io
 import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,7 @@ from sessions.stream import ContentDelta, ReasoningDelta
 from sessions.wire import Usage
 
 from .goal_support import goal_env, script, step
+from .run_support import ROOT
 from .test_goal import _executor_happy, _planner_happy, _workspace
 
 PLAN = Plan.model_validate(
@@ -298,3 +301,12 @@ async def test_first_sigint_cancels_the_work_second_exits_at_once() -> None:
         await second.wait()
         nursery.cancel_scope.cancel()
     assert seen == ["first", "second"]
+
+
+def test_hard_exit_flushes_what_was_printed_and_exits_130() -> None:
+    code = "import sys; from orchestrator.goal_cli import hard_exit; print('kept', end=''); sys.stderr.write('e'); "
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe is block-buffered
+    proc = subprocess.run(
+        [sys.executable, "-c", code + "hard_exit()"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+    )
+    assert proc.returncode == 130 and proc.stdout == "kept" and proc.stderr == "e"
