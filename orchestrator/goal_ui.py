@@ -13,6 +13,7 @@ proposed or revised, one line per step state change, and a footer line after eve
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,10 +39,11 @@ from orchestrator.goal_events import (
 from orchestrator.render import SESSION_SCALE, TerminalRenderer, cost_style
 from plans.render import plan_tree, verify_text
 from plans.schema import Plan, VerifyCommand
-from sessions.events import DiagnosticsReported, SessionEvent, TurnFinished, UsageReported
+from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
+STREAM_REFRESH_S = 0.1
 
 
 def _short(text: str, limit: int) -> str:
@@ -203,6 +205,7 @@ class GoalTerminalUI:
         self._budget = budget
         self._use_live = console.is_terminal if live is None else live
         self._live: Live | None = None
+        self._drawn_at = 0.0
         self._buffer: _LineBuffer | None = None
         if self._use_live:
             self._buffer = _LineBuffer(self._emit_ansi_line)
@@ -249,9 +252,16 @@ class GoalTerminalUI:
             self._live.stop()
             self._live = None
 
-    def _refresh(self) -> None:
-        if self._live is not None:
-            self._live.update(self._region(), refresh=True)
+    def _refresh(self, *, streaming: bool = False) -> None:
+        """Redraw the live region: at once for a state change, at most every ``STREAM_REFRESH_S`` while text streams
+        (a redraw repaints the whole tree)."""
+        if self._live is None:
+            return
+        now = time.monotonic()
+        if streaming and now - self._drawn_at < STREAM_REFRESH_S:
+            return
+        self._drawn_at = now
+        self._live.update(self._region(), refresh=True)
 
     # ------------------------------------------------------------------------------------------------ output
 
@@ -282,7 +292,7 @@ class GoalTerminalUI:
             self._goal(event)  # type: ignore[arg-type]
         else:
             self.renderer(event)  # type: ignore[arg-type]
-        self._refresh()
+        self._refresh(streaming=isinstance(event, StreamUpdate))
 
     def _diagnostics(self, event: DiagnosticsReported) -> None:
         d = event.diagnostics
