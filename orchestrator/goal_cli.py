@@ -180,6 +180,8 @@ class GoalCommand:
         elif args.objective:
             raise UsageError("give an objective or --resume RUN_ID, not both")
         previous = RunStore.open(workspace, resume).load() if resume is not None else None
+        if previous is not None and previous.state == "complete":
+            raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         preset = args.preset or (_previous_preset(previous.settings) if previous is not None else None) or "auto"
         options = goal_options(

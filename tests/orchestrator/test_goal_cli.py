@@ -134,6 +134,8 @@ def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict
     assert _kinds(events, "review")[0]["automatic"] is True
     assert (ws / "calc" / "neg.py").read_text() == NEG
     assert _goal_json(ws, summary["run_id"])["state"] == "complete"
+    again = reasonix("goal", "--resume", summary["run_id"], "--workspace", str(ws), "--yes", "--base-url", url, env=env)
+    assert again.returncode == 2 and "already complete" in again.stderr
 
 
 def test_goal_on_the_terminal_shows_plan_steps_tools_and_footers(tmp_path: Path, env: dict[str, str]) -> None:
