@@ -2,7 +2,8 @@
 
 The terminal shows reasoning (dimmed), the reply, one line per tool call, and after every request a footer with the
 turn's and the session's cost and the cache-hit ratio. ``--json`` prints every event as one JSON object per line and
-ends with a summary object (status, text, requests, token counts and cost summed over every request).
+ends with a summary object (status, text, requests, token counts and cost summed over every request). ``--record FILE``
+writes the run as a replayable scenario (``reasonix replay FILE``); the API key is never written.
 
 Exit status: 0 when the task finished; 1 when the model or DeepSeek stopped it (the message says what to do); 2 for a
 configuration problem; 130 when interrupted (Ctrl-C cancels cleanly; the run stays journaled under
