@@ -22,5 +22,14 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print events as JSON lines, then a summary object")
 
 
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="write a replayable scenario of this run (workspace at the start, every request and reply; never the key)",
+    )
+
+
 def add_review_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="approve the plan without asking (no review)")

@@ -35,6 +35,7 @@ from orchestrator.goal import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal_build import create_runner, goal_options, resume_runner
 from orchestrator.goal_events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal_ui import GoalTerminalUI, summary_text
+from orchestrator.recorder import Recorder, settings_from_goal_options
 from orchestrator.render import JsonLinesRenderer
 from orchestrator.review import Reviewer, make_reviewer
 from orchestrator.run_store import RunStore
@@ -148,6 +149,8 @@ class GoalCommand:
     stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
     stdin_isatty: bool = field(default_factory=lambda: bool(sys.stdin and sys.stdin.isatty()))
     last_review: str | None = None
+    recorder: Recorder | None = None
+    objective: str = ""
 
     def fail(self, message: str, code: int) -> int:
         self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
@@ -196,7 +199,15 @@ class GoalCommand:
         else:
             needs_review = True
         reviewer = self._reviewer(needs_review=needs_review)
-        client = build_client(resolved)
+        record: Path | None = getattr(args, "record", None)
+        if record is not None and resume is not None:
+            raise UsageError("--record starts a new recording; it cannot continue a resumed run")
+        if record is not None:
+            self.recorder = Recorder.start(workspace)
+            self.objective = objective
+            if reviewer is not None:
+                reviewer = self.recorder.reviewer(reviewer)
+        client = build_client(resolved, transport=self.recorder.transport() if self.recorder is not None else None)
         common: dict[str, Any] = dict(
             workspace=workspace,
             client=client,
@@ -284,6 +295,7 @@ class GoalCommand:
             return outcome
 
         error: str | None = None
+        outcome: GoalOutcome | None = None
         try:
             outcome = trio.run(main)
         except DeepSeekError as exc:
@@ -293,11 +305,25 @@ class GoalCommand:
                 ui.stop()
             runner.store.sync()
             runner.store.close()
+            self._write_recording(runner, outcome.status if outcome is not None else None)
         if error is not None:
             return self._stopped_by_error(runner, json_out, error)
         if outcome is None:
             return self._interrupted(runner, json_out)
         return self._finished(runner, outcome, json_out)
+
+    def _write_recording(self, runner: GoalRunner, status: str | None) -> None:
+        if self.recorder is None:
+            return
+        path: Path = self.args.record
+        self.recorder.write(
+            path,
+            command=self.mode,
+            objective=self.objective,
+            status=status,
+            settings=settings_from_goal_options(runner.options),
+        )
+        self.stderr.print(Text(f"recorded {len(self.recorder.exchanges)} exchanges to {path}", style="dim"))
 
     def _stopped_by_error(self, runner: GoalRunner, json_out: JsonLinesRenderer | None, error: str) -> int:
         command = self.resume_command(runner)

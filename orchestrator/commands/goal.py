@@ -12,12 +12,13 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.goal_args import add_connection_options, add_review_option
+    from orchestrator.goal_args import add_connection_options, add_record_option, add_review_option
 
     parser.add_argument("objective", nargs="?", help="what the goal should achieve")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue the goal of this run (raise a limit to go on)")
     add_review_option(parser)
     add_connection_options(parser)
+    add_record_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,11 +12,12 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.goal_args import add_connection_options, add_review_option
+    from orchestrator.goal_args import add_connection_options, add_record_option, add_review_option
 
     parser.add_argument("objective", help="what the plan should achieve")
     add_review_option(parser)
     add_connection_options(parser)
+    add_record_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -318,3 +318,36 @@ def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Pat
     assert [e["step_id"] for e in _kinds(log, "step_started")].count("S1") == 1
     assert [e["step_id"] for e in _kinds(log, "step_verified") if e["ok"]] == ["S1", "S2", "S3"]
     assert (ws / "calc" / "neg.py").read_text() == NEG
+
+
+def test_goal_record_writes_a_replayable_scenario_without_the_key(tmp_path: Path, env: dict[str, str]) -> None:
+    from orchestrator.replay import replay
+    from scenarios.format import load_scenario
+
+    ws = _workspace(tmp_path)
+    key = "sk-very-secret-key-1234567890"
+    env = {**env, "DEEPSEEK_API_KEY": key}
+    record = tmp_path / "recorded.json"
+    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+        proc = reasonix(
+            "goal",
+            "Grow calc",
+            "--workspace",
+            str(ws),
+            "--base-url",
+            url,
+            "--yes",
+            "--json",
+            "--record",
+            str(record),
+            env=env,
+        )
+    assert proc.returncode == 0, proc.stderr
+    text = record.read_text()
+    assert key not in text and "Authorization" not in text and "Bearer" not in text
+    loaded = load_scenario(record)
+    assert loaded.scenario.origin == "recorded" and loaded.scenario.command == "goal"
+    assert "calc/__init__.py" in loaded.scenario.workspace and "calc/neg.py" not in loaded.scenario.workspace
+    report = replay(loaded)
+    assert report.ok, report.text_report()
+    assert not report.drift
