@@ -1,4 +1,4 @@
-"""Writes the scripted scenarios of this library as JSON (``python3 scenarios/library/_build.py``).
+"""Writes the scripted scenarios of this library as JSON (``python3 -m scenarios.library._build [NAME ...]``).
 
 The JSON files are what ``reasonix replay`` and the tests read; this script is how they are written, so a change to
 a workspace or a reply is made here and the files regenerated. Stdlib only. Every scenario is ``origin: scripted``:
@@ -12,6 +12,34 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from scenarios.library._repos import (
+    CSVSUM_FIXED,
+    CSVSUM_SKIP_BLANK,
+    CSVSUM_STRIP_QUOTES,
+    GET,
+    GET_TEST,
+    INTERPOLATE,
+    INTERPOLATE_TEST,
+    INTERVALS,
+    INTERVALS_MERGE,
+    INTERVALS_TEST_TOTAL,
+    LOAD,
+    LOAD_TEST,
+    MASS_TEST,
+    SLUG_FIXED,
+    TEMPERATURE,
+    TEMPERATURE_TEST,
+    UNITS,
+    UNITS_SIGNIFICANT,
+    UNITS_SIGNIFICANT_TEST,
+    UNITS_WITH_MASS,
+    csvsum_workspace,
+    iniconf_workspace,
+    intervals_workspace,
+    slug_workspace,
+    units_workspace,
+)
 
 HERE = Path(__file__).parent
 PLANNER = "You are the planner of Reasonix"
@@ -86,6 +114,48 @@ def edit(path: str, old: str, new: str) -> J:
     return call("edit_file", path=path, edits=[{"old": old, "new": new}])
 
 
+#: The cache guard and the cost ceiling of each scenario: the hit ratios measured with the emulator (cache unit
+#: 128, a cold cache at the start) minus 0.02 (0.002 for the long session), and 1.5 x the measured cost at peak
+#: prices. Short sessions sit at 64-90 %: their first request misses the whole prefix. Re-measure after a change
+#: that legitimately moves them.
+GUARDS: dict[str, J] = {
+    "api-faults": {"min_hit_ratio": {"executor": 0.75, "planner": 0.75, "overall": 0.75}, "max_cost_usd": 0.0024},
+    "budget-pause-resume": {
+        "min_hit_ratio": {"executor": 0.84, "planner": 0.76, "overall": 0.8},
+        "max_cost_usd": 0.0043,
+    },
+    "call-storm": {"min_hit_ratio": {"executor": 0.82, "planner": 0.75, "overall": 0.79}, "max_cost_usd": 0.0041},
+    "cyclic-plan": {"min_hit_ratio": {"executor": 0.81, "planner": 0.79, "overall": 0.79}, "max_cost_usd": 0.0043},
+    "executor-escalation": {
+        "min_hit_ratio": {"executor": 0.79, "planner": 0.76, "overall": 0.78},
+        "max_cost_usd": 0.0098,
+    },
+    "failure-escalation": {
+        "min_hit_ratio": {"executor": 0.68, "planner": 0.75, "overall": 0.72},
+        "max_cost_usd": 0.0081,
+    },
+    "flagship": {"min_hit_ratio": {"executor": 0.87, "planner": 0.79, "overall": 0.85}, "max_cost_usd": 0.0152},
+    "long-session": {"min_hit_ratio": {"executor": 0.995, "planner": 0.77, "overall": 0.994}, "max_cost_usd": 0.72},
+    "planner-escalation": {
+        "min_hit_ratio": {"executor": 0.88, "planner": 0.61, "overall": 0.76},
+        "max_cost_usd": 0.0125,
+    },
+    "reasoning-scavenge": {
+        "min_hit_ratio": {"executor": 0.8, "planner": 0.76, "overall": 0.78},
+        "max_cost_usd": 0.0037,
+    },
+    "review-revise": {"min_hit_ratio": {"executor": 0.83, "planner": 0.83, "overall": 0.83}, "max_cost_usd": 0.0047},
+    "truncated-arguments": {
+        "min_hit_ratio": {"executor": 0.77, "planner": 0.75, "overall": 0.76},
+        "max_cost_usd": 0.0032,
+    },
+    "verify-retry-replan": {
+        "min_hit_ratio": {"executor": 0.88, "planner": 0.82, "overall": 0.85},
+        "max_cost_usd": 0.0057,
+    },
+}
+
+
 def scenario(
     name: str,
     title: str,
@@ -118,7 +188,7 @@ def scenario(
         "settings": settings or {},
         "script": {"version": 1, "sessions": sessions},
         "review": review or [],
-        "expect": expect,
+        "expect": {**expect, **GUARDS.get(name, {})},
     }
     if resume is not None:
         out["resume"] = resume
@@ -148,7 +218,7 @@ WORD_PATTERN = '\nimport re\n\nWORD = re.compile(r"[a-z0-9]+(?:\'[a-z]+)?")\n'
 TEXTSTATS_CORE_FIXED = TEXTSTATS_CORE.replace(DOCLINE, DOCLINE + WORD_PATTERN).replace(
     "    return text.lower().split()\n", "    return WORD.findall(text.lower())\n"
 )
-TEXTSTATS_TEST_CORE = '''\
+TEXTSTATS_TEST_CORE = """\
 import unittest
 
 from textstats.core import word_counts, words
@@ -167,7 +237,7 @@ class WordsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 
 
 def textstats_workspace() -> dict[str, str]:
@@ -195,7 +265,7 @@ def top_words(text, n=10):
     counts = word_counts(text)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:n]
 '''
-TEST_RANK = '''\
+TEST_RANK = """\
 import unittest
 
 from textstats.rank import top_words
@@ -214,7 +284,7 @@ class TopWordsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 SUMMARY = '''\
 """A one-line summary of a text."""
 
@@ -226,7 +296,7 @@ def summary(text):
     found = words(text)
     return {"lines": len(text.splitlines()), "words": len(found), "distinct": len(set(found))}
 '''
-TEST_SUMMARY = '''\
+TEST_SUMMARY = """\
 import unittest
 
 from textstats.summary import summary
@@ -239,7 +309,7 @@ class SummaryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 MAIN = '''\
 """python3 -m textstats FILE: a summary line and the five most frequent words."""
 
@@ -265,7 +335,7 @@ def main(argv):
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 '''
-TEST_CLI = '''\
+TEST_CLI = """\
 import subprocess
 import sys
 import tempfile
@@ -289,7 +359,7 @@ class CliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 FLAGSHIP_OBJECTIVE = (
     "Fix the failing test in tests/test_core.py (punctuation ends up inside words), then add top_words(text, n) "
     "(most frequent first, ties alphabetical), a summary(text) with lines/words/distinct counts, and a command line "
@@ -411,32 +481,190 @@ def flagship() -> J:
 # ============================================================================================ long session
 
 SECTIONS: dict[str, list[str]] = {
-    "server": ["port", "host", "workers", "backlog", "keepalive_timeout", "request_timeout", "max_body_kb", "tls",
-               "tls_min_version", "access_log", "gzip", "gzip_level", "proxy_protocol"],
-    "database": ["host", "port", "name", "user", "pool_size", "pool_timeout", "statement_timeout", "sslmode",
-                 "read_replicas", "retry_attempts", "retry_backoff", "migrations_auto", "echo_sql"],
-    "cache": ["backend", "ttl", "max_entries", "eviction", "namespace", "compress", "compress_threshold_kb", "warmup",
-              "stale_while_revalidate", "redis_db", "redis_timeout", "local_size", "metrics"],
-    "queue": ["backend", "concurrency", "prefetch", "visibility_timeout", "max_retries", "retry_delay", "dead_letter",
-              "priority_levels", "batch_size", "poll_interval", "ack_mode", "durable", "max_message_kb"],
-    "auth": ["provider", "session_ttl", "cookie_secure", "cookie_samesite", "password_min_length", "lockout_attempts",
-             "lockout_window", "mfa", "token_issuer", "token_ttl", "refresh_ttl", "jwks_refresh", "allow_signup"],
-    "logging": ["level", "format", "color", "file", "rotate", "max_size_mb", "backups", "utc", "include_caller",
-                "sample_rate_pct", "slow_request_ms", "redact", "stderr_level"],
-    "metrics": ["enabled", "backend", "port", "path", "interval", "histogram_buckets", "prefix", "include_runtime",
-                "push_gateway", "push_interval", "labels_max", "retention_days", "exemplars"],
-    "storage": ["backend", "root", "bucket", "region", "multipart_threshold_mb", "part_size_mb", "max_concurrency",
-                "checksum", "encryption", "public_read", "retention_days", "versioning", "timeout"],
-    "mailer": ["backend", "host", "port", "tls", "user", "from_name", "max_per_minute", "retry_attempts",
-               "retry_delay", "timeout", "template_dir", "bounce_tracking", "sandbox"],
-    "scheduler": ["enabled", "timezone", "tick", "max_jobs", "jitter", "misfire_grace", "coalesce", "lock_backend",
-                  "lock_ttl", "history_days", "catch_up", "workers", "pause_on_error"],
+    "server": [
+        "port",
+        "host",
+        "workers",
+        "backlog",
+        "keepalive_timeout",
+        "request_timeout",
+        "max_body_kb",
+        "tls",
+        "tls_min_version",
+        "access_log",
+        "gzip",
+        "gzip_level",
+        "proxy_protocol",
+    ],
+    "database": [
+        "host",
+        "port",
+        "name",
+        "user",
+        "pool_size",
+        "pool_timeout",
+        "statement_timeout",
+        "sslmode",
+        "read_replicas",
+        "retry_attempts",
+        "retry_backoff",
+        "migrations_auto",
+        "echo_sql",
+    ],
+    "cache": [
+        "backend",
+        "ttl",
+        "max_entries",
+        "eviction",
+        "namespace",
+        "compress",
+        "compress_threshold_kb",
+        "warmup",
+        "stale_while_revalidate",
+        "redis_db",
+        "redis_timeout",
+        "local_size",
+        "metrics",
+    ],
+    "queue": [
+        "backend",
+        "concurrency",
+        "prefetch",
+        "visibility_timeout",
+        "max_retries",
+        "retry_delay",
+        "dead_letter",
+        "priority_levels",
+        "batch_size",
+        "poll_interval",
+        "ack_mode",
+        "durable",
+        "max_message_kb",
+    ],
+    "auth": [
+        "provider",
+        "session_ttl",
+        "cookie_secure",
+        "cookie_samesite",
+        "password_min_length",
+        "lockout_attempts",
+        "lockout_window",
+        "mfa",
+        "token_issuer",
+        "token_ttl",
+        "refresh_ttl",
+        "jwks_refresh",
+        "allow_signup",
+    ],
+    "logging": [
+        "level",
+        "format",
+        "color",
+        "file",
+        "rotate",
+        "max_size_mb",
+        "backups",
+        "utc",
+        "include_caller",
+        "sample_rate_pct",
+        "slow_request_ms",
+        "redact",
+        "stderr_level",
+    ],
+    "metrics": [
+        "enabled",
+        "backend",
+        "port",
+        "path",
+        "interval",
+        "histogram_buckets",
+        "prefix",
+        "include_runtime",
+        "push_gateway",
+        "push_interval",
+        "labels_max",
+        "retention_days",
+        "exemplars",
+    ],
+    "storage": [
+        "backend",
+        "root",
+        "bucket",
+        "region",
+        "multipart_threshold_mb",
+        "part_size_mb",
+        "max_concurrency",
+        "checksum",
+        "encryption",
+        "public_read",
+        "retention_days",
+        "versioning",
+        "timeout",
+    ],
+    "mailer": [
+        "backend",
+        "host",
+        "port",
+        "tls",
+        "user",
+        "from_name",
+        "max_per_minute",
+        "retry_attempts",
+        "retry_delay",
+        "timeout",
+        "template_dir",
+        "bounce_tracking",
+        "sandbox",
+    ],
+    "scheduler": [
+        "enabled",
+        "timezone",
+        "tick",
+        "max_jobs",
+        "jitter",
+        "misfire_grace",
+        "coalesce",
+        "lock_backend",
+        "lock_ttl",
+        "history_days",
+        "catch_up",
+        "workers",
+        "pause_on_error",
+    ],
 }
 _BOOLS = {
-    "tls", "access_log", "gzip", "proxy_protocol", "migrations_auto", "echo_sql", "compress", "warmup",
-    "stale_while_revalidate", "metrics", "dead_letter", "durable", "cookie_secure", "mfa", "allow_signup", "color",
-    "rotate", "utc", "include_caller", "redact", "enabled", "include_runtime", "exemplars", "checksum", "encryption",
-    "public_read", "versioning", "bounce_tracking", "sandbox", "coalesce", "catch_up", "pause_on_error",
+    "tls",
+    "access_log",
+    "gzip",
+    "proxy_protocol",
+    "migrations_auto",
+    "echo_sql",
+    "compress",
+    "warmup",
+    "stale_while_revalidate",
+    "metrics",
+    "dead_letter",
+    "durable",
+    "cookie_secure",
+    "mfa",
+    "allow_signup",
+    "color",
+    "rotate",
+    "utc",
+    "include_caller",
+    "redact",
+    "enabled",
+    "include_runtime",
+    "exemplars",
+    "checksum",
+    "encryption",
+    "public_read",
+    "versioning",
+    "bounce_tracking",
+    "sandbox",
+    "coalesce",
+    "catch_up",
+    "pause_on_error",
     "read_replicas",
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -455,14 +683,37 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 _DURATIONS = ("timeout", "ttl", "interval", "delay", "tick", "window", "grace", "backoff", "jitter", "refresh")
 _RANGES: dict[str, tuple[int, int]] = {
-    "port": (1, 65535), "workers": (1, 256), "backlog": (1, 65535), "max_body_kb": (1, 1048576), "gzip_level": (1, 9),
-    "pool_size": (1, 512), "retry_attempts": (0, 20), "max_entries": (1, 10000000), "compress_threshold_kb": (1, 65536),
-    "redis_db": (0, 15), "local_size": (0, 1000000), "concurrency": (1, 1024), "prefetch": (1, 10000),
-    "max_retries": (0, 100), "priority_levels": (1, 10), "batch_size": (1, 10000), "max_message_kb": (1, 262144),
-    "password_min_length": (8, 128), "lockout_attempts": (1, 100), "max_size_mb": (1, 102400), "backups": (0, 1000),
-    "sample_rate_pct": (0, 100), "slow_request_ms": (1, 600000), "histogram_buckets": (1, 64),
-    "labels_max": (1, 1000), "retention_days": (1, 3650), "multipart_threshold_mb": (5, 5120),
-    "part_size_mb": (5, 5120), "max_concurrency": (1, 256), "max_per_minute": (1, 100000), "max_jobs": (1, 100000),
+    "port": (1, 65535),
+    "workers": (1, 256),
+    "backlog": (1, 65535),
+    "max_body_kb": (1, 1048576),
+    "gzip_level": (1, 9),
+    "pool_size": (1, 512),
+    "retry_attempts": (0, 20),
+    "max_entries": (1, 10000000),
+    "compress_threshold_kb": (1, 65536),
+    "redis_db": (0, 15),
+    "local_size": (0, 1000000),
+    "concurrency": (1, 1024),
+    "prefetch": (1, 10000),
+    "max_retries": (0, 100),
+    "priority_levels": (1, 10),
+    "batch_size": (1, 10000),
+    "max_message_kb": (1, 262144),
+    "password_min_length": (8, 128),
+    "lockout_attempts": (1, 100),
+    "max_size_mb": (1, 102400),
+    "backups": (0, 1000),
+    "sample_rate_pct": (0, 100),
+    "slow_request_ms": (1, 600000),
+    "histogram_buckets": (1, 64),
+    "labels_max": (1, 1000),
+    "retention_days": (1, 3650),
+    "multipart_threshold_mb": (5, 5120),
+    "part_size_mb": (5, 5120),
+    "max_concurrency": (1, 256),
+    "max_per_minute": (1, 100000),
+    "max_jobs": (1, 100000),
     "history_days": (1, 3650),
 }
 
@@ -552,7 +803,7 @@ def main(argv):
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 '''
-CONF_TEST = '''\
+CONF_TEST = """\
 import unittest
 
 from confcheck.schema import validate
@@ -578,7 +829,7 @@ class RulesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 
 
 def conf_schema() -> str:
@@ -826,9 +1077,648 @@ def long_session() -> J:
     )
 
 
+# ============================================================================================ more scenarios
+
+
+def verify_retry_replan() -> J:
+    s1 = step(
+        "S1",
+        "Skip blank lines in sum_column",
+        "In csvsum.py, make sum_column ignore empty lines so test_csvsum.py passes.",
+        writes=["csvsum.py"],
+        verify=["python3 test_csvsum.py"],
+    )
+    s2 = step(
+        "S2",
+        "Parse rows with the csv module",
+        "Rewrite sum_column in csvsum.py to read rows with csv.reader (quoted fields may hold commas) and skip empty "
+        "rows. Keep main() as it is.",
+        writes=["csvsum.py"],
+        verify=["python3 test_csvsum.py", "python3 csvsum.py sample.csv amount"],
+    )
+    planner = [
+        reply(call("read_file", path="test_csvsum.py"), reasoning="Which tests fail?"),
+        submit("Make test_csvsum.py pass", [s1], reasoning="Blank lines crash float(''); skip them."),
+        reply(content="Plan submitted."),
+        reply(
+            call("read_file", path="csvsum.py"),
+            reasoning="Two attempts failed on quoted fields: splitting on commas cannot work; use csv.",
+        ),
+        submit("Make test_csvsum.py pass", [s2], tool="revise_plan"),
+        reply(content="Revised."),
+        *verdict("python3 test_csvsum.py passes", "python3 csvsum.py sample.csv amount prints 3.5"),
+    ]
+    loop = '    for line in lines[1:]:\n        total += float(line.rstrip("\\n").split(",")[index])\n'
+    executor = [
+        reply(call("read_file", path="csvsum.py"), reasoning="Look at the loop."),
+        reply(edit("csvsum.py", loop, CSVSUM_SKIP_BLANK), reasoning="Skip lines that are only whitespace."),
+        reply(call("bash", command="python3 test_csvsum.py 2>&1 | tail -n 3")),
+        *report("S1", "blank lines are skipped", "test_blank_lines_are_skipped passes"),
+        # attempt 2, after the supervisor's failed verification
+        reply(
+            edit("csvsum.py", CSVSUM_SKIP_BLANK, CSVSUM_STRIP_QUOTES),
+            reasoning="The quoted test fails: strip the quotes before splitting.",
+        ),
+        reply(call("bash", command="python3 test_csvsum.py 2>&1 | tail -n 3")),
+        *report("S1", "quotes are stripped", "ran the tests"),
+        # S2 after the re-plan
+        reply(call("write_file", path="csvsum.py", content=CSVSUM_FIXED), reasoning="csv.reader handles quotes."),
+        reply(call("bash", command="python3 test_csvsum.py && python3 csvsum.py sample.csv amount")),
+        *report("S2", "sum_column reads rows with csv.reader", "3 tests OK", "sample.csv amount: 3.5"),
+    ]
+    return scenario(
+        "verify-retry-replan",
+        "A fix that fails verification twice, then a re-plan that works",
+        "A CSV-summing CLI crashes on blank lines and miscounts quoted fields. The executor's first fix (skip blank "
+        "lines) and its retry (strip quotes) both report done, but the supervisor's own run of the tests fails "
+        "both times; after max_step_attempts the planner revises the plan to parse rows with the csv module, "
+        "which passes.",
+        "csvsum.py crashes on blank lines and gets quoted fields wrong: make test_csvsum.py pass.",
+        csvsum_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "replans": 1,
+            "escalations": 0,
+            "steps_done": 1,
+            "files": {"csvsum.py": CSVSUM_FIXED},
+            "commands": ["python3 test_csvsum.py", 'test "$(python3 csvsum.py sample.csv amount)" = 3.5'],
+        },
+    )
+
+
+def planner_escalation() -> J:
+    s1 = step(
+        "S1",
+        "Add interpolate(config)",
+        "Create iniconf/interpolate.py: interpolate(config) resolves ${section.key} references transitively; "
+        "ValueError naming an unknown reference; ValueError naming the cycle ('a.x -> a.y -> a.x'). Tests in "
+        "tests/test_interpolate.py.",
+        writes=["iniconf/interpolate.py", "tests/test_interpolate.py"],
+        verify=["python3 -m unittest tests.test_interpolate"],
+        risk="medium",
+    )
+    s2 = step(
+        "S2",
+        "Add load(path)",
+        "Create iniconf/load.py: load(path) = interpolate(parse(text)); tests in tests/test_load.py.",
+        deps=["S1"],
+        writes=["iniconf/load.py", "tests/test_load.py"],
+        verify=["python3 -m unittest"],
+    )
+    planner = [
+        reply(
+            reasoning="Interpolation with transitive references and cycle detection; the error has to name the cycle.",
+            content="<<<NEEDS_PRO: resolving references with cycle detection needs a careful design>>>",
+        ),
+        reply(
+            call("read_file", path="iniconf/parser.py"),
+            reasoning="Pro: parse() returns plain dicts of strings, so interpolation can be a separate pass.",
+        ),
+        submit(
+            "Add ${section.key} interpolation to iniconf",
+            [s1, s2],
+            reasoning="Resolve lazily with memoisation; carry the chain of keys being resolved to detect cycles.",
+            assumptions=["references use ${section.key}; no escaping is needed yet"],
+        ),
+        reply(content="Plan submitted."),
+        *verdict("python3 -m unittest: parser, interpolate and load tests pass"),
+    ]
+    executor = [
+        reply(call("write_file", path="iniconf/interpolate.py", content=INTERPOLATE), reasoning="As planned."),
+        reply(call("write_file", path="tests/test_interpolate.py", content=INTERPOLATE_TEST)),
+        reply(call("bash", command="python3 -m unittest tests.test_interpolate")),
+        *report("S1", "interpolate() with cycle detection", "3 tests OK"),
+        reply(call("write_file", path="iniconf/load.py", content=LOAD)),
+        reply(call("write_file", path="tests/test_load.py", content=LOAD_TEST)),
+        reply(call("bash", command="python3 -m unittest")),
+        *report("S2", "load(path) parses and interpolates", "python3 -m unittest: 6 tests OK"),
+    ]
+    return scenario(
+        "planner-escalation",
+        "The planner escalates a design question to pro with the marker",
+        "A config parser lacks ${section.key} interpolation. The planner's flash reply starts with "
+        "<<<NEEDS_PRO: ...>>>; the identical request goes to pro, which reads the parser and submits the plan. The "
+        "planner's next turn (the verdict) is on flash again.",
+        "Add ${section.key} references to iniconf: values may refer to other keys; unknown references and cycles "
+        "are errors that name the problem.",
+        iniconf_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "escalations": 1,
+            "steps_done": 2,
+            "files": {"iniconf/interpolate.py": INTERPOLATE},
+            "commands": ["python3 -m unittest"],
+        },
+    )
+
+
+def executor_escalation() -> J:
+    s1 = step(
+        "S1",
+        "Implement merge()",
+        "Implement merge(intervals) in intervals.py: sort, join overlapping and touching intervals, drop empty ones.",
+        writes=["intervals.py"],
+        verify=["python3 -m unittest test_intervals"],
+    )
+    s2 = step(
+        "S2",
+        "Add total_length()",
+        "Add total_length(intervals) = the summed length of merge(intervals); test it in test_total.py.",
+        deps=["S1"],
+        writes=["intervals.py", "test_total.py"],
+        verify=["python3 -m unittest"],
+    )
+    stub = (
+        "def merge(intervals):\n"
+        '    """The union of ``intervals`` as sorted, non-overlapping intervals (touching ones are joined)."""\n'
+        "    raise NotImplementedError\n"
+    )
+    merge_only = INTERVALS_MERGE.split("\n\n\ndef total_length")[0] + "\n"
+    executor = [
+        reply(call("read_file", path="test_intervals.py"), reasoning="What exactly must merge() do?"),
+        reply(
+            reasoning="Touching intervals join, empty ones vanish, contained ones disappear: an edge is easy to miss.",
+            content="<<<NEEDS_PRO: interval merging edge cases (touching, contained, empty)>>>",
+        ),
+        reply(
+            edit("intervals.py", stub, merge_only),
+            reasoning="Sort the non-empty intervals; extend the last merged one while start <= its end.",
+        ),
+        reply(call("bash", command="python3 -m unittest test_intervals")),
+        *report("S1", "merge() sorts and sweeps", "3 tests OK"),
+        reply(
+            edit("intervals.py", merge_only, INTERVALS_MERGE),
+            reasoning="total_length is a sum over merge().",
+        ),
+        reply(call("write_file", path="test_total.py", content=INTERVALS_TEST_TOTAL)),
+        reply(call("bash", command="python3 -m unittest")),
+        *report("S2", "total_length() over merge()", "4 tests OK"),
+    ]
+    planner = [
+        reply(call("read_file", path="intervals.py"), reasoning="merge() is a stub."),
+        submit("Implement interval merging and total length", [s1, s2]),
+        reply(content="Plan submitted."),
+        *verdict("python3 -m unittest passes"),
+    ]
+    return scenario(
+        "executor-escalation",
+        "The executor escalates a tricky step to pro with the marker",
+        "merge() of an interval library is a stub. On S1 the executor's flash reply starts with the marker; the "
+        "identical request goes to pro, which writes the sweep; S2 is on flash again.",
+        "Implement merge() in intervals.py so test_intervals.py passes, and add total_length().",
+        intervals_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "escalations": 1,
+            "steps_done": 2,
+            "files": {"intervals.py": INTERVALS.replace(stub, INTERVALS_MERGE)},
+            "commands": ["python3 -m unittest"],
+        },
+    )
+
+
+def failure_escalation() -> J:
+    s1 = step(
+        "S1",
+        "Keep the letters of accented characters",
+        "In slug.py, transliterate accented letters to ASCII (unicodedata NFKD) before replacing the rest with "
+        "hyphens, so test_slug.py passes.",
+        writes=["slug.py"],
+        verify=["python3 test_slug.py"],
+    )
+    planner = [
+        reply(call("read_file", path="slug.py"), reasoning="Accents are dropped together with their letters."),
+        submit("Fix slugify for accented titles", [s1]),
+        reply(content="Plan submitted."),
+        *verdict("python3 test_slug.py passes"),
+    ]
+    executor = [
+        reply(
+            call("apply_patch", patch="*** Update File: slug.py\n@@\n-import re\n+import re\n+import unicodedata\n"),
+            reasoning="Patch the import in.",
+        ),
+        reply(call("run_tests", path="test_slug.py"), reasoning="No apply_patch here. Run the tests first."),
+        reply(
+            call("str_replace_editor", command="view", path="slug.py"),
+            reasoning="Let me view the file with the editor tool.",
+        ),
+        # three failures (unknown tools) in this turn: the rest of the turn goes to pro
+        reply(call("write_file", path="slug.py", content=SLUG_FIXED), reasoning="Rewrite slug.py with NFKD."),
+        reply(call("bash", command="python3 test_slug.py")),
+        *report("S1", "slugify transliterates with NFKD", "2 tests OK"),
+    ]
+    return scenario(
+        "failure-escalation",
+        "Three failed tool calls in one turn send the rest of the turn to pro",
+        "A slug function drops accented letters. The flash executor calls tools from another agent's toolbox "
+        "(apply_patch, run_tests, str_replace_editor): each is answered with the valid tool names and counts as a "
+        "failure; at the third, the failure counter escalates the rest of the turn to pro, which fixes the file.",
+        "slugify() drops accented letters ('Crème' becomes 'cr-me'): keep them as their ASCII letters.",
+        slug_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "escalations": 1,
+            "steps_done": 1,
+            "repairs": {"unknown_tool": 3},
+            "files": {"slug.py": SLUG_FIXED},
+            "commands": ["python3 test_slug.py"],
+        },
+    )
+
+
+def review_revise() -> J:
+    one = step(
+        "S1",
+        "Add temperatures to convert()",
+        "Add C, F and K to convert() in units.py.",
+        writes=["units.py"],
+        verify=["python3 -m unittest"],
+    )
+    s1 = step(
+        "S1",
+        "Add convert_temperature() in temperature.py",
+        "Create temperature.py with convert_temperature(value, from_unit, to_unit) for C, F and K through kelvin "
+        "(offsets, not ratios); units.py stays as it is.",
+        writes=["temperature.py"],
+        verify=['python3 -c \'from temperature import convert_temperature as c; assert c(100, "C", "F") == 212\''],
+    )
+    s2 = step(
+        "S2",
+        "Round-trip tests for temperatures",
+        "Add test_temperature.py: fixed points and a round trip for every pair of units.",
+        deps=["S1"],
+        writes=["test_temperature.py"],
+        verify=["python3 -m unittest"],
+    )
+    planner = [
+        reply(call("read_file", path="units.py"), reasoning="Lengths are ratios to metres."),
+        submit("Temperature conversion", [one]),
+        reply(content="Plan submitted."),
+        reply(
+            call("read_file", path="test_units.py"),
+            reasoning="The user wants temperatures apart from the ratio table, and round-trip tests.",
+        ),
+        submit("Temperature conversion", [s1, s2], tool="revise_plan"),
+        reply(content="Revised as asked."),
+        *verdict("python3 -m unittest passes, including round trips"),
+    ]
+    executor = [
+        reply(call("write_file", path="temperature.py", content=TEMPERATURE), reasoning="Through kelvin."),
+        *report("S1", "convert_temperature via kelvin", "temperature.py"),
+        reply(call("write_file", path="test_temperature.py", content=TEMPERATURE_TEST)),
+        reply(call("bash", command="python3 -m unittest")),
+        *report("S2", "round trips for all unit pairs", "python3 -m unittest: 5 tests OK"),
+    ]
+    return scenario(
+        "review-revise",
+        "Plan review: the user asks for changes, the planner revises, the user approves",
+        "The first plan folds temperatures into the length ratio table. At review the user answers 'revise' with "
+        "feedback (keep temperatures separate, add round-trip tests); the planner calls revise_plan; the user sees "
+        "the diff and approves. Review answers are scripted.",
+        "Add temperature conversion (C, F, K) to the units library.",
+        units_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 2,
+            "files": {"temperature.py": TEMPERATURE, "units.py": UNITS},
+            "absent": [],
+            "commands": ["python3 -m unittest"],
+        },
+        review=[
+            {
+                "decision": "revise",
+                "feedback": "Temperatures are not ratios: keep them out of the LENGTH table, in their own module, "
+                "and add round-trip tests for every pair of units.",
+            },
+            {"decision": "approve"},
+        ],
+    )
+
+
+def cyclic_plan() -> J:
+    a = step(
+        "S1",
+        "Fix blank lines and quoted fields",
+        "Rewrite sum_column in csvsum.py with csv.reader, skipping empty rows.",
+        deps=["S2"],
+        writes=["csvsum.py"],
+        verify=["python3 test_csvsum.py"],
+    )
+    b = step(
+        "S2",
+        "Check the CLI on sample.csv",
+        "Run python3 csvsum.py sample.csv amount; it must print 3.5.",
+        deps=["S1"],
+        verify=['test "$(python3 csvsum.py sample.csv amount)" = 3.5'],
+    )
+    planner = [
+        reply(call("read_file", path="csvsum.py")),
+        submit("Fix csvsum", [a, b], reasoning="Fix the parser and check the CLI."),
+        submit(
+            "Fix csvsum",
+            [{**a, "depends_on": []}, b],
+            reasoning="S1 cannot wait for S2, which checks S1's result: S1 has no dependency.",
+        ),
+        reply(content="Plan submitted."),
+        *verdict("tests pass; the CLI prints 3.5 for sample.csv"),
+    ]
+    executor = [
+        reply(call("write_file", path="csvsum.py", content=CSVSUM_FIXED), reasoning="Use csv.reader."),
+        reply(call("bash", command="python3 test_csvsum.py")),
+        *report("S1", "csv.reader, empty rows skipped", "3 tests OK"),
+        reply(call("bash", command="python3 csvsum.py sample.csv amount")),
+        *report("S2", "the CLI prints 3.5", "python3 csvsum.py sample.csv amount -> 3.5"),
+    ]
+    return scenario(
+        "cyclic-plan",
+        "An invalid plan (a dependency cycle) is rejected with its errors and corrected",
+        "The planner's first submit_plan has S1 and S2 depending on each other. The tool answers with the cycle "
+        "(S1 → S2 → S1) and nothing reaches the executor; the planner resubmits without the cycle in the same turn.",
+        "csvsum.py crashes on blank lines and gets quoted fields wrong: fix it and check the CLI on sample.csv.",
+        csvsum_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 2,
+            "files": {"csvsum.py": CSVSUM_FIXED},
+            "commands": ["python3 test_csvsum.py"],
+        },
+    )
+
+
+def truncated_arguments() -> J:
+    s1 = step(
+        "S1",
+        "Add get(config, 'section.key', default)",
+        "Create iniconf/get.py with get(); tests in tests/test_get.py.",
+        writes=["iniconf/get.py", "tests/test_get.py"],
+        verify=["python3 -m unittest tests.test_get"],
+    )
+    raw = '{"command": "python3 -m unittest tests.test_get", "timeout_s": 60}'
+    keep = raw.index(', "timeout_s"') + len(', "time')
+    planner = [
+        reply(call("list_dir", path="iniconf")),
+        submit("Dotted access to configuration values", [s1]),
+        reply(content="Plan submitted."),
+        *verdict("tests.test_get passes"),
+    ]
+    executor = [
+        reply(call("write_file", path="iniconf/get.py", content=GET)),
+        reply(call("write_file", path="tests/test_get.py", content=GET_TEST)),
+        reply(
+            {"name": "bash", "arguments": raw},
+            reasoning="Run the new test with a timeout.",
+            faults=[{"kind": "truncate_arguments", "keep_chars": keep}],
+        ),
+        *report("S1", "get() with a default", "tests.test_get OK (the repaired call ran)"),
+    ]
+    return scenario(
+        "truncated-arguments",
+        "Tool-call arguments cut off at finish_reason=length are closed and the call runs",
+        "The executor's bash call is cut off mid-argument (the emulator's truncate_arguments fault, finish_reason "
+        "length). The repair layer closes the JSON (dropping the half-written key), the command runs, and its "
+        "result carries a note that the arguments were repaired. The re-sent assistant message keeps the raw "
+        "truncated string, so the cache is unaffected.",
+        "Add get(config, 'section.key', default) to iniconf with a test.",
+        iniconf_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 1,
+            "faults": {"truncate_arguments": 1},
+            "repairs": {"truncation": 1},
+            "files": {"iniconf/get.py": GET},
+            "commands": ["python3 -m unittest"],
+        },
+    )
+
+
+def reasoning_scavenge() -> J:
+    old = UNITS[UNITS.index("def convert") :]
+    s1 = step(
+        "S1",
+        "Round to 6 significant digits, not 6 decimals",
+        "convert() in units.py promises 6 significant digits but rounds to 6 decimal places, so small results "
+        "become 0 or 1e-06. Format with '.6g' instead; add test_significant.py.",
+        writes=["units.py", "test_significant.py"],
+        verify=["python3 -m unittest"],
+    )
+    planner = [
+        reply(call("grep", pattern="round\\(", path="."), reasoning="Where is the rounding?"),
+        submit("Significant digits in convert()", [s1]),
+        reply(content="Plan submitted."),
+        *verdict("python3 -m unittest passes"),
+    ]
+    executor = [
+        reply(
+            call("read_file", path="units.py"),
+            reasoning="First read units.py to see the rounding.",
+            faults=[{"kind": "tool_call_in_reasoning"}],
+        ),
+        reply(edit("units.py", old, UNITS_SIGNIFICANT), reasoning="round(x, 6) is decimals; use float(f'{x:.6g}')."),
+        reply(call("write_file", path="test_significant.py", content=UNITS_SIGNIFICANT_TEST)),
+        reply(call("bash", command="python3 -m unittest")),
+        *report("S1", "convert() keeps 6 significant digits", "python3 -m unittest: 5 tests OK"),
+    ]
+    return scenario(
+        "reasoning-scavenge",
+        "A tool call written only in the reasoning is scavenged and run",
+        "The executor's first reply writes its read_file call as markup at the end of its reasoning, with no "
+        "tool_calls (the emulator's tool_call_in_reasoning fault, a known DeepSeek habit). The repair layer finds "
+        "it, runs it, and hands the result back in a tagged user turn; the executor carries on.",
+        "convert() rounds to 6 decimals instead of 6 significant digits: convert(1, 'mm', 'mi') gives 1e-06.",
+        units_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 1,
+            "faults": {"tool_call_in_reasoning": 1},
+            "repairs": {"scavenge": 1},
+            "commands": ["python3 -m unittest"],
+            "file_patterns": {"units.py": r"\.6g"},
+        },
+    )
+
+
+def call_storm() -> J:
+    s1 = step(
+        "S1",
+        "Skip blank lines and honour quotes",
+        "Fix sum_column in csvsum.py (csv.reader; skip empty rows) so test_csvsum.py passes.",
+        writes=["csvsum.py"],
+        verify=["python3 test_csvsum.py"],
+    )
+    planner = [
+        reply(call("read_file", path="csvsum.py")),
+        submit("Fix csvsum", [s1]),
+        reply(content="Plan submitted."),
+        *verdict("python3 test_csvsum.py passes"),
+    ]
+    run = call("bash", command="python3 test_csvsum.py")
+    executor = [
+        reply(run, reasoning="See what fails."),
+        reply(run, reasoning="Run it again to be sure."),
+        reply(run, reasoning="Once more."),
+        reply(call("read_file", path="csvsum.py"), reasoning="Same call refused: read the code instead."),
+        reply(call("write_file", path="csvsum.py", content=CSVSUM_FIXED), reasoning="csv.reader; skip empty rows."),
+        reply(call("bash", command="python3 test_csvsum.py 2>&1 | tail -n 1")),
+        *report("S1", "csv.reader, empty rows skipped", "3 tests OK"),
+    ]
+    return scenario(
+        "call-storm",
+        "A storm of identical calls is suppressed and the model changes approach",
+        "The executor runs the same failing test command three times in a row. The third identical call is not run: "
+        "the storm guard answers with a stub telling the model to change approach; it reads the code and fixes it.",
+        "csvsum.py crashes on blank lines and gets quoted fields wrong: make test_csvsum.py pass.",
+        csvsum_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 1,
+            "repairs": {"storm": 1},
+            "files": {"csvsum.py": CSVSUM_FIXED},
+            "commands": ["python3 test_csvsum.py"],
+        },
+    )
+
+
+def api_faults() -> J:
+    s1 = step(
+        "S1",
+        "Fix slugify for accented titles",
+        "Transliterate with unicodedata NFKD in slug.py.",
+        writes=["slug.py"],
+        verify=["python3 test_slug.py"],
+    )
+    planner = [
+        reply(
+            call("read_file", path="slug.py"),
+            faults=[{"kind": "http_status", "status": 429, "times": 3, "retry_after": 0}],
+        ),
+        {
+            **submit("Fix slugify", [s1]),
+            "faults": [{"kind": "http_status", "status": 503, "times": 1, "retry_after": 0}],
+        },
+        reply(content="Plan submitted."),
+        *verdict("python3 test_slug.py passes"),
+    ]
+    executor = [
+        reply(
+            call("write_file", path="slug.py", content=SLUG_FIXED),
+            reasoning="Normalize to NFKD and drop the combining marks.",
+            faults=[{"kind": "drop", "after_chunks": 3}],
+        ),
+        reply(call("bash", command="python3 test_slug.py"), faults=[{"kind": "keep_alive", "count": 3}]),
+        *report("S1", "slugify transliterates with NFKD", "2 tests OK"),
+    ]
+    return scenario(
+        "api-faults",
+        "API faults: a 429 burst, a 503 and a connection dropped mid-stream, each retried",
+        "The planner's first request is answered 429 three times (Retry-After: 0), its second 503 once; the "
+        "executor's first stream is cut after three chunks, and its next waits behind keep-alive comments. The "
+        "client retries each identical body; the goal completes and the retried requests hit the cache.",
+        "slugify() drops accented letters ('Crème' becomes 'cr-me'): keep them as their ASCII letters.",
+        slug_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 1,
+            "faults": {"http_429": 3, "http_503": 1, "drop": 1, "keep_alive": 1},
+            "files": {"slug.py": SLUG_FIXED},
+            "commands": ["python3 test_slug.py"],
+        },
+    )
+
+
+def budget_pause_resume() -> J:
+    mass_step = step(
+        "S1",
+        "Add a MASS table",
+        "Add MASS (mg, g, kg, t, oz, lb in kilograms) to units.py and make convert() look the units up in the table "
+        "that has both, raising ValueError for units of different kinds. Add test_mass.py.",
+        writes=["units.py", "test_mass.py"],
+        verify=["python3 -m unittest"],
+    )
+    readme_step = step(
+        "S2",
+        "Document mass units in the README",
+        "Mention mass units in README.md.",
+        deps=["S1"],
+        writes=["README.md"],
+        verify=["grep -q 'mass' README.md"],
+    )
+    planner = [
+        reply(call("read_file", path="units.py")),
+        submit("Mass units", [mass_step, readme_step]),
+        reply(content="Plan submitted."),
+        *verdict("python3 -m unittest passes; README mentions mass"),
+    ]
+    readme = "# units\n\n`convert(value, from_unit, to_unit)` for lengths and mass (mg, g, kg, t, oz, lb).\n\n"
+    executor = [
+        reply(call("write_file", path="units.py", content=UNITS_WITH_MASS), reasoning="A second table."),
+        reply(call("write_file", path="test_mass.py", content=MASS_TEST)),
+        reply(call("bash", command="python3 -m unittest")),
+        *report("S1", "MASS table; kinds do not mix", "python3 -m unittest: 5 tests OK"),
+        # resumed run
+        reply(
+            edit("README.md", "`convert(value, from_unit, to_unit)` for lengths.\n\n", readme),
+            reasoning="Resumed: S1 is verified; document mass.",
+        ),
+        *report("S2", "README mentions mass units", "README.md"),
+    ]
+    return scenario(
+        "budget-pause-resume",
+        "The budget runs out: the goal pauses, then resumes with a raised budget",
+        "A dollar budget of a fraction of a cent runs out during the first step. The goal pauses (resumable, the "
+        "finished step verified first); the resumed run, with a raised budget, continues at the next step and never "
+        "repeats a verified one.",
+        "Add mass units (mg, g, kg, t, oz, lb) to the units library.",
+        units_workspace(),
+        planner,
+        executor,
+        {
+            "status": "complete",
+            "steps_done": 2,
+            "files": {"units.py": UNITS_WITH_MASS},
+            "commands": ["python3 -m unittest"],
+        },
+        settings={"budget_usd": 0.0008},
+        resume={"budget_usd": 0.05},
+    )
+
+
 # ================================================================================================== main
 
-BUILDERS: list[Callable[[], J]] = [flagship, long_session]
+BUILDERS: list[Callable[[], J]] = [
+    flagship,
+    verify_retry_replan,
+    planner_escalation,
+    executor_escalation,
+    failure_escalation,
+    review_revise,
+    cyclic_plan,
+    truncated_arguments,
+    reasoning_scavenge,
+    call_storm,
+    api_faults,
+    budget_pause_resume,
+    long_session,
+]
 
 
 def main(argv: list[str]) -> int:

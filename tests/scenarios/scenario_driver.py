@@ -112,7 +112,11 @@ def _reviewer(loaded: LoadedScenario) -> Reviewer:
     answers = loaded.scenario.review
     if not answers:
         return AutoApprove()
-    return ScriptedReviewer([a.model_dump(exclude_none=True) for a in answers])
+    decisions = [
+        {"kind": a.decision, "feedback": a.feedback, **({"plan": a.plan} if a.plan is not None else {})}
+        for a in answers
+    ]
+    return ScriptedReviewer(decisions)
 
 
 async def drive(loaded: LoadedScenario, root: Path, *, capture: bool = False) -> DriveResult:
