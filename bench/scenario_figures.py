@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/scenario_figures.py [--scenario PATH] [--help-runs 5] [--no-harness]
 
-1. Replays the scenario (real goal loop, real tools and verify commands, the in-process emulator) and records the
-   body of every request the emulator received.
+1. Replays the scenario with ``reasonix replay``'s code (real goal loop, real tools and verify commands, the
+   in-process emulator) and records the body of every request the emulator received.
 2. Re-accounts those bodies through a fresh emulator :class:`~scenarios.emulator.accounting.Accountant` (the same
    prefix-cache accounting the emulator serves; the totals are checked against the live run) and prints, per session,
    the hit ratio (hit ÷ prompt tokens) and the cache efficiency (hit ÷ what the cache could have hit at all: the
@@ -27,21 +27,24 @@ import json
 import random
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import trio
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import orchestrator.replay as replay_module  # noqa: E402
+from orchestrator.replay import replay  # noqa: E402
+from orchestrator.replay_report import ReplayReport  # noqa: E402
 from scenarios.emulator.accounting import Accountant  # noqa: E402
+from scenarios.emulator.app import Response  # noqa: E402
 from scenarios.emulator.script import Script  # noqa: E402
+from scenarios.emulator.server import RunningEmulator, open_emulator  # noqa: E402
 from scenarios.emulator.validation import validate  # noqa: E402
 from scenarios.format import load_scenario  # noqa: E402
 from sessions.prices import default_price_book  # noqa: E402
@@ -246,23 +249,49 @@ def ablate_shared(requests: Sequence[Request], *, planner: str = "planner") -> l
 # ------------------------------------------------------------------------------------------------- the run
 
 
-def record_long_scenario(path: Path) -> tuple[list[bytes], dict[str, Any], float, Script]:
-    """Replay the scenario once, recording every request body. Returns (bodies, live stats, seconds, script)."""
-    from tests.scenarios.scenario_driver import drive
+_OPEN = "open_emulator"
 
+
+@contextmanager
+def recording_bodies(captured: list[bytes]) -> Iterator[None]:
+    """While active, every chat request body the replay's in-process emulator receives is appended to ``captured``.
+
+    ``reasonix replay`` has no hook for this, so the bench wraps the emulator it opens (bench-only; nothing else
+    changes). Bodies are recorded as received, so a scenario with HTTP faults would list a retried body twice: the
+    figures are for the fault-free long scenario, and the totals are checked against the live run."""
+    original = open_emulator  # what orchestrator.replay imported
+
+    @asynccontextmanager
+    async def recording(**kwargs: Any) -> AsyncIterator[RunningEmulator]:
+        async with original(**kwargs) as running:
+            handle = running.emulator.handle
+
+            def record(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+                if method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
+                    captured.append(body)
+                return handle(method, path, headers, body)
+
+            running.emulator.handle = record  # type: ignore[method-assign]
+            yield running
+
+    setattr(replay_module, _OPEN, recording)
+    try:
+        yield
+    finally:
+        setattr(replay_module, _OPEN, original)
+
+
+def record_long_scenario(path: Path) -> tuple[list[bytes], ReplayReport, float, Script]:
+    """Replay the scenario once with ``reasonix replay``'s code, recording every request body."""
     loaded = load_scenario(path)
-
-    async def go(tmp: Path) -> tuple[list[bytes], dict[str, Any], list[str]]:
-        result = await drive(loaded, tmp, capture=True)
-        return [c.body for c in result.emulator.captured], result.stats, result.failures
-
-    with tempfile.TemporaryDirectory() as tmp:
+    captured: list[bytes] = []
+    with recording_bodies(captured):
         started = time.perf_counter()
-        bodies, stats, failures = trio.run(go, Path(tmp))
+        report = replay(loaded)
         seconds = time.perf_counter() - started
-    if failures:
-        raise SystemExit("the scenario failed its expectations:\n" + "\n".join(failures))
-    return bodies, stats, seconds, loaded.scenario.script
+    if not report.ok:
+        raise SystemExit(report.text_report())
+    return captured, report, seconds, loaded.scenario.script
 
 
 def help_startup(runs: int) -> float:
@@ -332,13 +361,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-harness", action="store_true", help="skip bench/harness_bench.py")
     args = parser.parse_args(argv)
 
-    bodies, live, seconds, script = record_long_scenario(args.scenario)
+    bodies, report, seconds, script = record_long_scenario(args.scenario)
     requests = parse_requests(bodies, script)
     base = account(requests)
-    if base.overall.hit != live["total"]["hit_tokens"] or base.overall.prompt != live["total"]["prompt_tokens"]:
+    # The live replay books the compaction digest request under the session that compacted: compare totals.
+    live_hit = sum(s.hit_tokens for s in report.sessions.values())
+    live_prompt = sum(s.prompt_tokens for s in report.sessions.values())
+    if (base.overall.hit, base.overall.prompt) != (live_hit, live_prompt):
         print(
-            f"warning: re-accounting differs from the live run (hit {base.overall.hit} vs "
-            f"{live['total']['hit_tokens']}, prompt {base.overall.prompt} vs {live['total']['prompt_tokens']})"
+            f"warning: re-accounting differs from the live replay (hit {base.overall.hit} vs {live_hit}, "
+            f"prompt {base.overall.prompt} vs {live_prompt})"
         )
     transforms: list[tuple[str, Callable[[Sequence[Request]], list[Request]]]] = [
         ("(a) planner + executor in one conversation, model switches", ablate_shared),
