@@ -258,13 +258,15 @@ class GoalRunner:
         self.planner = self._session("planner", prompts.PLANNER_SYSTEM_PROMPT, planner_registry, read_only=True)
         self.executor = self._session("executor", prompts.EXECUTOR_SYSTEM_PROMPT, executor_registry, read_only=False)
 
-    async def _turn(self, session: Session, text: str, *, needs_pro: bool = False, reason: str = "") -> TurnResult:
+    async def _turn(
+        self, session: Session, text: str, *, needs_pro: bool = False, reason: str = "", failures: int = 0
+    ) -> TurnResult:
         self.mailbox.clear()
         self.mailbox.current_plan = self.plan_with_state()
         self.escalator.begin_turn(session, needs_pro=needs_pro, reason=reason)
         self.budget.start()
         try:
-            result = await session.send(text)
+            result = await session.send(text, failures=failures)
         finally:
             self.budget.stop()
             self._save()
@@ -440,9 +442,14 @@ class GoalRunner:
         self.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
         text = prompts.step_turn(step, deps, attempt=attempt, resumed=resumed and attempt > 1)
         feedback = ""
+        failed_verifications = 0
         while True:
             await self._turn(
-                self.executor, text, needs_pro=step.needs_pro, reason=f"step {step.id} is marked needs_pro"
+                self.executor,
+                text,
+                needs_pro=step.needs_pro,
+                reason=f"step {step.id} is marked needs_pro",
+                failures=failed_verifications,  # a failed verification counts toward escalating the retry turn
             )
             report = self.mailbox.report
             if report is not None:
@@ -471,6 +478,7 @@ class GoalRunner:
                 self._check_budget()
                 return
             feedback = verify_feedback(outcomes)
+            failed_verifications += 1
             stuck = self.progress.record_failure(step.id, feedback)
             if stuck is not None:
                 self.record.statuses[step.id] = StepStatus.FAILED.value

@@ -279,13 +279,17 @@ class Session:
         tail: Sequence[TailBlock] = (),
         model: str | None = None,
         max_requests: int | None = None,
+        failures: int = 0,
     ) -> TurnResult:
-        """Run one user turn to its end. Cancellation leaves the journal consistent and the session resumable."""
+        """Run one user turn to its end. Cancellation leaves the journal consistent and the session resumable.
+
+        ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
+        """
         content = compose_user_turn(text, tail)
         self._append(UserMessage(content=content))
         self._unsent_tokens += tokens.count(content)
         self.storm.reset_turn()
-        self.turn_failures = 0
+        self.turn_failures = failures
         limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
         turn_usage = Usage()
         turn_cost = 0.0
@@ -481,7 +485,10 @@ class Session:
                 )
                 call_id = item.call_id
             else:
-                text = self._result_text(item.id, item.name, results[item.id], item.repairs)
+                result = results[item.id]
+                if result.data and result.data.get("failure"):
+                    self.turn_failures += 1  # an edit mismatch and its kind feed the escalation counter
+                text = self._result_text(item.id, item.name, result, item.repairs)
                 call_id = item.id
             self._append(ToolMessage(tool_call_id=call_id, content=text))
             self._unsent_tokens += tokens.count(text)

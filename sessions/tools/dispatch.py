@@ -74,7 +74,7 @@ async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolRes
     try:
         return await tool.run(args, ctx)
     except ToolError as exc:
-        return ToolResult.error(exc.message)
+        return ToolResult.error(exc.message, data={"failure": type(exc).__name__} if exc.counts_as_failure else None)
     except OSError as exc:
         # str(exc) would carry the absolute file name; the reason alone is stable.
         reason = exc.strerror or type(exc).__name__

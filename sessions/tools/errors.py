@@ -10,6 +10,9 @@ from __future__ import annotations
 class ToolError(Exception):
     """Base: the tool call cannot do what was asked. The message is sent to the model as the tool result."""
 
+    counts_as_failure = False
+    """Whether this error feeds the per-turn failure counter that escalates a struggling turn (DESIGN §5)."""
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -25,6 +28,8 @@ class ToolInputError(ToolError):
 
 class EditMismatchError(ToolInputError):
     """An ``edit_file`` edit's ``old`` text was not found exactly once; nothing was written."""
+
+    counts_as_failure = True
 
 
 class DuplicateToolError(Exception):

@@ -179,3 +179,22 @@ async def test_large_tool_results_are_bounded_once_with_the_full_text_in_the_jou
     texts = [r["event"]["text"] for r in full if r["t"] == "event" and r["event"].get("kind") == "tool_full_text"]
     assert texts and "29999\n30000" in texts[0]
     assert next(e for e in events if isinstance(e, TurnFinished)).status == "done"
+
+
+async def test_edit_mismatches_and_seeded_failures_feed_the_turn_failure_counter(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, filler_lines=0)
+    miss = ToolCallSpec(name="edit_file", arguments={"path": "app.py", "edits": [{"old": "no such text", "new": "x"}]})
+    replies = (
+        ReplySpec(tool_calls=(miss,)),
+        ReplySpec(tool_calls=(miss,)),
+        ReplySpec(content="giving up"),
+        ReplySpec(content="second turn"),
+    )
+    script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
+    async with emulated(script) as (_emu, client):
+        session = make_session(client, ws, journal=None)
+        first = await session.send("fix add()")
+        second = await session.send("again", failures=1)  # e.g. one failed verification before this retry
+    assert first.failures == 2
+    assert second.failures == 1
+    assert (ws / "app.py").read_text().startswith("def add(a, b):\n    return a - b\n")  # nothing was written
