@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sessions.repair import scavenge_calls
@@ -162,6 +162,7 @@ noise_fragments = st.sampled_from(
         ":",
     ]
 )
+CLOSERS = ("</tool_call>", "</function>", "</invoke>", "<｜tool▁call▁end｜>", "</｜DSML｜invoke>")
 noise = st.lists(st.text(max_size=20) | noise_fragments, max_size=8).map("".join)
 
 
@@ -202,6 +203,9 @@ def test_scavenger_never_raises_on_arbitrary_text(text: str, other: str) -> None
 def test_scavenger_finds_a_call_embedded_in_arbitrary_text(
     before: str, after: str, name: str, args: dict[str, Any], shape: str, sep: str
 ) -> None:
+    # Noise that closes a tag the noise before it opened would wrap the call in another call's markup: then the
+    # text really is another call (with ours as its body), so that case is not this property's.
+    assume(not any(closer in after for closer in CLOSERS))
     text = before + sep + render(shape, name, args) + sep + after
     found = find_calls(text, KNOWN)
     assert (name, args) in [(f.name, f.args) for f in found]
