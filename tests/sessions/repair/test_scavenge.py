@@ -162,6 +162,7 @@ noise_fragments = st.sampled_from(
         ":",
     ]
 )
+OPENERS = ("<tool_call>", "<function=", "<invoke", "<｜tool▁call▁begin｜>", "<｜DSML｜invoke")
 CLOSERS = ("</tool_call>", "</function>", "</invoke>", "<｜tool▁call▁end｜>", "</｜DSML｜invoke>")
 noise = st.lists(st.text(max_size=20) | noise_fragments, max_size=8).map("".join)
 
@@ -206,6 +207,9 @@ def test_scavenger_finds_a_call_embedded_in_arbitrary_text(
     # Noise that closes a tag the noise before it opened would wrap the call in another call's markup: then the
     # text really is another call (with ours as its body), so that case is not this property's.
     assume(not any(closer in after for closer in CLOSERS))
+    # A body ends at the next opening tag (so a looping model's unclosed markup stays linear): arguments that quote
+    # call markup themselves are the known price of that bound.
+    assume(not any(tag in json.dumps(args, ensure_ascii=False) for tag in (*OPENERS, *CLOSERS)))
     text = before + sep + render(shape, name, args) + sep + after
     found = find_calls(text, KNOWN)
     assert (name, args) in [(f.name, f.args) for f in found]
