@@ -15,14 +15,14 @@ from typing import Protocol, cast
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "doctor": ("orchestrator.commands.doctor", "check configuration, key, server, tokenizer and tools"),
-    "emulate": ("orchestrator.commands.emulate", "run the DeepSeek API emulator on loopback"),
-    "exec": ("orchestrator.commands.exec_plan", "execute an approved plan file as a goal"),
     "goal": ("orchestrator.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
-    "plans": ("orchestrator.commands.plans", "validate, show and diff plan documents"),
-    "replay": ("orchestrator.commands.replay", "re-run a scenario offline against the emulator, as a regression test"),
+    "exec": ("orchestrator.commands.exec_plan", "execute an approved plan file as a goal"),
     "run": ("orchestrator.commands.run", "one executor session on one task, streamed to the terminal"),
+    "replay": ("orchestrator.commands.replay", "re-run a scenario offline against the emulator, as a regression test"),
+    "emulate": ("orchestrator.commands.emulate", "run the DeepSeek API emulator on loopback"),
+    "plans": ("orchestrator.commands.plans", "validate, show and diff plan documents"),
+    "doctor": ("orchestrator.commands.doctor", "check configuration, key, server, tokenizer and tools"),
 }
 
 
