@@ -169,8 +169,7 @@ def test_the_timestamp_also_fails_a_library_scenario(monkeypatch: pytest.MonkeyP
     from scenarios.format import library_paths, load_scenario
 
     guarded = [p for p in library_paths() if load_scenario(p).scenario.expect.min_hit_ratio]
-    if not guarded:
-        pytest.skip("no library scenario declares a hit-ratio floor yet")
+    assert guarded, "every library scenario declares a hit-ratio floor (tests/scenarios/test_scenario_files.py)"
     loaded = load_scenario(next((p for p in guarded if p.stem == "flagship"), guarded[0]))
     assert replay(loaded).ok
     _clock_in_system_prompt_every_turn(monkeypatch)
