@@ -15,11 +15,7 @@ An outcome is ok iff the exit code equals the command's ``expect_exit``.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -28,8 +24,8 @@ import trio
 from orchestrator.errors import ReasonixError
 from orchestrator.goal_events import VerifyOutcome
 from plans.schema import Step, VerifyCommand
-from sessions.tools.bash import child_env
 from sessions.tools.bounded import HeadTail
+from sessions.tools.process import child_env, run_shell
 
 #: How long a command that has exited may keep its output open through a background process before the group dies.
 EXIT_GRACE_S = 1.0
@@ -37,11 +33,6 @@ EXIT_GRACE_S = 1.0
 
 class VerifyError(ReasonixError):
     """The supervisor could not run verification at all (no workspace, no bash): not the step's fault."""
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 async def run_command(
@@ -62,47 +53,19 @@ async def run_command(
     head = max(output_chars // 2, 0)
     output = HeadTail(head_cap=head, tail_cap=max(output_chars - head, 0))
     try:
-        proc = await trio.lowlevel.open_process(
-            [bash, "-c", verify.command],
+        run = await run_shell(
+            bash,
+            verify.command,
             cwd=workspace,
             env=child_env({}, env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            timeout_s=timeout,
+            output=output,
+            exit_grace_s=EXIT_GRACE_S,
+            kill_leftovers=True,  # whatever the command left running dies with it
         )
     except OSError as exc:
         raise VerifyError(f"could not start bash for a verify command in {workspace}: {exc}") from exc
-    stdout = proc.stdout
-    assert stdout is not None
-    finished = False
-    try:
-        with trio.move_on_after(timeout) as deadline:
-            eof = trio.Event()
-
-            async def pump() -> None:
-                async for chunk in stdout:
-                    output.feed(chunk)
-                eof.set()
-
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(pump)
-                await proc.wait()
-                with trio.move_on_after(EXIT_GRACE_S):
-                    await eof.wait()
-                _kill_group(proc.pid)  # whatever the command left running
-                with trio.move_on_after(EXIT_GRACE_S):  # a process that left the group keeps the pipe: stop reading
-                    await eof.wait()
-                nursery.cancel_scope.cancel()
-        finished = not deadline.cancelled_caught
-    finally:
-        if not finished:  # timeout, cancellation or an error: nothing of the command may outlive this call
-            _kill_group(proc.pid)
-        with trio.CancelScope(shield=True):
-            await proc.wait()
-            await stdout.aclose()
-    timed_out = deadline.cancelled_caught
-    exit_code = None if timed_out else proc.returncode
+    timed_out, exit_code = run.timed_out, run.exit_code
     return VerifyOutcome(
         command=verify.command,
         exit_code=exit_code,

@@ -11,37 +11,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
 import shutil
-import signal
-import subprocess
-from collections.abc import Mapping
 
-import trio
 from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.bounded import HeadTail
 from sessions.tools.errors import ToolError
+from sessions.tools.process import child_env, is_credential, run_shell
 
-_CREDENTIAL = re.compile(r"(^|_)API_KEY$|(^|_)TOKEN$|_SECRET|^SECRET(_|$)")
-
-
-def is_credential(name: str) -> bool:
-    return name.upper() == "DEEPSEEK_API_KEY" or _CREDENTIAL.search(name.upper()) is not None
-
-
-def child_env(overrides: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment: ``base`` (default ``os.environ``) plus ``overrides``, minus credentials."""
-    merged = {**(os.environ if base is None else base), **overrides}
-    return {name: value for name, value in merged.items() if not is_credential(name)}
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+__all__ = ["BashArgs", "BashTool", "child_env", "is_credential"]
 
 
 class BashArgs(ToolArgs):
@@ -84,45 +63,16 @@ class BashTool(Tool[BashArgs]):
         limits = ctx.limits
         timeout = min(args.timeout_s or limits.bash_timeout_s, limits.bash_max_timeout_s)
         output = HeadTail(limits.bash_head_bytes, limits.bash_tail_bytes, limits.bash_full_text_bytes)
-        proc = await trio.lowlevel.open_process(
-            [bash, "-c", args.command],
+        run = await run_shell(
+            bash,
+            args.command,
             cwd=ctx.root,
             env=child_env(ctx.env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            timeout_s=timeout,
+            output=output,
+            exit_grace_s=limits.bash_exit_grace_s,
         )
-        stdout = proc.stdout
-        assert stdout is not None
-        lingering = False
-        done = False
-        try:
-            with trio.move_on_after(timeout) as deadline:
-                eof = trio.Event()
-
-                async def pump() -> None:
-                    async for chunk in stdout:
-                        output.feed(chunk)
-                    eof.set()
-
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(pump)
-                    await proc.wait()
-                    with trio.move_on_after(limits.bash_exit_grace_s):
-                        await eof.wait()
-                    if not eof.is_set():
-                        lingering = True
-                        _kill_group(proc.pid)
-            done = not deadline.cancelled_caught
-        finally:
-            if not done:  # timeout, cancellation or an error: nothing of the command may outlive the call
-                _kill_group(proc.pid)
-            with trio.CancelScope(shield=True):
-                await proc.wait()
-                await stdout.aclose()
-        timed_out = deadline.cancelled_caught
-        exit_code = None if timed_out else proc.returncode
+        exit_code, timed_out, lingering = run.exit_code, run.timed_out, run.lingering
         status = _status_line(exit_code, timeout, timed_out, lingering)
         full = output.full_text() if output.bounded else None
         return ToolResult(
