@@ -40,6 +40,17 @@ If a step is beyond you, start your reply with <<<NEEDS_PRO: reason>>> and nothi
 Be brief."""
 
 
+def progress_text(plan: Plan) -> str:
+    """Where each step stands, compactly: the planner wrote the plan, so only states and results are new to it."""
+    lines = []
+    for step in plan.steps:
+        line = f"- {step.id} [{step.status.value}] {step.title}"
+        if step.result:
+            line += f": {step.result}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def planning_turn(objective: str) -> str:
     return f"Objective:\n{objective.strip()}\n\nInspect the workspace as needed, then submit the plan."
 
@@ -81,21 +92,21 @@ def verify_failed_turn(step: Step, feedback: str) -> str:
 
 def replan_turn(plan: Plan, step: Step, feedback: str) -> str:
     return (
-        f"Step {step.id} failed verification repeatedly. Progress so far:\n\n{prompt_text(plan)}\n"
+        f"Step {step.id} failed verification repeatedly. Progress so far:\n{progress_text(plan)}\n"
         f"Last failure of {step.id}:\n{feedback}\n\nRevise the remaining plan with revise_plan."
     )
 
 
 def blocked_step_turn(plan: Plan, step: Step, summary: str) -> str:
     return (
-        f"The executor reports step {step.id} as blocked: {summary}\n\nProgress so far:\n\n{prompt_text(plan)}\n"
+        f"The executor reports step {step.id} as blocked: {summary}\n\nProgress so far:\n{progress_text(plan)}\n"
         "Revise the remaining plan with revise_plan, or call goal_verdict blocked with the question for the user."
     )
 
 
 def verdict_turn(plan: Plan) -> str:
     return (
-        "Every step is done and verified:\n\n"
-        f"{prompt_text(plan)}\n"
+        "Every step is done and verified:\n"
+        f"{progress_text(plan)}\n"
         "Check the objective is met, then call goal_verdict (or revise_plan if work remains)."
     )

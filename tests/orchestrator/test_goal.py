@@ -72,7 +72,9 @@ def _executor_happy() -> list[dict[str, object]]:
 @pytest.mark.parametrize("memory_sections", [0, 200])
 async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
     ws = _workspace(tmp_path)
-    # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~12k tokens).
+    # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~12k tokens). After a
+    # session's first request, each request misses its new content plus up to 127 tokens of the 128-token unit, so
+    # the ratio depends on the prefix size: ~94-95 % on this bare repository, >= 99 % with the project memory.
     (ws / "AGENTS.md").write_text(
         "".join(
             f"## Module {i}: calc/sub{i}.py\n- owns stage {i}; tests in tests/test_sub{i}.py (python -m pytest -q)\n"
@@ -106,7 +108,7 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
         prompt = sum(d.prompt_tokens for d in later)
         print(f"{name}: {hit}/{prompt} = {hit / prompt:.4f} after the first request ({len(diags)} requests)")
         if memory_sections:
-            assert hit / prompt >= 0.98, (name, hit, prompt)
+            assert hit / prompt >= 0.99, (name, hit, prompt)
     assert stats["planner"]["requests"] == 5 and stats["executor"]["requests"] == 12
 
 
