@@ -165,7 +165,8 @@ class GoalCommand:
         console = self.stderr if self.args.json else self.stdout
         if not needs_review and not yes and not self.stdin_isatty:
             return None  # a resumed goal past its review: nobody needs to be asked
-        return make_reviewer(console, yes=yes, stdin_isatty=self.stdin_isatty)
+        # Without --json the goal display has already drawn the plan (and any diff) on the same console.
+        return make_reviewer(console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json))
 
     def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
         args = self.args

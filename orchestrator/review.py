@@ -129,14 +129,21 @@ class TerminalReviewer:
     prompt on ``console`` itself before calling it; the default reads standard input. It runs in a worker thread
     that is abandoned on cancellation, so a cancelled review never waits for Enter. ``editor`` overrides
     ``$VISUAL`` / ``$EDITOR`` (default ``vi``) for the edit; see :mod:`orchestrator.plan_editor` for the document.
+    ``show_plan=False`` when a live display on the same console has just drawn the plan and its diff.
     """
 
     def __init__(
-        self, console: Console, *, read_line: Callable[[str], str] | None = None, editor: str | None = None
+        self,
+        console: Console,
+        *,
+        read_line: Callable[[str], str] | None = None,
+        editor: str | None = None,
+        show_plan: bool = True,
     ) -> None:
         self._console = console
         self._read_line = read_line or _read_stdin
         self._editor = editor
+        self._show_plan = show_plan
 
     async def _ask(self, prompt: str) -> str | None:
         """One line from the user, or ``None`` when input has ended."""
@@ -151,6 +158,8 @@ class TerminalReviewer:
     def _show(self, plan: Plan, diff_text_: str | None) -> None:
         self._console.print()
         self._console.print(Text(f"Plan review · revision {plan.revision}", style="bold"))
+        if not self._show_plan:
+            return
         self._console.print(plan_tree(plan))
         if diff_text_:
             self._console.print(Text("Changes since the previous revision:", style="bold"))
@@ -219,9 +228,11 @@ def require_interactive(stdin_isatty: bool, yes: bool) -> None:
     )
 
 
-def make_reviewer(console: Console, *, yes: bool, stdin_isatty: bool, editor: str | None = None) -> Reviewer:
+def make_reviewer(
+    console: Console, *, yes: bool, stdin_isatty: bool, editor: str | None = None, show_plan: bool = True
+) -> Reviewer:
     """The reviewer for a run: :class:`AutoApprove` with ``--yes``, else :class:`TerminalReviewer` (if possible)."""
     require_interactive(stdin_isatty, yes)
     if yes:
         return AutoApprove()
-    return TerminalReviewer(console, editor=editor)
+    return TerminalReviewer(console, editor=editor, show_plan=show_plan)

@@ -117,6 +117,15 @@ async def test_approve_shows_the_plan_tree_and_the_prompt() -> None:
     assert typist.prompts == [PROMPT]
 
 
+async def test_a_plan_already_drawn_by_the_goal_display_is_not_drawn_twice() -> None:
+    console, buffer = make_console()
+    decision = await TerminalReviewer(console, read_line=Typist("a"), show_plan=False).review(diamond())
+    assert decision.kind == "approve"
+    out = buffer.getvalue()
+    assert "Plan review · revision 1" in out and PROMPT in out
+    assert "S1 Read the report code" not in out
+
+
 async def test_bad_input_is_asked_again_then_revise_reads_the_feedback() -> None:
     console, buffer = make_console()
     old = diamond()
