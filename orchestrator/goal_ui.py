@@ -390,5 +390,11 @@ def summary_text(summary: dict[str, object]) -> Text:
                 ratio = figures.get("hit_ratio")
                 shown.append(f"{name} {_percent(float(ratio) if isinstance(ratio, int | float) else None)}")
         text.append(f" ({', '.join(shown)})", style="dim")
-    text.append(f" · {summary['escalations']} escalations · {summary['replans']} replans", style="dim")
+    text.append(
+        f" · {_count(summary['escalations'], 'escalation')} · {_count(summary['replans'], 'replan')}", style="dim"
+    )
     return text
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

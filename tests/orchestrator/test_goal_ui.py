@@ -214,7 +214,7 @@ def test_summary_line_from_the_outcome_summary() -> None:
     }
     assert summary_text(summary).plain == (
         "paused · 2/4 steps · 9 requests · $0.0123 · cache 98.1% (planner 95.0%, executor –) · "
-        "1 escalations · 0 replans"
+        "1 escalation · 0 replans"
     )
 
 
