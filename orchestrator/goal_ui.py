@@ -396,5 +396,5 @@ def summary_text(summary: dict[str, object]) -> Text:
     return text
 
 
-def _count(n: int, noun: str) -> str:
+def _count(n: object, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
