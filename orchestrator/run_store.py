@@ -53,6 +53,16 @@ class GoalRecord(BaseModel):
     verdict: dict[str, Any] | None = None
 
 
+def ensure_state_dir(workspace: Path) -> Path:
+    """``<workspace>/.reasonix``, created with a ``.gitignore`` of ``*`` so runs never show up in the user's git."""
+    state = workspace / ".reasonix"
+    state.mkdir(parents=True, exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Reasonix run journals and plans: local state, not source.\n*\n", encoding="utf-8")
+    return state
+
+
 def new_run_id() -> str:
     """Sortable and unique; never sent to the model (it only names the directory)."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
@@ -68,6 +78,7 @@ class RunStore:
     @classmethod
     def create(cls, workspace: Path, run_id: str | None = None) -> RunStore:
         store = cls(workspace, run_id or new_run_id())
+        ensure_state_dir(workspace)
         store.dir.mkdir(parents=True, exist_ok=True)
         return store
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.config import ResolvedConfig
-from orchestrator.run_store import new_run_id
+from orchestrator.run_store import ensure_state_dir, new_run_id
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import SessionEvent
@@ -88,6 +88,7 @@ class TaskRun:
         self.run_id = run_id or new_run_id()
         self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
         self.client = client or build_client(resolved)
+        ensure_state_dir(workspace)  # the key is there: from here on the run is journaled
         self.session: Session = build_executor(
             resolved,
             workspace,
