@@ -76,6 +76,8 @@ class ClientSettings(BaseModel):
     backoff_initial_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=30, ge=0)
     backoff_jitter_s: float = Field(default=1.0, ge=0)
+    retry_after_max_s: float = Field(default=300, gt=0)
+    """The longest ``Retry-After`` honoured: a server asking for more is retried after this long instead."""
     user_agent: str = DEFAULT_USER_AGENT
     api_key_env: str = "DEEPSEEK_API_KEY"
     """Named in the 401 message, so it tells the user which variable to set."""
@@ -133,7 +135,7 @@ class _Backoff:
     def __call__(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, DeepSeekError) and exc.retry_after is not None:
-            return exc.retry_after
+            return min(exc.retry_after, self._settings.retry_after_max_s)
         s = self._settings
         base = min(s.backoff_max_s, s.backoff_initial_s * 2.0 ** (state.attempt_number - 1))
         jitter = self._rng.uniform(0.0, s.backoff_jitter_s) if s.backoff_jitter_s else 0.0

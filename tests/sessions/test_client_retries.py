@@ -73,6 +73,14 @@ async def test_429_twice_then_success_waits_as_configured(autojump_clock: trio.t
     assert fake.seen[0].body == fake.seen[1].body == fake.seen[2].body  # the identical request each time
 
 
+async def test_a_huge_retry_after_is_capped(autojump_clock: trio.testing.MockClock) -> None:
+    fake = FakeDeepSeek(error(429, "Rate Limit Reached", retry_after="86400"), sse(*LINES))
+    start = trio.current_time()
+    async with client(fake, retry_after_max_s=60) as c:
+        await collect(c)
+    assert [round(s.at - start, 6) for s in fake.seen] == [0, 60]
+
+
 async def test_backoff_is_exponential_capped_and_jittered(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(*(error(503, "Server overloaded") for _ in range(4)), sse(*LINES))
     start = trio.current_time()
