@@ -72,7 +72,7 @@ def _executor_happy() -> list[dict[str, object]]:
 @pytest.mark.parametrize("memory_sections", [0, 200])
 async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
     ws = _workspace(tmp_path)
-    # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~12k tokens). After a
+    # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~10k tokens). After a
     # session's first request, each request misses its new content plus up to 127 tokens of the 128-token unit, so
     # the ratio depends on the prefix size: ~94-95 % on this bare repository, >= 99 % with the project memory.
     (ws / "AGENTS.md").write_text(

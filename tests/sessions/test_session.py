@@ -28,7 +28,7 @@ def _workspace(tmp_path: Path, filler_lines: int = 40) -> Path:
 
 
 def _realistic_memory(ws: Path) -> None:
-    """A project's standing memory of realistic size (conventions, a module map: ~12k tokens), as real agents carry."""
+    """A project's standing memory of realistic size (conventions, a module map: ~14k tokens), as real agents carry."""
     sections = [
         f"## Module {i}: package/sub{i}.py\n- owns the {i}th stage of the pipeline; pure functions only\n"
         f"- tests live in tests/test_sub{i}.py and run with `python -m pytest tests/test_sub{i}.py -q`\n"
