@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 #: Longer texts keep this many characters of their head and of their tail before normalizing.
 _KEEP = 4000
+_CUT = " … "
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"), ""),  # colour and cursor codes
@@ -44,8 +45,9 @@ def _normalize_once(text: str) -> str:
 
 def normalize_failure(text: str) -> str:
     """The failure text with run-to-run noise removed, so the same failure is recognised across runs. Idempotent."""
-    if len(text) > 2 * _KEEP:
-        text = f"{text[:_KEEP]} … {text[-_KEEP:]}"
+    # Cut only what is longer than a cut text, and no rule lengthens a text: so a normalized text is never cut again.
+    if len(text) > 2 * _KEEP + len(_CUT):
+        text = f"{text[:_KEEP]}{_CUT}{text[-_KEEP:]}"
     # One pass can join characters into a new match (a colour code between two halves of a number); repeat to the
     # fixed point. Each changing pass shortens the text or turns letters or digits into '#', so this ends.
     while True:

@@ -175,6 +175,8 @@ def test_normalization_is_idempotent(text: str) -> None:
 @given(
     text=st.tuples(noisy_text.filter(bool), noisy_text).map(lambda p: p[0] * (9000 // len(p[0]) + 1) + p[1]),
 )
+@example(text=":" * 9001 + "000")  # the cut text shrinks to 8001 characters; it must not be cut a second time
+@example(text="x" * 8002)  # longer than twice the kept part, shorter than a cut text
 def test_long_texts_normalize_bounded_and_idempotent(text: str) -> None:
     once = normalize_failure(text)
     assert len(once) <= 8003
