@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sessions.tools.bounded import HeadTail
@@ -17,6 +17,7 @@ MARKER = re.compile(r"\[… (\d+) bytes \((\d+) lines\) cut …\]\n")
     head=st.integers(0, 300),
     tail=st.integers(0, 300),
 )
+@example(chunks=[b"a\n"], head=1, tail=0)  # the head "a" rendered with its separator looks like the head "a\n"
 def test_head_and_tail_are_exact_and_the_marker_counts_the_cut(chunks: list[bytes], head: int, tail: int) -> None:
     capture = HeadTail(head, tail, full_cap=10**9)
     for chunk in chunks:
@@ -30,14 +31,15 @@ def test_head_and_tail_are_exact_and_the_marker_counts_the_cut(chunks: list[byte
         return
     match = MARKER.search(text)
     assert match is not None
-    kept_head, kept_tail = text[: match.start()], text[match.end() :]
-    if kept_head and not data.decode().startswith(kept_head):
-        kept_head = kept_head.removesuffix("\n")  # a separator newline added before the marker
+    rendered_head, kept_tail = text[: match.start()], text[match.end() :]
     whole = data.decode()
-    assert whole.startswith(kept_head) and whole.endswith(kept_tail)
-    assert len(kept_head) <= head and len(kept_tail) <= tail
     cut = int(match[1])
-    assert len(kept_head) + cut + len(kept_tail) == len(whole)
+    assert whole.endswith(kept_tail) and len(kept_tail) <= tail
+    # The marker says how much was cut, so it fixes the kept head; the rendering only adds a newline to end its line.
+    kept_head = whole[: len(whole) - cut - len(kept_tail)]
+    assert len(kept_head) <= head
+    separator = "" if kept_head.endswith("\n") or not kept_head else "\n"
+    assert rendered_head == kept_head + separator
     assert int(match[2]) == whole[len(kept_head) : len(whole) - len(kept_tail)].count("\n")
 
 
