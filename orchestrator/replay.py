@@ -79,11 +79,7 @@ class _Tally:
     def __call__(self, event: AnyEvent) -> None:
         if isinstance(event, UsageReported):
             t = self.sessions.setdefault(event.session, SessionTally())
-            t.requests += 1
-            t.prompt_tokens += event.usage.prompt_tokens
-            t.hit_tokens += event.usage.prompt_cache_hit_tokens
-            t.miss_tokens += event.usage.prompt_cache_miss_tokens
-            t.cost_usd += event.cost_usd
+            t.count(event.usage.prompt_tokens, event.usage.prompt_cache_hit_tokens, event.cost_usd)
         elif isinstance(event, DiagnosticsReported):
             self.sessions.setdefault(event.session, SessionTally()).diagnostics.append(event.diagnostics)
         elif isinstance(event, Escalated):
@@ -233,6 +229,7 @@ def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, Session
             prompt_tokens=t.prompt_tokens,
             hit_tokens=t.hit_tokens,
             hit_ratio=t.hit_ratio,
+            hit_ratio_after_first=t.hit_ratio_after_first,
             efficiency=efficiency,
             cost_usd=round(t.cost_usd, 6),
         )

@@ -17,6 +17,8 @@ class SessionFigures(BaseModel):
     prompt_tokens: int
     hit_tokens: int
     hit_ratio: float | None
+    hit_ratio_after_first: float | None = None
+    """The same, leaving out the session's first request (which can hit nothing of this run)."""
     efficiency: float | None = None
     """Hits ÷ what a perfect cache could have hit (the emulator's count), when the emulator knows the session."""
     cost_usd: float
@@ -66,6 +68,8 @@ class ReplayReport(BaseModel):
         )
         for name, s in sorted(self.sessions.items()):
             r = "n/a" if s.hit_ratio is None else f"{s.hit_ratio:.2%}"
+            if s.hit_ratio_after_first is not None:
+                r += f" ({s.hit_ratio_after_first:.2%} after the first request)"
             eff = "" if s.efficiency is None else f" · efficiency {s.efficiency:.2%}"
             lines.append(f"  {name}: {s.requests} requests · cache {r}{eff} · ${s.cost_usd:.4f}")
         review = {"automatic": "review: automatic (no review answers: the plan was approved as with --yes)"}

@@ -76,6 +76,8 @@ class Expectations(_Spec):
     steps_done: int | None = None
     min_hit_ratio: dict[str, float] = Field(default_factory=dict)
     """Per session (``planner``, ``executor``) or ``overall``: the cache guard."""
+    min_hit_ratio_after_first: dict[str, float] = Field(default_factory=dict)
+    """The same guard leaving out each session's first request, which can hit nothing of the run."""
     max_cost_usd: float | None = None
     min_requests: dict[str, int] = Field(default_factory=dict)
     """Per session: at least this many requests (long-session scenarios)."""

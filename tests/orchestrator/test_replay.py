@@ -151,6 +151,21 @@ def test_the_cache_guard_holds_for_the_unbroken_code(tmp_path: Path) -> None:
     assert report.sessions["executor"].hit_ratio is not None and report.sessions["executor"].hit_ratio > 0.75
 
 
+def test_the_guard_after_the_first_request_leaves_each_first_request_out(tmp_path: Path) -> None:
+    data = three_step_scenario()
+    data["expect"]["min_hit_ratio_after_first"] = {"executor": 0.999, "planner": 0.5}
+    report = replay(write(tmp_path, data))
+    executor, planner = report.sessions["executor"], report.sessions["planner"]
+    assert executor.hit_ratio is not None and executor.hit_ratio_after_first is not None
+    # The first request missed the whole prefix; without it the ratio is the steady state of the conversation.
+    assert executor.hit_ratio < 0.9 < executor.hit_ratio_after_first < 0.999
+    assert planner.hit_ratio_after_first is not None and planner.hit_ratio_after_first > 0.5
+    (failure,) = report.failures
+    shown = f"{executor.hit_ratio_after_first:.1%}"
+    assert failure.startswith(f"executor hit ratio after the first request {shown} < 99.9%"), failure
+    assert "after the first request)" in report.text_report()
+
+
 def test_a_timestamp_in_the_prompt_fails_the_cache_guard_naming_the_prefix_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
