@@ -54,7 +54,7 @@ def main() -> None:
     print(f"detector, marker with a {len(marked)}-char text fed 1 char at a time: {worst * 1e6:8.1f} µs to recognise")
 
     tokens.count("warm up the vocabulary")
-    body = ('{"role":"tool","content":"' + "line of a realistic tool result with code() and paths/x.py\\n" * 20 + '"},')
+    body = '{"role":"tool","content":"' + "line of a realistic tool result with code() and paths/x.py\\n" * 20 + '"},'
     whole = body * (args.chars // len(body) + 1)
     appended = body * 8
     for label, text in (("appended since the last flash request", appended), ("whole body", whole)):

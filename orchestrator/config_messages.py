@@ -152,7 +152,6 @@ def validate_layer(root: type[BaseModel], source: str, data: dict[str, Any]) -> 
         root.model_validate(data)
     except ValidationError as exc:
         return [
-            ConfigProblem(source, ".".join(str(p) for p in e["loc"]) or None, _message(root, e))
-            for e in exc.errors()
+            ConfigProblem(source, ".".join(str(p) for p in e["loc"]) or None, _message(root, e)) for e in exc.errors()
         ]
     return []

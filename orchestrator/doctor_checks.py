@@ -58,8 +58,7 @@ def check_config(
         origin = f"built-in defaults (no {workspace / 'reasonix.toml'}, no {user_config_path(env)})"
     c = resolved.config
     detail = (
-        f"{origin}; base_url {c.base_url} ({resolved.sources['base_url']}), "
-        f"models {c.models.flash} / {c.models.pro}"
+        f"{origin}; base_url {c.base_url} ({resolved.sources['base_url']}), models {c.models.flash} / {c.models.pro}"
     )
     return Check("configuration", "ok", detail), resolved
 

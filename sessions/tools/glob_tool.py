@@ -15,9 +15,7 @@ from sessions.tools.walk import walk_files
 
 
 class GlobArgs(ToolArgs):
-    pattern: str = Field(
-        min_length=1, description="Glob, e.g. '*.py' (any depth), 'src/**/*.ts', 'tests/test_*.py'."
-    )
+    pattern: str = Field(min_length=1, description="Glob, e.g. '*.py' (any depth), 'src/**/*.ts', 'tests/test_*.py'.")
     path: str = Field(".", description="Directory to search, relative to the workspace root.")
 
 

@@ -85,7 +85,9 @@ def test_precedence_flag_env_project_user_default(dirs: tuple[Path, Path]) -> No
     assert resolved.sources["reasoning_effort"] == "default"
 
     flagged = load_config(
-        workspace=workspace, user_config_dir=user, env={"DEEPSEEK_BASE_URL": "https://env.example"},
+        workspace=workspace,
+        user_config_dir=user,
+        env={"DEEPSEEK_BASE_URL": "https://env.example"},
         flags={"base_url": "http://127.0.0.1:9"},
     )
     assert flagged.config.base_url == "http://127.0.0.1:9"
@@ -166,8 +168,11 @@ def test_value_errors(dirs: tuple[Path, Path], toml: str, key: str, message: str
         ("stall_timeout_s = 3", "stall_timeout_s", "client.stall_timeout_s"),
         ('[modles]\nflash = "x"', "modles", "models"),
         ("thinkng = true", "thinkng", "thinking"),
-        ("[prices.families.pro]\nhit = 1\nmiss = 1\noutptu = 1\noutput = 1", "prices.families.pro.outptu",
-         "prices.families.pro.output"),
+        (
+            "[prices.families.pro]\nhit = 1\nmiss = 1\noutptu = 1\noutput = 1",
+            "prices.families.pro.outptu",
+            "prices.families.pro.output",
+        ),
     ],
 )
 def test_unknown_key_suggests_the_closest(dirs: tuple[Path, Path], toml: str, key: str, suggestion: str) -> None:
@@ -281,5 +286,8 @@ def test_any_valid_file_round_trips(
     )
     c = load_config(workspace=workspace, user_config_dir=workspace / "none", env={}).config
     assert (c.thinking, c.reasoning_effort, c.client.deadline_s, c.client.max_attempts) == (
-        thinking, effort, deadline, attempts,
+        thinking,
+        effort,
+        deadline,
+        attempts,
     )

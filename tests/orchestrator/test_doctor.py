@@ -111,7 +111,12 @@ def test_offline_on_a_fresh_machine_exits_0(tmp_path: Path) -> None:
     env.update(XDG_CONFIG_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path), PYTHONIOENCODING="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "orchestrator", "doctor", "--offline"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()

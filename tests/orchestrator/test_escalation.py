@@ -95,9 +95,7 @@ def _marker_reply(reason: str = "the proof needs pro") -> ReplySpec:
 
 
 def _shown_content(events: list[SessionEvent]) -> str:
-    return "".join(
-        e.event.text for e in events if isinstance(e, StreamUpdate) and isinstance(e.event, ContentDelta)
-    )
+    return "".join(e.event.text for e in events if isinstance(e, StreamUpdate) and isinstance(e.event, ContentDelta))
 
 
 def _usage_events(events: list[SessionEvent]) -> list[UsageReported]:

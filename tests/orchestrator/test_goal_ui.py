@@ -192,8 +192,13 @@ def test_escalation_lines_say_why_and_what_it_cost() -> None:
     assert escalation_line(hint).plain == "⤴ escalated to pro-x: step S3 is marked needs_pro"
     assert escalation_line(hint).style == "yellow"
     marker = hint.model_copy(
-        update={"trigger": "marker", "reason": "hard", "flash_cost_usd": 0.0012, "wasted_chars": 7,
-                "wasted_reasoning_chars": 420}
+        update={
+            "trigger": "marker",
+            "reason": "hard",
+            "flash_cost_usd": 0.0012,
+            "wasted_chars": 7,
+            "wasted_reasoning_chars": 420,
+        }
     )
     assert escalation_line(marker).plain == (
         "⤴ escalated to pro-x: hard (flash call aborted after 7 chars and 420 reasoning chars, $0.0012)"
@@ -213,8 +218,7 @@ def test_summary_line_from_the_outcome_summary() -> None:
         "replans": 0,
     }
     assert summary_text(summary).plain == (
-        "paused · 2/4 steps · 9 requests · $0.0123 · cache 98.1% (planner 95.0%, executor –) · "
-        "1 escalation · 0 replans"
+        "paused · 2/4 steps · 9 requests · $0.0123 · cache 98.1% (planner 95.0%, executor –) · 1 escalation · 0 replans"
     )
 
 

@@ -65,4 +65,3 @@ def test_the_flagship_is_a_four_step_diamond() -> None:
     deps = {s["id"]: set(s["depends_on"]) for s in plan["steps"]}
     assert deps == {"S1": set(), "S2": {"S1"}, "S3": {"S1"}, "S4": {"S2", "S3"}}
     assert flagship.review == ()  # approved automatically in the demo, and the report says so
-

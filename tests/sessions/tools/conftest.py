@@ -22,4 +22,3 @@ def ctx(ws: Path) -> ToolContext:
 @pytest.fixture
 def registry() -> ToolRegistry:
     return default_registry(use_ripgrep=False)
-

@@ -58,9 +58,7 @@ async def test_runs_in_the_workspace_without_stdin(ws: Path, ctx: ToolContext, r
     assert result.content == f"{real}\nno-tty\n[exit code 0]"
 
 
-async def test_credentials_are_not_visible(
-    ws: Path, registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_credentials_are_not_visible(ws: Path, registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch) -> None:
     secrets = {
         "DEEPSEEK_API_KEY": "sk-deepseek-1",
         "OPENAI_API_KEY": "sk-openai-2",
