@@ -216,8 +216,21 @@ class Session:
         log.epoch = state.epoch
         journal = Journal(journal_path)
         session = cls(journal=journal, log=log, prefix=stored, **kwargs)
+        session._restore_totals(state.events)
         session._answer_unanswered_calls()
         return session
+
+    def _restore_totals(self, events: Sequence[dict[str, Any]]) -> None:
+        """Requests, usage and cost from the journal's events, so the figures a resumed session reports (the
+        footer's session cost, the summary) cover the whole session, not only this process."""
+        for event in events:
+            kind = event.get("kind")
+            if kind == "request_started":
+                self.requests += 1
+            elif kind == "usage":
+                used = UsageReported.model_validate(event)
+                self.usage = self.usage + used.usage
+                self.cost_usd += used.cost_usd
 
     def _answer_unanswered_calls(self) -> None:
         answered = {e.message.tool_call_id for e in self.log if isinstance(e.message, ToolMessage)}

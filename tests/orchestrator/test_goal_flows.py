@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from orchestrator.budget import Budget
 from orchestrator.escalation import EscalationPolicy
 from orchestrator.goal import GoalOptions
@@ -139,6 +141,10 @@ async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path) -> 
     started = [e.step_id for e in events if isinstance(e, StepStarted)]
     for sid in verified_before:
         assert started.count(sid) == 1  # a verified step never runs again
+    # The summary covers the whole goal, both processes: its requests and cost are what the budget charged.
+    summary = outcome.to_summary()
+    assert summary["requests"] == outcome.record.usage_requests > first.to_summary()["requests"]
+    assert summary["cost_usd"] == pytest.approx(outcome.record.usage_usd, abs=1e-6)
 
 
 async def test_the_same_failure_three_times_pauses_as_stuck(tmp_path: Path) -> None:

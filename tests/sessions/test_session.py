@@ -9,7 +9,14 @@ import pytest
 import trio
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
-from sessions.events import Compacted, DiagnosticsReported, SessionEvent, ToolFinished, TurnFinished
+from sessions.events import (
+    Compacted,
+    DiagnosticsReported,
+    SessionEvent,
+    ToolFinished,
+    TurnFinished,
+    UsageReported,
+)
 from sessions.journal import read_journal
 from sessions.session import INTERRUPTED_RESULT, SessionSettings
 from sessions.wire import ToolMessage
@@ -107,12 +114,21 @@ async def test_resume_after_cancel_mid_turn_hits_the_cache(tmp_path: Path, autoj
         recorder = BodyRecorder()
         events: list[SessionEvent] = []
         resumed = make_session(client, ws, journal=journal, recorder=recorder, resume=True, events=events)
+        # The figures cover the whole session: what the first process spent is not forgotten.
+        assert (resumed.requests, resumed.usage, resumed.cost_usd) == (
+            session.requests,
+            session.usage,
+            session.cost_usd,
+        )
+        assert resumed.requests == 7 and resumed.cost_usd > 0
         last = resumed.log[-1].message
         assert isinstance(last, ToolMessage) and last.content == INTERRUPTED_RESULT
         assert resumed.body().startswith(sent_before[:-2])
         result = await resumed.send("Q9")
         assert result.status == "done"
     assert recorder.bodies[0].startswith(sent_before[:-2])
+    used = [e for e in events if isinstance(e, UsageReported)]
+    assert used[-1].session_cost_usd == pytest.approx(session.cost_usd + sum(e.cost_usd for e in used))
     first = next(e.diagnostics for e in events if isinstance(e, DiagnosticsReported))
     # Everything sent before the interruption hits; only the appended result, the new question and the 128-token
     # unit rounding miss.
