@@ -73,6 +73,20 @@ def check_workspace(workspace: Path) -> Path:
     return path
 
 
+def api_key_for(resolved: ResolvedConfig) -> str:
+    """The key to send. Raises :class:`MissingApiKeyError` when the real API has no key; a local endpoint (the
+    emulator, a proxy) gets a placeholder, since it accepts any non-empty key."""
+    config = resolved.config
+    if resolved.api_key is not None:
+        return resolved.api_key
+    if config.base_url == DEFAULT_BASE_URL:
+        raise MissingApiKeyError(
+            f"no API key: set {config.api_key_env} (a key from https://platform.deepseek.com/api_keys), "
+            f"or pass --base-url to a local emulator (start one with `reasonix emulate`)"
+        )
+    return LOCAL_PLACEHOLDER_KEY
+
+
 def build_client(
     resolved: ResolvedConfig,
     *,
@@ -82,14 +96,7 @@ def build_client(
     """The client for the configured endpoint. Raises :class:`MissingApiKeyError` when the real API has no key.
     ``transport`` replaces the HTTP transport (``--record`` passes a recording one)."""
     config = resolved.config
-    key = resolved.api_key
-    if key is None:
-        if config.base_url == DEFAULT_BASE_URL:
-            raise MissingApiKeyError(
-                f"no API key: set {config.api_key_env} (a key from https://platform.deepseek.com/api_keys), "
-                f"or pass --base-url to a local emulator (start one with `reasonix emulate`)"
-            )
-        key = LOCAL_PLACEHOLDER_KEY
+    key = api_key_for(resolved)
     settings = settings or ClientSettings(**config.client_settings_kwargs(), api_key_env=config.api_key_env)
     return DeepSeekClient(base_url=config.base_url, api_key=key, settings=settings, transport=transport)
 

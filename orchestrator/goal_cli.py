@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.build import build_client, check_workspace
+from orchestrator.build import api_key_for, build_client, check_workspace
 from orchestrator.config import load_config
 from orchestrator.errors import ReasonixError
 from orchestrator.goal import AnyEvent, GoalOutcome, GoalRunner
@@ -195,6 +195,7 @@ class GoalCommand:
             max_requests=args.max_requests,
             max_minutes=args.max_minutes,
         )
+        api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
         if previous is not None:
             needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
         else:

@@ -165,6 +165,15 @@ def test_goal_without_a_terminal_and_without_yes_stops_at_once(tmp_path: Path, e
     assert not (ws / ".reasonix").exists()
 
 
+def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -> None:
+    """The missing key is the first thing to fix, even where review could not be asked for either."""
+    ws = _workspace(tmp_path)
+    proc = reasonix("goal", "Grow calc", "--workspace", str(ws), env=env)
+    assert proc.returncode == 2
+    assert "no API key: set DEEPSEEK_API_KEY" in proc.stderr and "terminal" not in proc.stderr
+    assert not (ws / ".reasonix").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
