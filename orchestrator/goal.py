@@ -326,10 +326,12 @@ class GoalRunner:
     async def _planner_turn(self, text: str) -> Plan | None:
         """A planner turn that must end with an accepted plan (bounded follow-ups). None: the planner gave a verdict."""
         assert self.planner is not None
+        last_errors: tuple[str, ...] = ()
         for attempt in range(1, self.options.max_plan_attempts + 1):
             await self._turn(self.planner, text)
             for rejected in self.mailbox.rejections:
                 self.emit(PlanRejected(errors=rejected, attempt=attempt))
+                last_errors = rejected
             if self.mailbox.plan is None and self.mailbox.verdict is None:
                 self._check_budget()
             if self.mailbox.plan is not None:
@@ -337,7 +339,12 @@ class GoalRunner:
             if self.mailbox.verdict is not None:
                 return None
             text = prompts.no_plan_turn(attempt)
-        raise _Finish("failed", f"the planner gave no valid plan in {self.options.max_plan_attempts} attempts")
+        why = f"its last plan was rejected: {last_errors[0]}" if last_errors else "it never called submit_plan"
+        raise _Finish(
+            "failed",
+            f"the planner gave no valid plan in {self.options.max_plan_attempts} attempts ({why}); "
+            "state the objective more concretely, or plan it with --preset pro",
+        )
 
     async def _plan(self) -> None:
         self._set_state("planning")

@@ -164,3 +164,32 @@ async def test_the_same_failure_three_times_pauses_as_stuck(tmp_path: Path) -> N
     assert outcome.status == "paused"
     assert outcome.summary.startswith("the same failure three times on S1")
     assert [e.step_id for e in events if isinstance(e, StepStarted)] == ["S1", "S1", "S1"]
+
+
+async def test_a_planner_that_never_plans_fails_the_goal_saying_what_to_do(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    planner = [reply(content="I would start by reading the code.") for _ in range(3)]
+    events: list[object] = []
+    async with goal_env(script(planner, [])) as (emu, client):
+        outcome = await new_runner(client, ws, "ops", events=events).run()
+        requests = emu.stats()["sessions"]
+    assert outcome.status == "failed"
+    assert "no valid plan in 3 attempts (it never called submit_plan)" in outcome.summary
+    assert "--preset pro" in outcome.summary
+    assert "executor" not in requests and not any(isinstance(e, StepStarted) for e in events)
+
+
+async def test_a_planner_whose_plans_stay_invalid_fails_naming_the_last_error(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    cyclic = [step("S1", "One", deps=["S2"]), step("S2", "Two", deps=["S1"])]
+    planner = [
+        r
+        for _ in range(3)
+        for r in (reply(call("submit_plan", objective="ops", steps=cyclic)), reply(content="Submitted."))
+    ]
+    async with goal_env(script(planner, [])) as (emu, client):
+        outcome = await new_runner(client, ws, "ops").run()
+        requests = emu.stats()["sessions"]
+    assert outcome.status == "failed"
+    assert "its last plan was rejected:" in outcome.summary and "S1 → S2 → S1" in outcome.summary, outcome.summary
+    assert "executor" not in requests
