@@ -39,6 +39,7 @@ from orchestrator.recorder import Recorder, settings_from_goal_options
 from orchestrator.render import JsonLinesRenderer
 from orchestrator.review import Reviewer, make_reviewer
 from orchestrator.run_store import RunStore
+from orchestrator.wording import counted
 from plans import Plan, find_issues
 from plans.storage import revision_path
 from sessions.errors import DeepSeekError
@@ -97,7 +98,7 @@ def read_plan_file(path: Path) -> Plan:
     if issues:
         problems = "\n".join(f"- {issue.message}" for issue in issues)
         raise PlanFileError(
-            f"{path} is not a valid plan ({len(issues)} problem{'s' if len(issues) != 1 else ''}):\n{problems}\n"
+            f"{path} is not a valid plan ({counted(len(issues), 'problem')}):\n{problems}\n"
             "Fix it (`reasonix plans validate FILE` checks it), or make a new one with `reasonix plan`."
         )
     return plan

@@ -37,6 +37,7 @@ from orchestrator.goal_events import (
     StepVerified,
 )
 from orchestrator.render import SESSION_SCALE, TerminalRenderer, cost_style
+from orchestrator.wording import counted
 from plans.render import plan_tree, verify_text
 from plans.schema import Plan, VerifyCommand
 from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
@@ -342,7 +343,7 @@ class GoalTerminalUI:
         elif isinstance(event, StepVerified):
             if event.ok:
                 count = len(event.outcomes)
-                what = f"{count} verify command{'s' if count != 1 else ''} passed" if count else "nothing to verify"
+                what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
                 self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
             else:
                 self.line(Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red"))
@@ -375,7 +376,8 @@ def summary_text(summary: dict[str, object]) -> Text:
     text = Text()
     style = "bold green" if status == "complete" else "bold yellow" if status == "paused" else "bold red"
     text.append(status, style=style)
-    text.append(f" · {summary['steps_done']}/{summary['steps_total']} steps · {summary['requests']} requests · ", "dim")
+    requests = counted(int(summary["requests"]), "request")  # type: ignore[call-overload]
+    text.append(f" · {summary['steps_done']}/{summary['steps_total']} steps · {requests} · ", "dim")
     cost = float(summary["cost_usd"])  # type: ignore[arg-type]
     text.append(f"${cost:.4f}", style=cost_style(cost, SESSION_SCALE))
     hit = summary.get("hit_ratio")

@@ -31,6 +31,7 @@ from typing import Any
 
 import trio
 
+from orchestrator.wording import counted
 from plans import Plan, PlanReadError, PlanValidationError, Step, StepStatus, read_plan, revise
 from plans.revision import PLANNER_STEP_FIELDS
 
@@ -196,7 +197,7 @@ def with_problems(text: str, problems: Sequence[Problem]) -> str:
     count = len(problems)
     offset = count + 2  # headline, one line per problem, a closing blank mark line
     lines = [
-        f"{ERROR_MARK} The plan is not valid yet ({count} problem{'s' if count != 1 else ''}). "
+        f"{ERROR_MARK} The plan is not valid yet ({counted(count, 'problem')}). "
         "Fix, save and quit; empty the file to cancel the edit."
     ]
     for problem in problems:

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from orchestrator.wording import counted
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -63,7 +64,7 @@ def summary_line(status: str, requests: int, session_usd: float, hit_ratio: floa
     """``done · 4 requests · session $0.0345 · cache 99.1%``: the last line of a run on the terminal."""
     text = Text()
     text.append(status, style="bold green" if status == "done" else "bold yellow")
-    text.append(f" · {requests} requests · session ", style="dim")
+    text.append(f" · {counted(requests, 'request')} · session ", style="dim")
     text.append(f"${session_usd:.4f}", style=cost_style(session_usd, SESSION_SCALE))
     text.append(" · cache ", style="dim")
     text.append(f"{hit_ratio * 100:.1f}%", style="cyan")
@@ -131,7 +132,9 @@ class TerminalRenderer:
         elif isinstance(event, TurnFinished):
             self._turn_cost[event.session] = 0.0
             if event.status != "done":
-                self.line(Text(f"■ turn ended: {event.status} after {event.requests} requests", style="yellow"))
+                self.line(
+                    Text(f"■ turn ended: {event.status} after {counted(event.requests, 'request')}", style="yellow")
+                )
             else:
                 self.end_line()
 

@@ -37,6 +37,7 @@ from orchestrator.replay_checks import Observed, SessionTally, command_failures,
 from orchestrator.replay_report import ReplayReport, SessionFigures
 from orchestrator.review import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.run_task import TaskRun
+from orchestrator.wording import counted
 from plans.schema import Plan
 from scenarios.emulator import open_emulator
 from scenarios.format import LoadedScenario, Scenario
@@ -108,7 +109,7 @@ def review_label(scenario: Scenario) -> str:
     if not scenario.review:
         return "automatic"
     n = len(scenario.review)
-    return f"scripted ({n} answer{'s' if n != 1 else ''})"
+    return f"scripted ({counted(n, 'answer')})"
 
 
 def reviewer_for(scenario: Scenario) -> Reviewer:

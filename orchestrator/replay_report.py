@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.wording import counted
+
 
 class SessionFigures(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -71,7 +73,7 @@ class ReplayReport(BaseModel):
             if s.hit_ratio_after_first is not None:
                 r += f" ({s.hit_ratio_after_first:.2%} after the first request)"
             eff = "" if s.efficiency is None else f" · efficiency {s.efficiency:.2%}"
-            lines.append(f"  {name}: {s.requests} requests · cache {r}{eff} · ${s.cost_usd:.4f}")
+            lines.append(f"  {name}: {counted(s.requests, 'request')} · cache {r}{eff} · ${s.cost_usd:.4f}")
         review = {"automatic": "review: automatic (no review answers: the plan was approved as with --yes)"}
         if self.review != "none":
             lines.append("  " + review.get(self.review, f"review: {self.review}"))

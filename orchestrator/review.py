@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rich.console import Console
 from rich.text import Text
 
+from orchestrator.wording import counted
 from plans import Plan, find_issues
 from plans.render import plan_tree
 from plans.revision import diff, diff_text
@@ -93,7 +94,7 @@ class ScriptedReviewer:
         if self._next >= len(self._answers):
             raise ReviewScriptExhaustedError(
                 f"plan review #{len(self.seen)} (revision {plan.revision}) was asked for, but the scenario has only "
-                f"{len(self._answers)} review answer{'s' if len(self._answers) != 1 else ''}; "
+                f"{counted(len(self._answers), 'review answer')}; "
                 "add an answer to the scenario's review list"
             )
         answer = self._answers[self._next]

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.wording import counted
+
 if TYPE_CHECKING:
     from plans import Plan
 
@@ -85,7 +87,7 @@ def _validate(args: argparse.Namespace) -> int:
     issues = find_issues(plan)
     if issues:
         count = len(issues)
-        print(f"{args.file}: invalid plan ({count} problem{'s' if count != 1 else ''}):")
+        print(f"{args.file}: invalid plan ({counted(count, 'problem')}):")
         for issue in issues:
             print(f"- {issue.message}")
         return 1

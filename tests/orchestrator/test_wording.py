@@ -1,0 +1,17 @@
+"""Counts read as English: ``1 request``, ``2 requests``."""
+
+from __future__ import annotations
+
+from orchestrator.render import summary_line
+from orchestrator.wording import counted
+
+
+def test_counted_nouns() -> None:
+    assert [counted(n, "request") for n in (0, 1, 2)] == ["0 requests", "1 request", "2 requests"]
+    assert counted(1.5, "minute") == "1.5 minutes"
+    assert counted(3, "entry", "entries") == "3 entries" and counted(1, "entry", "entries") == "1 entry"
+
+
+def test_a_run_of_one_request_says_one_request() -> None:
+    assert summary_line("done", 1, 0.0002, 0.0).plain == "done · 1 request · session $0.0002 · cache 0.0%"
+    assert " · 4 requests · " in summary_line("done", 4, 0.0002, 0.5).plain
