@@ -7,6 +7,8 @@ without one, the flagship demo scenario is replayed. While replaying one scenari
 steps, escalations, requests, hit ratio per session and overall, cost at current prices, and each failed expectation
 with a readable diff. ``--json`` prints one summary object per scenario per line instead.
 
+``--list`` names the library's scenarios.
+
 Exit status: 0 when every expectation of every scenario holds; 1 when any fails; 2 when a scenario cannot be found or
 read. No API key and no network are needed.
 """
@@ -31,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "scenario", nargs="?", help=f"a scenario file or folder, or a library scenario's name (default: {FLAGSHIP})"
     )
     parser.add_argument("--all", action="store_true", help="replay every scenario of scenarios/library/")
+    parser.add_argument("--list", action="store_true", help="list the library's scenarios and what each exercises")
     parser.add_argument("--json", action="store_true", help="one JSON summary object per scenario per line")
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace and print where it is")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the report, not the live session output")
@@ -73,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if args.all and args.scenario:
         err.print(Text("reasonix replay: give a scenario or --all, not both", style="red"))
         return 2
+    if args.list:
+        return _list(console, err)
     try:
         paths = library_paths() if args.all else resolve(args.scenario)
         if not paths:
@@ -97,6 +102,28 @@ def run(args: argparse.Namespace) -> int:
         style = "bold green" if not failed else "bold red"
         console.print(Text(f"{len(loaded) - failed} of {len(loaded)} scenarios passed", style=style))
     return 1 if failed else 0
+
+
+def _list(console: Console, err: Console) -> int:
+    """One line per library scenario: its name (what ``reasonix replay NAME`` takes), origin and title."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from scenarios.format import ScenarioError, library_paths, load_scenario
+
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    for column in ("scenario", "origin", "command", "what it exercises"):
+        table.add_column(column, overflow="fold")
+    try:
+        for path in library_paths():
+            sc = load_scenario(path).scenario
+            table.add_row(path.name.removesuffix(".json"), sc.origin, sc.command, sc.title)
+    except ScenarioError as exc:
+        err.print(Text(f"reasonix replay: {exc}", style="red"))
+        return 2
+    console.print(table)
+    console.print(Text("Replay one with `reasonix replay NAME`, or all with `reasonix replay --all`.", style="dim"))
+    return 0
 
 
 def _replay_one(item: LoadedScenario, console: Console, *, keep: bool, live: bool) -> ReplayReport:

@@ -231,3 +231,13 @@ def test_cli_live_view_shows_the_goal(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_peak_clock_is_a_weekday_morning() -> None:
     at = peak_clock(datetime(2026, 11, 8).date())()  # a Sunday
     assert (at.weekday(), at.hour, at.day) == (4, 7, 6)
+
+
+def test_cli_list_names_every_library_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    from scenarios.format import library_paths
+
+    assert main(["replay", "--list"]) == 0
+    out = capsys.readouterr().out
+    names = [p.name.removesuffix(".json") for p in library_paths()]
+    assert len(names) >= 12 and all(name in out for name in names)
+    assert "scripted" in out and "reasonix replay NAME" in out
