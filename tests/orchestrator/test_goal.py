@@ -112,6 +112,24 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
     assert stats["planner"]["requests"] == 5 and stats["executor"]["requests"] == 12
 
 
+async def test_a_second_goal_in_the_same_workspace_hits_from_its_first_request(tmp_path: Path) -> None:
+    """DESIGN §7: no run id, clock, temp path or random order in a prefix: a new goal starts warm in each session."""
+    ws = _workspace(tmp_path)
+    runs: list[list[object]] = [[], []]
+    twice = script(_planner_happy() * 2, _executor_happy() * 2)
+    async with goal_env(twice) as (_emu, client):
+        for i, objective in enumerate(["Grow calc: add, mul, neg and a test", "Grow calc once more"]):
+            outcome = await new_runner(client, ws, objective, events=runs[i], run_id=f"run-{i + 1}").run()
+            assert outcome.status == "complete", outcome.summary
+    for name in ("planner", "executor"):
+        cold, warm = (
+            next(e.diagnostics for e in r if isinstance(e, DiagnosticsReported) and e.session == name) for r in runs
+        )
+        assert cold.hit_tokens == 0
+        # Everything but the new objective (planner) or the new step turn (executor) and the unit rounding hits.
+        assert warm.hit_tokens >= cold.prompt_tokens - 256 and warm.hit_tokens / warm.prompt_tokens > 0.9, (name, warm)
+
+
 async def test_planner_write_is_refused_and_invalid_plans_are_fixed(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     cyclic = [step("S1", "a", deps=["S2"]), step("S2", "b", deps=["S1"])]
