@@ -58,10 +58,13 @@ from sessions.wire import (
     ToolSchema,
     Usage,
     UserMessage,
+    encode_request,
     request_head,
 )
 
 TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
+DIGEST_FINGERPRINT = "compaction-digest"
+"""The ``prefix_fingerprint`` of a compaction's digest request: a side request outside the conversation's prefix."""
 INTERRUPTED_RESULT = "Not run: the session was interrupted before this call ran. Call it again if it is still needed."
 
 
@@ -404,8 +407,9 @@ class Session:
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost
 
-    def account(self, usage: Usage | None, model: str, *, estimated: bool = False) -> float:
-        """Add one request's usage and cost to the session; emit usage and cache diagnostics."""
+    def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float:
+        """Add one request's usage and cost to the session; emit usage and, for a request of the conversation itself
+        (``diagnose``) whose usage the server reported, cache diagnostics."""
         if usage is None:
             return 0.0
         cost = float(self.price_book.cost(usage, model, self.clock()).total)
@@ -421,7 +425,7 @@ class Session:
                 estimated=estimated,
             )
         )
-        if not estimated:
+        if diagnose and not estimated:
             diag = self.tracker.observe(
                 model=model,
                 fingerprint=self.prefix.fingerprint,
@@ -551,8 +555,20 @@ class Session:
             stream=True,
             thinking=Thinking(type="disabled"),
         )
-        reply = await self.client.complete(digest_request)
-        self.account(reply.usage, self.settings.model, estimated=True)  # a side request: no cache diagnostics
+        digest_body = encode_request(digest_request)
+        self.requests += 1  # a request like any other: counted, priced, journaled (a resume counts it again)
+        self.emit(
+            RequestStarted(
+                session=self.name,
+                request_index=self.requests,
+                model=self.settings.model,
+                body_bytes=len(digest_body),
+                prefix_fingerprint=DIGEST_FINGERPRINT,
+                messages=len(digest_request.messages),
+            )
+        )
+        reply = await self.client.complete(digest_request, body=digest_body)
+        self.account(reply.usage, self.settings.model, diagnose=False)  # not the conversation: no cache diagnostics
         digest = reply.message.content or ""
         new = compacted_messages(older, tail, digest)
         tokens_before = self.context_tokens()

@@ -12,13 +12,14 @@ from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
+    RequestStarted,
     SessionEvent,
     ToolFinished,
     TurnFinished,
     UsageReported,
 )
 from sessions.journal import read_journal
-from sessions.session import INTERRUPTED_RESULT, SessionSettings
+from sessions.session import DIGEST_FINGERPRINT, INTERRUPTED_RESULT, SessionSettings
 from sessions.wire import ToolMessage
 
 from .session_support import BodyRecorder, emulated, make_session
@@ -151,12 +152,19 @@ async def test_compaction_rewrites_once_and_explains_the_miss(tmp_path: Path) ->
     )
     events: list[SessionEvent] = []
     settings = SessionSettings(context_window=6000, compaction_ratio=0.8, compaction_keep_ratio=0.2)
-    async with emulated(script) as (_emu, client):
+    async with emulated(script) as (emu, client):
         session = make_session(client, ws, journal=ws / ".reasonix" / "s.jsonl", settings=settings, events=events)
         for i in range(12):
             await session.send(f"Question {i}")
+        served = emu.stats()["total"]["requests"]
     compactions = [e for e in events if isinstance(e, Compacted)]
     assert len(compactions) >= 1
+    # The digest is a request like the others: counted, priced from the server's usage (not an estimate).
+    started = [e for e in events if isinstance(e, RequestStarted)]
+    used = [e for e in events if isinstance(e, UsageReported)]
+    assert session.requests == len(started) == len(used) == served
+    assert sum(e.prefix_fingerprint == DIGEST_FINGERPRINT for e in started) == len(compactions)
+    assert not any(e.estimated for e in used)
     assert session.log.epoch == len(compactions)
     first_user = session.log[0].message
     assert "<compacted-history>" in first_user.content  # type: ignore[union-attr]
