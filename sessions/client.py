@@ -39,6 +39,7 @@ from sessions.errors import (
     DeepSeekError,
     ProtocolError,
     RequestRefusedError,
+    ResourcesExhaustedError,
     RetriesExhaustedError,
     StallTimeoutError,
     StreamBrokenError,
@@ -312,7 +313,13 @@ class DeepSeekClient:
                 failure: DeepSeekError | None = None
                 reply: Reply | None = None
                 try:
-                    reply = await self._attempt(streamed, payload, counted)
+                    whole = await self._attempt(streamed, payload, counted)
+                    if whole.finish_reason == "insufficient_system_resource":
+                        raise ResourcesExhaustedError(
+                            "DeepSeek cut the reply short for lack of server capacity "
+                            "(finish_reason insufficient_system_resource)"
+                        )
+                    reply = whole
                 except DeepSeekError as exc:  # only our errors enter tenacity; Cancelled passes straight through
                     failure = last_error = exc
                 with attempt:

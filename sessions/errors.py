@@ -128,6 +128,11 @@ class OverloadedError(_Transient):
     """503: the server is overloaded; retried with backoff."""
 
 
+class ResourcesExhaustedError(_Transient):
+    """The reply ended with ``finish_reason: insufficient_system_resource``: DeepSeek cut it short for lack of
+    capacity. The partial reply is discarded and the request retried, as for a broken stream."""
+
+
 class ConnectionFailedError(_Transient):
     """Could not connect, or the connection failed before a response arrived."""
 

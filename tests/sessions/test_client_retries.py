@@ -134,6 +134,24 @@ async def test_stream_cut_midway_is_retried_without_a_half_reply(
     assert all(b.closed for b in fake.bodies)
 
 
+async def test_a_reply_cut_short_for_lack_of_capacity_is_retried_and_discarded(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """finish_reason insufficient_system_resource: DeepSeek stopped early. The partial reply never surfaces."""
+    short = [
+        line.replace(b'"finish_reason":"tool_calls"', b'"finish_reason":"insufficient_system_resource"')
+        for line in LINES
+    ]
+    assert short != LINES
+    fake = FakeDeepSeek(sse(*short), sse(*LINES))
+    async with client(fake) as c:
+        events = await collect(c)
+    restarts = [e for e in events if isinstance(e, StreamRestarted)]
+    assert len(restarts) == 1 and "lack of server capacity" in restarts[0].reason
+    assert [e for e in events if isinstance(e, Completed)] == [Completed(reply=EXPECTED_REPLY)]
+    assert fake.seen[0].body == fake.seen[1].body
+
+
 async def test_complete_returns_only_the_whole_reply_after_a_cut(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(
         sse(*LINES[:10], httpx.ReadError("reset")), sse(*LINES[:20], httpx.ReadError("reset")), sse(*LINES)
