@@ -17,6 +17,7 @@ import trio
 
 from orchestrator.config import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
+from orchestrator.wording import counted
 from sessions.prices import PriceError
 
 Status = Literal["ok", "fail", "skip", "warn"]
@@ -47,7 +48,7 @@ def check_config(
         check = Check(
             "configuration",
             "fail",
-            f"{len(exc.problems)} problem(s) in {', '.join(where)}",
+            f"{counted(len(exc.problems), 'problem')} in {', '.join(where)}",
             fix=(f"edit {', '.join(where)}: correct or remove each key above",),
             problems=tuple(str(p) for p in exc.problems),
         )

@@ -294,7 +294,7 @@ async def replay_scenario(
         failures += await command_failures(expect.commands, ws)
         drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []
         if drift:
-            failures.append(f"prompt drift: {len(drift)} request(s) differ from the recording (diffs below)")
+            failures.append(f"prompt drift: {counted(len(drift), 'request')} differ from the recording (diffs below)")
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -168,7 +168,10 @@ class TerminalReviewer:
 
     def _say_invalid(self, problems: Sequence[Problem]) -> None:
         self._console.print(
-            Text(f"The edited plan is not valid ({len(problems)} problem(s)); reopening the editor.", style="yellow")
+            Text(
+                f"The edited plan is not valid ({counted(len(problems), 'problem')}); reopening the editor.",
+                style="yellow",
+            )
         )
         for problem in problems:
             self._console.print(Text(f"  - {problem.message}", style="yellow"))

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         check_tokenizer,
         probe_base_url,
     )
+    from orchestrator.wording import counted
 
     console = Console(highlight=False, soft_wrap=True)
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
     failed = [c.name for c in checks if c.failed]
     if failed:
-        console.print(Text(f"{len(failed)} required check(s) failed: {', '.join(failed)}", style="bold red"))
+        console.print(Text(f"{counted(len(failed), 'required check')} failed: {', '.join(failed)}", style="bold red"))
         return 1
     console.print(Text("all required checks passed", style="bold green"))
     return 0

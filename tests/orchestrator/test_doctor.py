@@ -220,7 +220,7 @@ def test_unreachable_server_fails_with_a_fix(
     assert code == 1
     assert line(lines, "server").startswith(f"✗ server: cannot reach {closed_port_url}/models: ConnectError")
     assert f"    fix: check the network connection and base_url is {closed_port_url} (from command line)" in lines
-    assert lines[-1] == "1 required check(s) failed: server"
+    assert lines[-1] == "1 required check failed: server"
 
 
 def test_rejected_key_fails(

@@ -247,7 +247,7 @@ async def test_edit_reopens_with_the_cycle_shown_until_fixed(tmp_path: Path) -> 
         s.model_dump(exclude={"title"}) for s in plan.steps
     ]
     out = buffer.getvalue()
-    assert "The edited plan is not valid (1 problem(s)); reopening the editor." in out
+    assert "The edited plan is not valid (1 problem); reopening the editor." in out
     assert "Your changes:" in out
     assert "~ S4 Wire it together and document it" in out
     assert 'title: "Wire it together" → "Wire it together and document it"' in out
