@@ -193,3 +193,30 @@ async def test_a_planner_whose_plans_stay_invalid_fails_naming_the_last_error(tm
     assert outcome.status == "failed"
     assert "its last plan was rejected:" in outcome.summary and "S1 → S2 → S1" in outcome.summary, outcome.summary
     assert "executor" not in requests
+
+
+async def test_an_exec_run_paused_by_its_budget_resumes_as_a_goal(tmp_path: Path) -> None:
+    """``reasonix exec`` starts from an approved plan; its pause hint is ``reasonix goal --resume``, which must work."""
+    from orchestrator.goal_build import create_runner
+    from plans.schema import Plan
+
+    ws = _workspace(tmp_path)
+    two = [
+        step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK]),
+        step("S2", "Add README", deps=["S1"], writes=["README.md"], verify=["test -s README.md"]),
+    ]
+    plan = Plan.model_validate({"objective": "ops", "steps": two})
+    executor = [*executor_step("S1", "calc/ops.py", OPS), *executor_step("S2", "README.md", "# calc\n")]
+    events: list[object] = []
+    async with goal_env(script(_verdict(), executor)) as (emu, client):
+        common = dict(workspace=ws, client=client, reviewer=None, on_event=events.append, config_dir=ws / ".none")
+        first = await create_runner(
+            objective="", plan=plan, run_id="run-x", options=GoalOptions(budget=Budget(requests=3)), **common
+        ).run()
+        assert first.status == "paused", first.summary
+        assert "planner" not in emu.stats()["sessions"]  # exec never plans
+        resumed = resume_runner(run_id="run-x", options=GoalOptions(budget=Budget(requests=50)), **common)
+        outcome = await resumed.run()
+    assert outcome.status == "complete", outcome.summary
+    assert outcome.record.verified == ["S1", "S2"]
+    assert [e.step_id for e in events if isinstance(e, StepStarted)].count("S1") == 1
