@@ -9,6 +9,7 @@ from orchestrator.wording import counted
 def test_counted_nouns() -> None:
     assert [counted(n, "request") for n in (0, 1, 2)] == ["0 requests", "1 request", "2 requests"]
     assert counted(1.5, "minute") == "1.5 minutes"
+    assert counted(1_234_567, "token") == "1234567 tokens"  # never "1.23457e+06"
     assert counted(3, "entry", "entries") == "3 entries" and counted(1, "entry", "entries") == "1 entry"
 
 
