@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from orchestrator.marker import MarkerDetector
+from orchestrator.policy.marker import MarkerDetector
 from sessions import tokens
 
 

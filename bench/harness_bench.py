@@ -37,7 +37,7 @@ from typing import Any
 
 import trio
 
-from orchestrator.prompts import EXECUTOR_RUN_SYSTEM
+from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, build_prefix
 from sessions.session import Session, SessionSettings

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator.config import load_config
+from orchestrator.config.model import load_config
 from sessions.prices import cost, default_price_book
 from sessions.wire import Usage
 

@@ -38,9 +38,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import orchestrator.replay as replay_module  # noqa: E402
-from orchestrator.replay import replay  # noqa: E402
-from orchestrator.replay_report import ReplayReport  # noqa: E402
+import orchestrator.replay.runner as replay_module  # noqa: E402
+from orchestrator.replay.report import ReplayReport  # noqa: E402
+from orchestrator.replay.runner import replay  # noqa: E402
 from scenarios.emulator.accounting import Accountant  # noqa: E402
 from scenarios.emulator.app import Response  # noqa: E402
 from scenarios.emulator.script import Script  # noqa: E402
@@ -259,7 +259,7 @@ def recording_bodies(captured: list[bytes]) -> Iterator[None]:
     ``reasonix replay`` has no hook for this, so the bench wraps the emulator it opens (bench-only; nothing else
     changes). Bodies are recorded as received, so a scenario with HTTP faults would list a retried body twice: the
     figures are for the fault-free long scenario, and the totals are checked against the live run."""
-    original = open_emulator  # what orchestrator.replay imported
+    original = open_emulator  # what orchestrator.replay.runner imported
 
     @asynccontextmanager
     async def recording(**kwargs: Any) -> AsyncIterator[RunningEmulator]:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import trio
 
-from orchestrator.stuck import normalize_failure, workspace_fingerprint
-from orchestrator.verify import run_verify
+from orchestrator.policy.stuck import normalize_failure, workspace_fingerprint
+from orchestrator.policy.verify import run_verify
 from plans.schema import Step, VerifyCommand
 
 

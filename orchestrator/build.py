@@ -1,4 +1,6 @@
-"""Building the pieces of a run from the configuration: the DeepSeek client and an executor session.
+"""Building the pieces of a run from the configuration: the DeepSeek client, an executor session, and a
+:class:`~orchestrator.goal.runner.GoalRunner` for a new or resumed goal (shared by ``goal`` / ``plan`` / ``exec`` and
+``replay``, so a scenario replays the code path a user runs).
 
 Nothing here sends a request. The run id names the journal directory only; it is never sent to the model (DESIGN §3.7),
 so a second run in the same workspace sends the same prefix bytes and hits the cache from its first request.
@@ -8,18 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 
-from orchestrator.config import Config, ResolvedConfig
+from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
-from orchestrator.prompts import EXECUTOR_RUN_SYSTEM
+from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
+from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.policy.budget import Budget
+from orchestrator.policy.escalation import EscalationPolicy
+from orchestrator.review.reviewer import Reviewer
+from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
+from plans.schema import Plan
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
 from sessions.prefix import build_prefix
-from sessions.prices import PriceError
+from sessions.prices import PriceBook, PriceError
 from sessions.session import ReplySource, Session, SessionSettings
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
@@ -145,4 +154,105 @@ def build_executor(
         on_event=on_event,
         price_book=price_book,
         reply_source=reply_source,
+    )
+
+
+def goal_options(
+    config: Config,
+    *,
+    preset: str = "auto",
+    budget_usd: float | None = None,
+    max_requests: int | None = None,
+    max_minutes: float | None = None,
+    **overrides: object,
+) -> GoalOptions:
+    """Options from the configuration and the command line (flags win)."""
+    escalation = EscalationPolicy.model_validate({"preset": preset})
+    fields: dict[str, object] = dict(
+        flash_model=config.models.flash,
+        pro_model=config.models.pro,
+        thinking=config.thinking,
+        reasoning_effort=config.reasoning_effort,
+        escalation=escalation,
+        budget=Budget(usd=budget_usd, requests=max_requests, minutes=max_minutes),
+    )
+    fields.update(overrides)
+    return GoalOptions.model_validate(fields)
+
+
+def create_runner(
+    *,
+    workspace: Path,
+    client: DeepSeekClient,
+    objective: str,
+    options: GoalOptions,
+    reviewer: Reviewer | None,
+    on_event: Callable[[AnyEvent], None] | None = None,
+    run_id: str | None = None,
+    config_dir: Path | None = None,
+    price_book: PriceBook | None = None,
+    clock: Callable[[], datetime] | None = None,
+    plan: Plan | None = None,
+) -> GoalRunner:
+    """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
+    store = RunStore.create(workspace, run_id)
+    record = GoalRecord(
+        run_id=store.run_id, objective=plan.objective if plan is not None else objective, settings=options.model_dump()
+    )
+    if plan is not None:
+        plan = plan.model_copy(update={"revision": 1})
+        store.save_plan(plan)
+        record.plan_revision = 1
+        record.state = "executing"
+    store.save(record)
+    return GoalRunner(
+        workspace=workspace,
+        client=client,
+        store=store,
+        record=record,
+        options=options,
+        reviewer=reviewer,
+        on_event=on_event,
+        price_book=price_book,
+        clock=clock,
+        config_dir=config_dir,
+    )
+
+
+def resume_runner(
+    *,
+    workspace: Path,
+    client: DeepSeekClient,
+    run_id: str,
+    options: GoalOptions,
+    reviewer: Reviewer | None,
+    on_event: Callable[[AnyEvent], None] | None = None,
+    config_dir: Path | None = None,
+    price_book: PriceBook | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> GoalRunner:
+    """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
+    store = RunStore.open(workspace, run_id)
+    record = store.load()
+    # A limit not given again on the command line keeps its value from the run's start.
+    previous = Budget.model_validate(record.settings.get("budget", {}))
+    given = options.budget
+    merged = Budget(
+        usd=given.usd if given.usd is not None else previous.usd,
+        requests=given.requests if given.requests is not None else previous.requests,
+        minutes=given.minutes if given.minutes is not None else previous.minutes,
+    )
+    options = options.model_copy(update={"budget": merged})
+    record.settings = options.model_dump()
+    return GoalRunner(
+        workspace=workspace,
+        client=client,
+        store=store,
+        record=record,
+        options=options,
+        reviewer=reviewer,
+        on_event=on_event,
+        price_book=price_book,
+        clock=clock,
+        config_dir=config_dir,
     )

@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from orchestrator.goal import GoalOptions, GoalRunner
-from orchestrator.review import Reviewer
-from orchestrator.run_store import GoalRecord, RunStore
+from orchestrator.goal.runner import GoalOptions, GoalRunner
+from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.review.reviewer import Reviewer
 from scenarios.emulator import RunningEmulator, Script, open_emulator
 from sessions.client import ClientSettings, DeepSeekClient
 

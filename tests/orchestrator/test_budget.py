@@ -8,8 +8,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
-from orchestrator.goal_events import BudgetWarning
+from orchestrator.events import BudgetWarning
+from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
 
 
 def warned(result: list[BudgetWarning] | BudgetExceeded) -> tuple[str, float, float]:

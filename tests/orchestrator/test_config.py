@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.config import Config, load_config, user_config_path
-from orchestrator.config_messages import leaf_keys
+from orchestrator.config.messages import leaf_keys
+from orchestrator.config.model import Config, load_config, user_config_path
 from orchestrator.errors import ConfigError
 from sessions.prices import UnknownModelPriceError
 from sessions.wire import Usage

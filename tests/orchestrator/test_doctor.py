@@ -16,8 +16,8 @@ from typing import ClassVar
 import pytest
 import trio
 
-from orchestrator.cli import main
-from orchestrator.doctor_checks import probe_base_url
+from orchestrator.cli.doctor_checks import probe_base_url
+from orchestrator.cli.main import main
 
 SECRET = "sk-doctor-test-secret-0123456789"
 ROOT = Path(__file__).resolve().parents[2]
@@ -281,7 +281,7 @@ def test_ripgrep_is_optional(
 def test_configuring_the_command_imports_nothing_heavy() -> None:
     code = (
         "import argparse, sys\n"
-        "from orchestrator.commands import doctor\n"
+        "from orchestrator.cli.commands import doctor\n"
         "doctor.configure(argparse.ArgumentParser())\n"
         "heavy = [m for m in ('trio', 'httpx', 'pydantic', 'rich', 'tokenizers') if m in sys.modules]\n"
         "print(heavy)\n"

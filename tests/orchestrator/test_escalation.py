@@ -11,8 +11,8 @@ from typing import Any
 
 import trio
 
-from orchestrator.escalation import EscalationPolicy, Escalator
-from orchestrator.goal_events import Escalated
+from orchestrator.events import Escalated
+from orchestrator.policy.escalation import EscalationPolicy, Escalator
 from scenarios.emulator import ReplySpec, RunningEmulator, Script, SessionSpec, ToolCallSpec
 from scenarios.emulator.script import DropFault
 from sessions.client import DeepSeekClient

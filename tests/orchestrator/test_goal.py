@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.goal_events import GoalStateChanged, PlanRejected, PlanRevised, StepStarted, StepVerified
+from orchestrator.events import GoalStateChanged, PlanRejected, PlanRevised, StepStarted, StepVerified
 from sessions.events import DiagnosticsReported, ToolFinished
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step

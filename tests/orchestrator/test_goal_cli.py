@@ -330,7 +330,7 @@ def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Pat
 
 
 def test_goal_record_writes_a_replayable_scenario_without_the_key(tmp_path: Path, env: dict[str, str]) -> None:
-    from orchestrator.replay import replay
+    from orchestrator.replay.runner import replay
     from scenarios.format import load_scenario
 
     ws = _workspace(tmp_path)

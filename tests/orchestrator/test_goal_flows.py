@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.budget import Budget
-from orchestrator.escalation import EscalationPolicy
-from orchestrator.goal import GoalOptions
-from orchestrator.goal_build import resume_runner
-from orchestrator.goal_events import Escalated, GoalFinished, PlanRevised, ReviewDecided, StepStarted
-from orchestrator.review import ScriptedReviewer
+from orchestrator.build import resume_runner
+from orchestrator.events import Escalated, GoalFinished, PlanRevised, ReviewDecided, StepStarted
+from orchestrator.goal.runner import GoalOptions
+from orchestrator.policy.budget import Budget
+from orchestrator.policy.escalation import EscalationPolicy
+from orchestrator.review.reviewer import ScriptedReviewer
 from sessions.events import RequestStarted
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
@@ -197,7 +197,7 @@ async def test_a_planner_whose_plans_stay_invalid_fails_naming_the_last_error(tm
 
 async def test_an_exec_run_paused_by_its_budget_resumes_as_a_goal(tmp_path: Path) -> None:
     """``reasonix exec`` starts from an approved plan; its pause hint is ``reasonix goal --resume``, which must work."""
-    from orchestrator.goal_build import create_runner
+    from orchestrator.build import create_runner
     from plans.schema import Plan
 
     ws = _workspace(tmp_path)

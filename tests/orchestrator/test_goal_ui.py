@@ -16,10 +16,8 @@ import trio
 import trio.testing
 from rich.console import Console
 
-from orchestrator.budget import Budget, BudgetTracker, BudgetUsage
-from orchestrator.goal import GoalOptions, GoalRunner
-from orchestrator.goal_cli import read_plan_file, watch_interrupts
-from orchestrator.goal_events import (
+from orchestrator.cli.goal_command import read_plan_file, watch_interrupts
+from orchestrator.events import (
     BudgetWarning,
     Escalated,
     GoalStateChanged,
@@ -30,8 +28,10 @@ from orchestrator.goal_events import (
     StepVerified,
     VerifyOutcome,
 )
-from orchestrator.goal_ui import GoalTerminalUI, escalation_line, summary_text
-from orchestrator.run_store import GoalRecord, RunStore
+from orchestrator.goal.runner import GoalOptions, GoalRunner
+from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.policy.budget import Budget, BudgetTracker, BudgetUsage
+from orchestrator.ui.goal_view import GoalTerminalUI, escalation_line, summary_text
 from plans.schema import Plan, StepStatus
 from sessions.diagnostics import RequestDiagnostics
 from sessions.events import (
@@ -308,7 +308,10 @@ async def test_first_sigint_cancels_the_work_second_exits_at_once() -> None:
 
 
 def test_hard_exit_flushes_what_was_printed_and_exits_130() -> None:
-    code = "import sys; from orchestrator.goal_cli import hard_exit; print('kept', end=''); sys.stderr.write('e'); "
+    code = (
+        "import sys; from orchestrator.cli.goal_command import hard_exit; "
+        "print('kept', end=''); sys.stderr.write('e'); "
+    )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe is block-buffered
     proc = subprocess.run(
         [sys.executable, "-c", code + "hard_exit()"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env

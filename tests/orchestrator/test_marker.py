@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.marker import MarkerDetector, find_marker
+from orchestrator.policy.marker import MarkerDetector, find_marker
 
 HOLD = 256
 

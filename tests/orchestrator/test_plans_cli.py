@@ -1,4 +1,5 @@
-"""``reasonix plans validate|show|diff`` on real files, through ``orchestrator.cli.main`` and once as a subprocess."""
+"""``reasonix plans validate|show|diff`` on real files, through ``orchestrator.cli.main.main`` and once as a
+subprocess."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.cli import main
+from orchestrator.cli.main import main
 
 MINIMAL: dict[str, Any] = {
     "objective": "Add a --json flag",

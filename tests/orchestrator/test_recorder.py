@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.prompts import EXECUTOR_RUN_SYSTEM
-from orchestrator.recorder import CapturedExchange, canonical_lines, derive_script, to_recorded
-from orchestrator.replay import replay
+from orchestrator.replay.recorder import CapturedExchange, canonical_lines, derive_script, to_recorded
+from orchestrator.replay.runner import replay
+from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from scenarios.format import load_scenario
 
 from .goal_support import call, reply
@@ -120,11 +120,11 @@ def test_canonical_lines_split_multiline_text() -> None:
 async def test_a_recorded_goal_replays_both_sessions_without_drift(tmp_path: Path) -> None:
     """The goal hook: record a goal (planner + executor, a person's review answer) against the emulator in-process,
     then replay the file: the same requests, byte for byte in canonical form, and the review answer kept."""
-    from orchestrator.config import Config
-    from orchestrator.goal_build import create_runner, goal_options
-    from orchestrator.recorder import Recorder, settings_from_goal_options
-    from orchestrator.replay import replay_scenario
-    from orchestrator.review import ScriptedReviewer
+    from orchestrator.build import create_runner, goal_options
+    from orchestrator.config.model import Config
+    from orchestrator.replay.recorder import Recorder, settings_from_goal_options
+    from orchestrator.replay.runner import replay_scenario
+    from orchestrator.review.reviewer import ScriptedReviewer
     from scenarios.emulator import Script, open_emulator
     from sessions.client import ClientSettings, DeepSeekClient
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from rich.console import Console
 
-from orchestrator.render import JsonLinesRenderer, TerminalRenderer, cost_style, footer, summary_line
+from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, cost_style, footer, summary_line
 from sessions.diagnostics import RequestDiagnostics
 from sessions.events import (
     Compacted,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.cli import main
-from orchestrator.replay import peak_clock, replay
+from orchestrator.cli.main import main
+from orchestrator.replay.runner import peak_clock, replay
 from sessions.prefix import build_prefix
 from sessions.session import Session
 

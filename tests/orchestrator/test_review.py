@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from orchestrator.errors import ReasonixError, ReviewScriptExhaustedError, ReviewUnavailableError
-from orchestrator.goal_events import ReviewDecided
-from orchestrator.plan_editor import (
+from orchestrator.events import ReviewDecided
+from orchestrator.review.editor import (
     ERROR_MARK,
     PlanDocumentError,
     Problem,
@@ -30,7 +30,7 @@ from orchestrator.plan_editor import (
     plan_document,
     with_problems,
 )
-from orchestrator.review import (
+from orchestrator.review.reviewer import (
     FEEDBACK_PROMPT,
     PROMPT,
     AutoApprove,
@@ -451,7 +451,7 @@ def test_without_a_terminal_a_real_process_stops_at_once_instead_of_waiting() ->
         "import sys\n"
         "from rich.console import Console\n"
         "from orchestrator.errors import ReasonixError\n"
-        "from orchestrator.review import make_reviewer\n"
+        "from orchestrator.review.reviewer import make_reviewer\n"
         "try:\n"
         "    make_reviewer(Console(), yes=False, stdin_isatty=sys.stdin.isatty())\n"
         "except ReasonixError as exc:\n"

@@ -15,9 +15,9 @@ from orchestrator.build import (
     build_executor,
     run_dir,
 )
-from orchestrator.cli import main
-from orchestrator.config import ResolvedConfig, load_config
-from orchestrator.run_task import TaskRun
+from orchestrator.cli.main import main
+from orchestrator.config.model import ResolvedConfig, load_config
+from orchestrator.task.run import TaskRun
 
 
 def _resolved(ws: Path, env: dict[str, str] | None = None, base_url: str | None = None) -> ResolvedConfig:

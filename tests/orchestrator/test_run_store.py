@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run_store import GoalRecord, RunNotFoundError, RunStore
+from orchestrator.goal.store import GoalRecord, RunNotFoundError, RunStore
 
 
 def test_runs_never_show_up_in_the_users_git(tmp_path: Path) -> None:

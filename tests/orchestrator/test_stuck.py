@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from orchestrator.stuck import (
+from orchestrator.policy.stuck import (
     ProgressTracker,
     StuckVerdict,
     normalize_failure,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from orchestrator.goal_events import VerifyOutcome
-from orchestrator.verify import VerifyError, run_verify, verify_feedback
+from orchestrator.events import VerifyOutcome
+from orchestrator.policy.verify import VerifyError, run_verify, verify_feedback
 from plans.schema import Step, VerifyCommand
 
 

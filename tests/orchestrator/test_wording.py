@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.render import summary_line
-from orchestrator.wording import counted
+from orchestrator.ui.stream import summary_line
+from orchestrator.ui.wording import counted
 
 
 def test_counted_nouns() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.replay import replay
+from orchestrator.replay.runner import replay
 from scenarios.format import library_paths, load_scenario
 
 

@@ -1,0 +1,92 @@
+"""``reasonix doctor``: check the configuration, the key, the server, prices, the tokenizer and ripgrep.
+
+One line per check (✓ passed, ✗ failed, – skipped or optional), each failure followed by what to do about it.
+Exit status 1 when a required check fails. ``--offline`` skips the key and the server, so a fresh machine with no key
+and no network passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+SYMBOLS = {"ok": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "dim"), "warn": ("–", "yellow")}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    )
+    parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL (overrides config and environment)")
+    parser.add_argument("--offline", action="store_true", help="skip the checks that need a key or the network")
+    parser.add_argument(
+        "--timeout", type=float, default=5.0, metavar="SECONDS", help="bound on the server check (default: 5)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import trio
+    from rich.console import Console
+    from rich.text import Text
+
+    from orchestrator.cli.doctor_checks import (
+        Check,
+        check_config,
+        check_key,
+        check_prices,
+        check_ripgrep,
+        check_tokenizer,
+        probe_base_url,
+    )
+    from orchestrator.ui.wording import counted
+
+    console = Console(highlight=False, soft_wrap=True)
+
+    def show(check: Check) -> None:
+        symbol, style = SYMBOLS[check.status]
+        line = Text()
+        line.append(symbol, style=style)
+        line.append(f" {check.name}: ", style="bold")
+        line.append(check.detail)
+        console.print(line)
+        for problem in check.problems:
+            console.print(Text(f"    {problem}"))
+        for fix in check.fix:
+            console.print(Text(f"    fix: {fix}", style="yellow" if check.status == "warn" else "red"))
+
+    checks: list[Check] = []
+
+    def record(check: Check) -> None:
+        checks.append(check)
+        show(check)
+
+    config_check, resolved = check_config(args.workspace, {"base_url": args.base_url}, os.environ)
+    record(config_check)
+    if resolved is None:
+        for name in ("API key", "server", "prices"):
+            record(Check(name, "skip", "skipped: the configuration did not load"))
+    else:
+        record(check_key(resolved, args.offline))
+        if args.offline:
+            record(Check("server", "skip", f"skipped (--offline); would GET {resolved.config.base_url}/models"))
+        else:
+            record(
+                trio.run(
+                    probe_base_url,
+                    resolved.config.base_url,
+                    resolved.api_key,
+                    args.timeout,
+                    resolved.sources["base_url"],
+                )
+            )
+        record(check_prices(resolved))
+    record(check_tokenizer())
+    record(check_ripgrep())
+
+    failed = [c.name for c in checks if c.failed]
+    if failed:
+        console.print(Text(f"{counted(len(failed), 'required check')} failed: {', '.join(failed)}", style="bold red"))
+        return 1
+    console.print(Text("all required checks passed", style="bold green"))
+    return 0

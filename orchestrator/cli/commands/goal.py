@@ -1,0 +1,27 @@
+"""``reasonix goal "<objective>"``: plan → review → execute step by step → verify → re-plan, until the goal is
+complete, blocked, paused or out of budget. ``--resume RUN_ID`` continues a paused, interrupted or killed goal from its
+run directory; a step that was verified never runs again.
+
+Exit status: 0 complete; 1 failed, blocked or cancelled at review; 2 a usage or configuration problem; 3 paused (the
+resume command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+
+    parser.add_argument("objective", nargs="?", help="what the goal should achieve")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue the goal of this run (raise a limit to go on)")
+    add_review_option(parser)
+    add_connection_options(parser)
+    add_record_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from orchestrator.cli.goal_command import run_command
+
+    return run_command(args, "goal", "goal")

@@ -1,0 +1,26 @@
+"""``reasonix plan "<objective>"``: plan mode. The planner reads (it may not change anything) and proposes a plan; you
+review it (approve / revise with feedback / edit / cancel). The approved plan is saved in the run directory
+(``.reasonix/runs/<run_id>/plan.r00N.json``); run it later with ``reasonix exec PLAN_FILE``.
+
+Exit status: 0 approved and saved; 1 cancelled or failed; 2 a usage or configuration problem (also: no terminal to
+review on and no ``--yes``); 3 paused (budget); 130 interrupted by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+
+    parser.add_argument("objective", help="what the plan should achieve")
+    add_review_option(parser)
+    add_connection_options(parser)
+    add_record_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from orchestrator.cli.goal_command import run_command
+
+    return run_command(args, "plan", "plan")

@@ -1,0 +1,146 @@
+"""``reasonix plans``: validate, show and diff plan documents.
+
+* ``plans validate FILE``: exit 0 when the plan is a valid DAG, else exit 1 and print every problem.
+* ``plans show FILE [--format tree|table|md|mermaid|json|prompt]``: render a plan (an invalid graph is still shown,
+  with a warning on stderr).
+* ``plans diff OLD NEW [--format text|json]``: steps added, removed and changed field by field.
+
+``--lenient`` reads a model-made plan the way the supervisor does (aliases, integer ids, ...) and lists what it
+normalized. A file that cannot be opened exits 2; a file that is not a plan exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orchestrator.ui.wording import counted
+
+if TYPE_CHECKING:
+    from plans import Plan
+
+FORMATS = ("tree", "table", "md", "mermaid", "json", "prompt")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="plans_command", metavar="ACTION", required=True)
+    validate = sub.add_parser("validate", help="check a plan; exit 1 listing every problem")
+    validate.add_argument("file", type=Path, help="plan JSON file")
+    show = sub.add_parser("show", help="render a plan")
+    show.add_argument("file", type=Path, help="plan JSON file")
+    show.add_argument("--format", choices=FORMATS, default="tree", help="rendering (default: tree)")
+    diff = sub.add_parser("diff", help="what changed between two plans")
+    diff.add_argument("old", type=Path, help="earlier plan JSON file")
+    diff.add_argument("new", type=Path, help="later plan JSON file")
+    diff.add_argument("--format", choices=("text", "json"), default="text", help="output (default: text)")
+    for p in (validate, show, diff):
+        p.add_argument("--lenient", action="store_true", help="read a model-made plan, normalizing common slips")
+
+
+class _Failed(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _fail(code: int, *lines: str) -> _Failed:
+    for line in lines:
+        print(line, file=sys.stderr)
+    return _Failed(code)
+
+
+def _read(path: Path, lenient: bool) -> Plan:
+    from pydantic import ValidationError
+
+    from plans import Plan, PlanReadError, read_plan
+    from plans.lenient import explain_validation_error
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _fail(2, f"{path}: cannot read: {exc.strerror or exc}") from None
+    if lenient:
+        try:
+            result = read_plan(text)
+        except PlanReadError as exc:
+            raise _fail(1, f"{path}: not a plan:", *(f"- {p}" for p in exc.problems)) from None
+        for note in result.notes:
+            print(f"{path}: normalized: {note}", file=sys.stderr)
+        return result.plan
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(1, f"{path}: not JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        problems = explain_validation_error(exc, data)
+        raise _fail(1, f"{path}: not a plan document:", *(f"- {p}" for p in problems)) from None
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from plans import PlanGraph, find_issues
+
+    plan = _read(args.file, args.lenient)
+    issues = find_issues(plan)
+    if issues:
+        count = len(issues)
+        print(f"{args.file}: invalid plan ({counted(count, 'problem')}):")
+        for issue in issues:
+            print(f"- {issue.message}")
+        return 1
+    graph = PlanGraph(plan)
+    path = graph.critical_path()
+    print(
+        f"{args.file}: valid plan: {len(plan.steps)} steps in {len(graph.generations())} waves, "
+        f"critical path {' → '.join(path)} ({len(path)} steps)"
+    )
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from plans import find_issues
+    from plans.render import prompt_text, render_terminal, to_markdown, to_mermaid
+    from plans.storage import dump_plan
+
+    plan = _read(args.file, args.lenient)
+    issues = find_issues(plan)
+    if issues:
+        print(
+            f"{args.file}: warning: the plan is invalid ({len(issues)} problems); run `plans validate`", file=sys.stderr
+        )
+    fmt = args.format
+    if fmt in ("tree", "table"):
+        from rich.console import Console
+
+        console = Console()
+        out = render_terminal(plan, kind=fmt, width=console.width, color=console.is_terminal)
+    elif fmt == "md":
+        out = to_markdown(plan)
+    elif fmt == "mermaid":
+        out = to_mermaid(plan)
+    elif fmt == "prompt":
+        out = prompt_text(plan)
+    else:
+        out = dump_plan(plan)
+    sys.stdout.write(out)
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from plans import diff, diff_text
+
+    old, new = _read(args.old, args.lenient), _read(args.new, args.lenient)
+    result = diff(old, new)
+    sys.stdout.write(result.model_dump_json(indent=2) + "\n" if args.format == "json" else diff_text(result))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    actions = {"validate": _validate, "show": _show, "diff": _diff}
+    try:
+        return actions[args.plans_command](args)
+    except _Failed as failed:
+        return failed.code

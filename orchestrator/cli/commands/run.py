@@ -1,0 +1,130 @@
+"""``reasonix run "<task>"``: one executor session on one task, streamed to the terminal (or ``--json``).
+
+The terminal shows reasoning (dimmed), the reply, one line per tool call, and after every request a footer with the
+turn's and the session's cost and the cache-hit ratio. ``--json`` prints every event as one JSON object per line and
+ends with a summary object (status, text, requests, token counts and cost summed over every request). ``--record FILE``
+writes the run as a replayable scenario (``reasonix replay FILE``); the API key is never written.
+
+Exit status: 0 when the task finished; 1 when the model or DeepSeek stopped it (the message says what to do); 2 for a
+configuration problem; 130 when interrupted (Ctrl-C cancels cleanly; the run stays journaled under
+``<workspace>/.reasonix/runs/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", help="what the executor should do")
+    parser.add_argument(
+        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    )
+    parser.add_argument(
+        "--model", default="flash", metavar="flash|pro|ID", help="the configured flash or pro model, or a model id"
+    )
+    parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
+    parser.add_argument("--json", action="store_true", help="print events as JSON lines, then a summary object")
+    parser.add_argument("--read-only", action="store_true", help="refuse every tool call that would change anything")
+    parser.add_argument(
+        "--max-requests", type=int, metavar="N", help="stop after N requests to the model (default: 60)"
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="write the run as a replayable scenario (workspace, requests, replies, usage; never the API key)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    import trio
+    from rich.console import Console
+    from rich.text import Text
+
+    from orchestrator.build import RunOptions, build_client, check_workspace
+    from orchestrator.cli.signals import cancel_on_sigint
+    from orchestrator.config.model import load_config
+    from orchestrator.errors import ReasonixError
+    from orchestrator.replay.recorder import Recorder
+    from orchestrator.task.run import RunSummary, TaskRun
+    from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def fail(message: str, code: int) -> int:
+        err.print(Text(f"reasonix run: {message}", style="red"))
+        return code
+
+    if args.max_requests is not None and args.max_requests < 1:
+        return fail("--max-requests must be at least 1", 2)
+    if not args.task.strip():
+        return fail('the task is empty; say what to do, e.g. reasonix run "make the tests pass"', 2)
+
+    json_out = JsonLinesRenderer(sys.stdout) if args.json else None
+    console = Console(highlight=False, soft_wrap=True)
+    terminal = None if json_out is not None else TerminalRenderer(console)
+    try:
+        workspace = check_workspace(args.workspace)
+        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        recorder = Recorder.start(workspace) if args.record is not None else None
+        client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
+        task_run = TaskRun(
+            args.task,
+            resolved=resolved,
+            workspace=workspace,
+            options=RunOptions(model=args.model, read_only=args.read_only, max_requests=args.max_requests),
+            on_event=json_out if json_out is not None else terminal,
+            client=client,
+        )
+    except ReasonixError as exc:
+        return fail(str(exc), 2)
+
+    if terminal is not None:
+        mode = " · read-only" if args.read_only else ""
+        console.print(
+            Text(f"executor on {task_run.session.settings.model}{mode} · journal {task_run.journal_path}", style="dim"),
+            soft_wrap=True,
+        )
+
+    async def main() -> RunSummary:
+        summary: RunSummary | None = None
+        async with task_run.client, trio.open_nursery() as nursery:
+            nursery.start_soon(cancel_on_sigint, nursery.cancel_scope)
+            summary = await task_run.execute()
+            nursery.cancel_scope.cancel()
+        return summary if summary is not None else task_run.summary("cancelled")
+
+    summary = trio.run(main)
+    if recorder is not None:
+        from scenarios.format import ScenarioSettings
+
+        config = resolved.config
+        settings = ScenarioSettings(
+            preset="pro" if args.model == "pro" else "flash",
+            max_requests=args.max_requests,
+            thinking=config.thinking,
+            reasoning_effort=config.reasoning_effort,
+        )
+        recorder.write(args.record, command="run", objective=args.task, status=summary.status, settings=settings)
+        err.print(Text(f"recorded {len(recorder.exchanges)} exchanges to {args.record}", style="dim"))
+    if json_out is not None:
+        json_out.write(summary.model_dump(mode="json"))
+    else:
+        assert terminal is not None
+        terminal.end_line()
+        console.print(
+            summary_line(summary.status, summary.requests, summary.cost_usd, summary.cache_hit_ratio), soft_wrap=True
+        )
+    advice = summary.advice()
+    if summary.ok:
+        return 0
+    assert advice is not None
+    if summary.status == "cancelled":
+        err.print(Text(f"reasonix run: {advice}", style="yellow"))
+        return 130
+    return fail(advice, 1)

@@ -1,0 +1,169 @@
+"""The checks ``reasonix doctor`` runs. Each returns a :class:`Check`: a status, what was found, and a fix on failure.
+
+Nothing here ever prints or returns the API key: only the name of the variable that holds it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import httpx
+import trio
+
+from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
+from orchestrator.errors import ConfigError
+from orchestrator.ui.wording import counted
+from sessions.prices import PriceError
+
+Status = Literal["ok", "fail", "skip", "warn"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: tuple[str, ...] = ()
+    """What to do about a failure or a warning, one line each."""
+    problems: tuple[str, ...] = ()
+    """The individual problems behind a failure (each bad key of a configuration file), one line each."""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+
+def check_config(
+    workspace: Path, flags: Mapping[str, object], env: Mapping[str, str]
+) -> tuple[Check, ResolvedConfig | None]:
+    try:
+        resolved = load_config(workspace=workspace, flags=flags, env=env)
+    except ConfigError as exc:
+        where = sorted({p.source for p in exc.problems})
+        check = Check(
+            "configuration",
+            "fail",
+            f"{counted(len(exc.problems), 'problem')} in {', '.join(where)}",
+            fix=(f"edit {', '.join(where)}: correct or remove each key above",),
+            problems=tuple(str(p) for p in exc.problems),
+        )
+        return check, None
+    if resolved.files:
+        origin = "from " + ", ".join(str(f) for f in resolved.files)
+    else:
+        origin = f"built-in defaults (no {workspace / 'reasonix.toml'}, no {user_config_path(env)})"
+    c = resolved.config
+    detail = (
+        f"{origin}; base_url {c.base_url} ({resolved.sources['base_url']}), models {c.models.flash} / {c.models.pro}"
+    )
+    return Check("configuration", "ok", detail), resolved
+
+
+def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
+    var = resolved.config.api_key_env
+    if offline:
+        return Check("API key", "skip", f"skipped (--offline); it is read from ${var}")
+    if resolved.api_key:
+        return Check("API key", "ok", f"set in ${var} (not shown)")
+    return Check(
+        "API key",
+        "fail",
+        f"${var} is not set",
+        (
+            f"export {var}=<your key>  (create one at https://platform.deepseek.com/api_keys)",
+            "or name another variable with api_key_env in reasonix.toml",
+        ),
+    )
+
+
+async def probe_base_url(base_url: str, api_key: str | None, timeout_s: float, source: str = "default") -> Check:
+    """GET ``{base_url}/models`` within ``timeout_s``. Any HTTP answer proves the server is reachable."""
+    url = f"{base_url}/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    where = f"base_url is {base_url} (from {source})"
+    response: httpx.Response | None = None
+    error: str | None = None
+    with trio.move_on_after(timeout_s):
+        try:
+            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
+                response = await client.get(url, headers=headers)
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if response is None:
+        what = error or f"no answer within {timeout_s:g}s"
+        return Check(
+            "server",
+            "fail",
+            f"cannot reach {url}: {what}",
+            (f"check the network connection and {where}", "or pass --offline to skip this check"),
+        )
+    status = response.status_code
+    if status == 200:
+        try:
+            models = [m["id"] for m in response.json().get("data", [])]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            models = []
+        listed = f" ({len(models)} models: {', '.join(models[:6])})" if models else ""
+        return Check("server", "ok", f"GET {url} → 200{listed}")
+    if status in (401, 403) and api_key:
+        return Check(
+            "server",
+            "fail",
+            f"GET {url} → {status}: the server rejected the key",
+            ("check the key (a fresh one from https://platform.deepseek.com/api_keys)",),
+        )
+    if status in (401, 403):
+        return Check("server", "ok", f"GET {url} → {status} (reachable; no key was sent)")
+    if status >= 500:
+        return Check("server", "fail", f"GET {url} → {status}: the server is failing", ("try again later",))
+    return Check(
+        "server",
+        "fail",
+        f"GET {url} → {status}: this does not look like a DeepSeek API",
+        (f"check {where}; the default is https://api.deepseek.com",),
+    )
+
+
+def check_prices(resolved: ResolvedConfig, now: datetime | None = None) -> Check:
+    from sessions.wire import Usage
+
+    at = now or datetime.now(UTC)
+    c = resolved.config
+    try:
+        book = c.price_book()
+        lines = []
+        for model in (c.models.flash, c.models.pro):
+            breakdown = book.cost(Usage(), model, at)
+            table = breakdown.table_from.isoformat() if breakdown.table_from else "override"
+            lines.append(f"{model}: {breakdown.family} table {table} ({breakdown.period} now)")
+    except PriceError as exc:
+        return Check("prices", "fail", "a configured model has no price", tuple(str(exc).splitlines()))
+    return Check("prices", "ok", "; ".join(lines))
+
+
+def check_tokenizer() -> Check:
+    from sessions import tokens
+
+    try:
+        n = tokens.count("reasonix doctor: hello, DeepSeek")
+        size = tokens.tokenizer().get_vocab_size()
+    except tokens.TokenizerUnavailable as exc:
+        return Check("tokenizer", "fail", str(exc), ("reinstall reasonix: pip install -e .",))
+    return Check("tokenizer", "ok", f"DeepSeek vocabulary loaded ({size} tokens; sample counted {n})")
+
+
+def check_ripgrep() -> Check:
+    path = shutil.which("rg")
+    if path:
+        return Check("ripgrep", "ok", f"found at {path}")
+    return Check(
+        "ripgrep",
+        "warn",
+        "not on PATH (optional: search falls back to a slower built-in scan)",
+        ("install ripgrep (apt install ripgrep, brew install ripgrep, or cargo install ripgrep)",),
+    )

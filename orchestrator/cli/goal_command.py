@@ -1,0 +1,391 @@
+"""What ``reasonix goal``, ``reasonix plan`` and ``reasonix exec`` share: their options, building the runner, Ctrl-C,
+showing the outcome and the exit status.
+
+Exit status: 0 complete (``plan``: the plan was approved and saved); 1 failed, blocked, cancelled at review, or stopped
+by a DeepSeek error; 2 a usage or configuration problem; 3 paused (the resume command is printed); 130 interrupted by
+Ctrl-C (the goal is paused and resumable; a second Ctrl-C exits at once).
+
+This module is imported inside the commands' ``run`` (it pulls in trio, rich and the orchestrator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NoReturn
+
+import trio
+from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
+
+from orchestrator.build import api_key_for, build_client, check_workspace, create_runner, goal_options, resume_runner
+from orchestrator.config.model import load_config
+from orchestrator.errors import ReasonixError
+from orchestrator.events import TERMINAL_STATES, ReviewDecided
+from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
+from orchestrator.goal.store import RunStore
+from orchestrator.replay.recorder import Recorder, settings_from_goal_options
+from orchestrator.review.reviewer import Reviewer, make_reviewer
+from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
+from orchestrator.ui.stream import JsonLinesRenderer
+from orchestrator.ui.wording import counted
+from plans import Plan, find_issues
+from plans.storage import revision_path
+from sessions.errors import DeepSeekError
+from sessions.memory import user_config_dir
+
+Mode = Literal["goal", "plan", "exec"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PAUSED = 3
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(ReasonixError):
+    """The user is at fault: a bad combination or value of command-line options."""
+
+
+class PlanFileError(ReasonixError):
+    """The user is at fault: the plan file given to ``reasonix exec`` is not a valid plan."""
+
+
+# ------------------------------------------------------------------------------------------------ options
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    if args.budget_usd is not None and not args.budget_usd > 0:
+        raise UsageError("--budget-usd must be more than 0")
+    if args.max_requests is not None and args.max_requests < 1:
+        raise UsageError("--max-requests must be at least 1")
+    if args.max_minutes is not None and not args.max_minutes > 0:
+        raise UsageError("--max-minutes must be more than 0")
+
+
+# ------------------------------------------------------------------------------------------------ plan files
+
+
+def read_plan_file(path: Path) -> Plan:
+    """An approved plan from its file; :class:`PlanFileError` names every problem (schema and graph)."""
+    from plans.lenient import explain_validation_error
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PlanFileError(f"cannot read the plan file {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlanFileError(f"{path} is not JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:
+        problems = "\n".join(f"- {p}" for p in explain_validation_error(exc, data))
+        raise PlanFileError(f"{path} is not a plan document:\n{problems}") from None
+    issues = find_issues(plan)
+    if issues:
+        problems = "\n".join(f"- {issue.message}" for issue in issues)
+        raise PlanFileError(
+            f"{path} is not a valid plan ({counted(len(issues), 'problem')}):\n{problems}\n"
+            "Fix it (`reasonix plans validate FILE` checks it), or make a new one with `reasonix plan`."
+        )
+    return plan
+
+
+# ------------------------------------------------------------------------------------------------ Ctrl-C
+
+
+def hard_exit(code: int = EXIT_INTERRUPTED) -> NoReturn:
+    """Flush what was printed and leave now, without unwinding (the second Ctrl-C)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+async def watch_interrupts(
+    scope: trio.CancelScope,
+    *,
+    on_first: Callable[[], None] = lambda: None,
+    on_second: Callable[[], None] = hard_exit,
+) -> None:
+    """The first SIGINT cancels ``scope`` (the turn unwinds, the goal pauses); the second calls ``on_second``
+    (by default: exit at once with status 130). Off the main thread this waits forever and does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        await trio.sleep_forever()
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        seen = 0
+        async for _ in signals:
+            seen += 1
+            if seen == 1:
+                on_first()
+                scope.cancel()
+            else:
+                on_second()
+
+
+# ------------------------------------------------------------------------------------------------ the run
+
+
+@dataclass
+class GoalCommand:
+    """One invocation of ``goal`` / ``plan`` / ``exec``."""
+
+    args: argparse.Namespace
+    mode: Mode
+    prog: str
+    stdout: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
+    stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
+    stdin_isatty: bool = field(default_factory=lambda: bool(sys.stdin and sys.stdin.isatty()))
+    last_review: str | None = None
+    recorder: Recorder | None = None
+    objective: str = ""
+
+    def fail(self, message: str, code: int) -> int:
+        self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
+        return code
+
+    # -------------------------------------------------------------------------------------------- building
+
+    def _reviewer(self, *, needs_review: bool) -> Reviewer | None:
+        if self.mode == "exec":
+            return None
+        yes = bool(getattr(self.args, "yes", False))
+        console = self.stderr if self.args.json else self.stdout
+        if not needs_review and not yes and not self.stdin_isatty:
+            return None  # a resumed goal past its review: nobody needs to be asked
+        # Without --json the goal display has already drawn the plan (and any diff) on the same console.
+        return make_reviewer(console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json))
+
+    def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
+        args = self.args
+        check_limits(args)
+        workspace = check_workspace(args.workspace)
+        resume: str | None = getattr(args, "resume", None)
+        plan: Plan | None = None
+        objective = ""
+        if self.mode == "exec":
+            plan = read_plan_file(args.plan_file)
+        elif resume is None:
+            objective = (args.objective or "").strip()
+            if not objective:
+                raise UsageError(f'the objective is empty; say what to achieve, e.g. reasonix {self.prog} "add a test"')
+        elif args.objective:
+            raise UsageError("give an objective or --resume RUN_ID, not both")
+        previous = RunStore.open(workspace, resume).load() if resume is not None else None
+        if previous is not None and previous.state == "complete":
+            raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
+        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        preset = args.preset or (_previous_preset(previous.settings) if previous is not None else None) or "auto"
+        options = goal_options(
+            resolved.config,
+            preset=preset,
+            budget_usd=args.budget_usd,
+            max_requests=args.max_requests,
+            max_minutes=args.max_minutes,
+        )
+        api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
+        if previous is not None:
+            needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
+        else:
+            needs_review = True
+        reviewer = self._reviewer(needs_review=needs_review)
+        record: Path | None = getattr(args, "record", None)
+        if record is not None and resume is not None:
+            raise UsageError("--record starts a new recording; it cannot continue a resumed run")
+        if record is not None:
+            self.recorder = Recorder.start(workspace)
+            self.objective = objective
+            if reviewer is not None:
+                reviewer = self.recorder.reviewer(reviewer)
+        client = build_client(resolved, transport=self.recorder.transport() if self.recorder is not None else None)
+        common: dict[str, Any] = dict(
+            workspace=workspace,
+            client=client,
+            options=options,
+            reviewer=reviewer,
+            on_event=on_event,
+            config_dir=user_config_dir(dict(os.environ)),
+            price_book=resolved.config.price_book(),
+        )
+        if resume is not None:
+            return resume_runner(run_id=resume, **common)
+        return create_runner(objective=objective, plan=plan, **common)
+
+    # -------------------------------------------------------------------------------------------- advice
+
+    def resume_command(self, runner: GoalRunner) -> str:
+        parts = ["reasonix", "goal", "--resume", runner.store.run_id]
+        if Path(self.args.workspace) != Path("."):
+            parts += ["--workspace", str(self.args.workspace)]
+        if self.args.base_url:
+            parts += ["--base-url", self.args.base_url]
+        usage, budget = runner.budget.usage, runner.budget.budget
+        if budget.usd is not None and usage.usd >= budget.usd:
+            parts += ["--budget-usd", f"{max(budget.usd * 2, usage.usd * 1.5):.2f}"]
+        if budget.requests is not None and usage.requests >= budget.requests:
+            parts += ["--max-requests", str(budget.requests * 2)]
+        if budget.minutes is not None and usage.seconds / 60 >= budget.minutes:
+            parts += ["--max-minutes", f"{budget.minutes * 2:g}"]
+        return shlex.join(parts)
+
+    def plan_file(self, runner: GoalRunner) -> Path:
+        path = revision_path(runner.store.dir, runner.record.plan_revision)
+        try:
+            return path.relative_to(Path.cwd())
+        except ValueError:
+            return path
+
+    # -------------------------------------------------------------------------------------------- running
+
+    def run(self) -> int:
+        json_out = JsonLinesRenderer(sys.stdout) if self.args.json else None
+        ui: GoalTerminalUI | None = None
+
+        def on_event(event: AnyEvent) -> None:
+            if isinstance(event, ReviewDecided):
+                self.last_review = event.decision
+            if json_out is not None:
+                json_out(event)  # type: ignore[arg-type]
+            elif ui is not None:
+                ui(event)
+
+        try:
+            runner = self.build(on_event)
+        except PlanFileError as exc:
+            return self.fail(str(exc), EXIT_FAILED)
+        except ReasonixError as exc:
+            return self.fail(str(exc), EXIT_USAGE)
+        except ValidationError as exc:
+            return self.fail(f"invalid option: {exc.errors()[0]['msg']}", EXIT_USAGE)
+        if json_out is None:
+            ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
+            self.stdout.print(
+                Text(f"{self.mode} · run {runner.store.run_id} · {runner.store.dir}", style="dim"), soft_wrap=True
+            )
+            if runner.plan is not None:
+                ui.show_plan(f"plan r{runner.plan.revision}")
+            ui.start()
+
+        def interrupted_notice() -> None:
+            if ui is not None:
+                ui.stop()
+            self.stderr.print(
+                Text("interrupted: cancelling the current turn and pausing the goal (Ctrl-C again exits at once)"),
+                style="yellow",
+            )
+
+        async def main() -> GoalOutcome | None:
+            outcome: GoalOutcome | None = None
+            async with runner.client, trio.open_nursery() as nursery:
+                work = trio.CancelScope()
+                nursery.start_soon(lambda: watch_interrupts(work, on_first=interrupted_notice))
+                with work:
+                    outcome = await runner.run(self.mode)
+                nursery.cancel_scope.cancel()
+            return outcome
+
+        error: str | None = None
+        outcome: GoalOutcome | None = None
+        try:
+            outcome = trio.run(main)
+        except DeepSeekError as exc:
+            outcome, error = None, str(exc)
+        finally:
+            if ui is not None:
+                ui.stop()
+            runner.store.sync()
+            runner.store.close()
+            self._write_recording(runner, outcome.status if outcome is not None else None)
+        if error is not None:
+            return self._stopped_by_error(runner, json_out, error)
+        if outcome is None:
+            return self._interrupted(runner, json_out)
+        return self._finished(runner, outcome, json_out)
+
+    def _write_recording(self, runner: GoalRunner, status: str | None) -> None:
+        if self.recorder is None:
+            return
+        path: Path = self.args.record
+        self.recorder.write(
+            path,
+            command=self.mode,
+            objective=self.objective,
+            status=status,
+            settings=settings_from_goal_options(runner.options),
+        )
+        self.stderr.print(Text(f"recorded {len(self.recorder.exchanges)} exchanges to {path}", style="dim"))
+
+    def _stopped_by_error(self, runner: GoalRunner, json_out: JsonLinesRenderer | None, error: str) -> int:
+        command = self.resume_command(runner)
+        if json_out is not None:
+            json_out.write({"kind": "error", "run_id": runner.store.run_id, "error": error, "resume_command": command})
+        self.fail(f"{error}\nThe goal is saved; once the cause is fixed, continue it with: {command}", EXIT_FAILED)
+        return EXIT_FAILED
+
+    def _interrupted(self, runner: GoalRunner, json_out: JsonLinesRenderer | None) -> int:
+        command = self.resume_command(runner)
+        if runner.record.state in TERMINAL_STATES:
+            self._show_summary(runner.outcome(), json_out, resume=command)
+        self.stderr.print(Text(f"reasonix {self.prog}: interrupted; the goal is paused. Resume it with: {command}"))
+        return EXIT_INTERRUPTED
+
+    def _show_summary(self, outcome: GoalOutcome, json_out: JsonLinesRenderer | None, **extra: object) -> None:
+        summary = outcome.to_summary()
+        summary.update({k: v for k, v in extra.items() if v is not None})
+        if json_out is not None:
+            json_out.write(summary)
+        else:
+            self.stdout.print(summary_text(summary), soft_wrap=True)
+
+    def _finished(self, runner: GoalRunner, outcome: GoalOutcome, json_out: JsonLinesRenderer | None) -> int:
+        status = outcome.status
+        if self.mode == "plan" and status == "paused" and self.last_review == "approve":
+            path = self.plan_file(runner)
+            parts = ["reasonix", "exec", str(path)]
+            if Path(self.args.workspace) != Path("."):
+                parts += ["--workspace", str(self.args.workspace)]
+            command = shlex.join(parts)
+            self._show_summary(outcome, json_out, plan_file=str(path), exec_command=command)
+            out = self.stderr if json_out is not None else self.stdout
+            out.print(Text(f"plan approved and saved: {path}", style="green"), soft_wrap=True)
+            out.print(Text(f"execute it with: {command}"), soft_wrap=True)
+            return EXIT_OK
+        if status == "paused":
+            command = self.resume_command(runner)
+            self._show_summary(outcome, json_out, resume_command=command)
+            out = self.stderr if json_out is not None else self.stdout
+            out.print(Text(f"paused: {outcome.summary}", style="yellow"), soft_wrap=True)
+            out.print(Text(f"resume with: {command}"), soft_wrap=True)
+            return EXIT_PAUSED
+        self._show_summary(outcome, json_out)
+        if status == "complete":
+            if json_out is None:
+                self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
+            return EXIT_OK
+        what = {
+            "blocked": "blocked: the planner needs an answer only you can give",
+            "cancelled": "cancelled at review; nothing was executed",
+        }.get(status, status)
+        return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, EXIT_FAILED)
+
+
+def _previous_preset(settings: dict[str, Any]) -> str | None:
+    escalation = settings.get("escalation")
+    preset = escalation.get("preset") if isinstance(escalation, dict) else None
+    return preset if isinstance(preset, str) else None
+
+
+def run_command(args: argparse.Namespace, mode: Mode, prog: str) -> int:
+    return GoalCommand(args=args, mode=mode, prog=prog).run()

@@ -1,0 +1,211 @@
+"""Configuration: what it holds, and how it is resolved.
+
+Sources, highest first:
+
+1. command-line flags (``flags``: dotted keys such as ``base_url`` or ``client.deadline_s``; ``None`` values ignored);
+2. the environment: ``DEEPSEEK_BASE_URL`` overrides ``base_url``; the API key itself is read from the variable that
+   ``api_key_env`` names (``DEEPSEEK_API_KEY`` by default) and lives only on :class:`ResolvedConfig`, never in a file;
+3. the project file ``<workspace>/reasonix.toml``;
+4. the user file ``$XDG_CONFIG_HOME/reasonix/config.toml`` (``~/.config/reasonix/config.toml`` by default);
+5. the built-in defaults below.
+
+Every source is validated on its own, so an error names the file, the dotted key and the expected type
+(``reasonix.toml: client.stall_timeout_s: expected a number, got "fast"``); an unknown key is an error that suggests
+the closest valid one. TOML is typed, so values are checked strictly (``thinking = "yes"`` is an error, not ``True``).
+
+``thinking`` and ``reasoning_effort`` are plain fields, but they are fixed for the life of a session (DESIGN §3.7:
+both render at the very start of the prompt, so changing them mid-session would invalidate the cached prefix). A
+session reads them once when it starts; a changed file only affects sessions started afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.messages import validate_layer
+from orchestrator.errors import ConfigError, ConfigProblem
+from sessions.prices import FamilyPrice, PriceBook, default_price_book
+from sessions.wire import ReasoningEffort
+
+PROJECT_FILE = "reasonix.toml"
+USER_FILE = "config.toml"
+ENV_BASE_URL = "DEEPSEEK_BASE_URL"
+DEFAULT_SOURCE = "default"
+ENV_SOURCE = "environment"
+FLAG_SOURCE = "command line"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ModelsConfig(_Section):
+    """Model ids. They change more often than the code: keep them here."""
+
+    flash: str = Field("deepseek-v4-flash", min_length=1)
+    pro: str = Field("deepseek-v4-pro", min_length=1)
+
+
+class ClientConfig(_Section):
+    """Maps one to one onto ``sessions.client.ClientSettings``."""
+
+    deadline_s: float = Field(600.0, gt=0, allow_inf_nan=False)
+    """Whole-request deadline in seconds (DeepSeek drops a request that has not started inference after 10 min)."""
+    stall_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+    """Seconds without real data (keep-alives do not count) before a stream is declared stalled."""
+    max_attempts: int = Field(4, ge=1, le=20)
+    """Attempts per request, the first included, for retryable failures (429, 500, 503, connection errors)."""
+
+
+class PricesConfig(_Section):
+    """Price overrides (USD per 1M tokens). They win over the shipped dated tables for the families they name.
+
+    ``families`` keys are price families (``flash``, ``pro``) or model ids of their own; ``aliases`` map further
+    model ids to a family. Overrides are flat unless ``off_peak_multiplier`` is set (then DeepSeek's peak windows).
+    """
+
+    families: dict[str, FamilyPrice] = Field(default_factory=dict)
+    aliases: dict[str, str] = Field(default_factory=dict)
+    off_peak_multiplier: Decimal | None = Field(None, gt=0, le=1, strict=False, allow_inf_nan=False)
+
+
+class Config(_Section):
+    base_url: str = "https://api.deepseek.com"
+    api_key_env: str = "DEEPSEEK_API_KEY"
+    """The name of the environment variable that holds the key (the key never goes into a file)."""
+    thinking: bool = True
+    """Thinking mode. Fixed for the life of a session."""
+    reasoning_effort: ReasoningEffort = "high"
+    """Fixed for the life of a session."""
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    client: ClientConfig = Field(default_factory=ClientConfig)
+    prices: PricesConfig = Field(default_factory=PricesConfig)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"expected an http(s) URL such as https://api.deepseek.com, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError(f"expected the name of an environment variable such as DEEPSEEK_API_KEY, got {value!r}")
+        return value
+
+    def client_settings_kwargs(self) -> dict[str, float | int]:
+        """Keyword arguments for ``sessions.client.ClientSettings``."""
+        return {
+            "deadline_s": self.client.deadline_s,
+            "stall_timeout_s": self.client.stall_timeout_s,
+            "max_attempts": self.client.max_attempts,
+        }
+
+    def price_book(self) -> PriceBook:
+        """The shipped dated tables, with this configuration's overrides winning where it has any."""
+        book = default_price_book()
+        p = self.prices
+        if not (p.families or p.aliases or p.off_peak_multiplier is not None):
+            return book
+        return book.with_overrides(p.families, aliases=p.aliases, off_peak_multiplier=p.off_peak_multiplier)
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The configuration in force, the API key, and where each value came from."""
+
+    config: Config
+    api_key: str | None = field(repr=False)
+    sources: dict[str, str]
+    """Dotted key -> ``default``, a file path, ``environment`` or ``command line``; ``api_key`` -> its env var."""
+    files: tuple[Path, ...] = ()
+    """The configuration files that were read, lowest precedence first."""
+
+    def __repr__(self) -> str:
+        key = "None" if self.api_key is None else "'***'"
+        return f"ResolvedConfig(config={self.config!r}, api_key={key}, sources={self.sources!r}, files={self.files!r})"
+
+    __str__ = __repr__
+
+
+def _alias_problems(config: Config, sources: Mapping[str, str]) -> list[ConfigProblem]:
+    book = default_price_book()
+    known = {f for t in book.tables for f in t.families} | set(config.prices.families)
+    return [
+        ConfigProblem(
+            sources.get(f"prices.aliases.{model}", DEFAULT_SOURCE),
+            f"prices.aliases.{model}",
+            f"maps to {family!r}, which has no price; expected one of {', '.join(sorted(known))} "
+            f"or a family defined under [prices.families]",
+        )
+        for model, family in config.prices.aliases.items()
+        if family not in known
+    ]
+
+
+def user_config_path(env: Mapping[str, str], user_config_dir: Path | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/reasonix/config.toml``; a relative XDG_CONFIG_HOME is ignored, as the spec says."""
+    if user_config_dir is not None:
+        return user_config_dir / USER_FILE
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path(env.get("HOME") or Path.home()) / ".config"
+    return base / "reasonix" / USER_FILE
+
+
+def load_config(
+    *,
+    workspace: Path,
+    flags: Mapping[str, object] | None = None,
+    env: Mapping[str, str] | None = None,
+    user_config_dir: Path | None = None,
+) -> ResolvedConfig:
+    """Resolve the configuration (see the module docstring). Raises :class:`ConfigError` naming file and key."""
+    env = os.environ if env is None else env
+    layers: list[tuple[str, dict[str, Any]]] = []
+    files: list[Path] = []
+    for path in (user_config_path(env, user_config_dir), workspace / PROJECT_FILE):
+        data = read_toml(path)
+        if data is not None:
+            layers.append((str(path), data))
+            files.append(path)
+    env_values: dict[str, object] = {}
+    if env.get(ENV_BASE_URL, "").strip():
+        env_values["base_url"] = env[ENV_BASE_URL].strip()
+    if env_values:
+        layers.append((ENV_SOURCE, unflatten(env_values)))
+    flag_values = {k: v for k, v in (flags or {}).items() if v is not None}
+    if flag_values:
+        layers.append((FLAG_SOURCE, unflatten(flag_values)))
+
+    problems: list[ConfigProblem] = []
+    for source, data in layers:
+        problems.extend(validate_layer(Config, source, data))
+    if problems:
+        raise ConfigError(problems)
+
+    merged: dict[str, Any] = {}
+    sources = dict.fromkeys(flatten(Config().model_dump(mode="python")), DEFAULT_SOURCE)
+    for source, data in layers:
+        merged = deep_merge(merged, data)
+        sources.update(dict.fromkeys(flatten(data), source))
+    config = Config.model_validate(merged)
+    problems = _alias_problems(config, sources)
+    if problems:
+        raise ConfigError(problems)
+
+    key = env.get(config.api_key_env, "").strip() or None
+    sources["api_key"] = f"${config.api_key_env}" if key else f"${config.api_key_env} (not set)"
+    return ResolvedConfig(config=config, api_key=key, sources=sources, files=tuple(files))

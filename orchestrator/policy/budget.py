@@ -1,0 +1,159 @@
+"""Goal budgets (DESIGN §5): dollars, requests and wall time, with a warning at 80 % and a pause at 100 %.
+
+Time counts only while the goal works: the supervisor calls ``start()`` and ``stop()`` around active work, so a paused
+goal's idle time is free. Time comes from ``trio.current_time()``. ``usage`` is what the journal keeps, and a resumed
+goal passes it back as ``already_used``, with a raised budget if the user gave one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import trio
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.events import BudgetWarning
+
+Resource = Literal["usd", "requests", "minutes"]
+RESOURCES: tuple[Resource, ...] = ("usd", "requests", "minutes")
+
+#: The share of a limit at which the user is warned (once per resource).
+WARN_AT = 0.8
+#: Float sums of prices drift by a few ulps; a limit counts as reached within this relative tolerance.
+_TOLERANCE = 1e-9
+
+
+class Budget(BaseModel):
+    """Limits for one goal; ``None`` means unlimited."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    usd: float | None = Field(default=None, gt=0)
+    requests: int | None = Field(default=None, gt=0)
+    minutes: float | None = Field(default=None, gt=0)
+
+    def limit(self, resource: Resource) -> float | None:
+        value: float | int | None = getattr(self, resource)
+        return None if value is None else float(value)
+
+
+class BudgetUsage(BaseModel):
+    """What a goal has used so far; persisted in the journal so a resumed goal continues the count."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    usd: float = Field(default=0.0, ge=0)
+    requests: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0)
+
+    def amount(self, resource: Resource) -> float:
+        if resource == "minutes":
+            return self.seconds / 60
+        return float(self.usd if resource == "usd" else self.requests)
+
+
+class BudgetExceeded(BaseModel):
+    """A limit was reached: the goal pauses with ``summary`` and can resume with a raised budget."""
+
+    model_config = ConfigDict(frozen=True)
+    resource: Resource
+    """The first resource (in the order usd, requests, minutes) whose limit was reached."""
+    used: float
+    limit: float
+    summary: str
+    """Every reached limit, e.g. ``spent $0.52 of $0.50 budget``."""
+
+
+def _money(value: float, limit: float) -> str:
+    digits = 2 if limit >= 0.1 else 4
+    return f"${value:.{digits}f}"
+
+
+def describe(resource: Resource, used: float, limit: float) -> str:
+    """One resource's use against its limit, as the user reads it."""
+    if resource == "usd":
+        return f"spent {_money(used, limit)} of {_money(limit, limit)} budget"
+    if resource == "requests":
+        return f"made {used:.0f} of {limit:.0f} allowed requests"
+    return f"worked {used:.1f} of {limit:g} minutes"
+
+
+class BudgetTracker:
+    """Counts a goal's spending against its ``Budget``; see the module docstring."""
+
+    def __init__(self, budget: Budget, *, already_used: BudgetUsage | None = None) -> None:
+        self._budget = budget
+        used = already_used or BudgetUsage()
+        self._usd = used.usd
+        self._requests = used.requests
+        self._seconds = used.seconds
+        self._started_at: float | None = None
+        self._warned: set[Resource] = set()
+
+    @property
+    def budget(self) -> Budget:
+        return self._budget
+
+    @property
+    def running(self) -> bool:
+        return self._started_at is not None
+
+    def start(self) -> None:
+        """Active work begins: wall time counts from now (no-op when already counting)."""
+        if self._started_at is None:
+            self._started_at = trio.current_time()
+
+    def stop(self) -> None:
+        """Active work ends (pause, review, exit): wall time stops counting (no-op when not counting)."""
+        if self._started_at is not None:
+            self._seconds += trio.current_time() - self._started_at
+            self._started_at = None
+
+    def charge(self, *, usd: float = 0.0, requests: int = 0) -> None:
+        """Add the cost of requests made (an aborted escalation's flash call counts too)."""
+        if usd < 0 or requests < 0:
+            raise ValueError(f"a charge cannot be negative (usd={usd}, requests={requests})")
+        self._usd += usd
+        self._requests += requests
+
+    @property
+    def usage(self) -> BudgetUsage:
+        """Everything used so far, including the running stretch of wall time; what the journal keeps."""
+        seconds = self._seconds
+        if self._started_at is not None:
+            seconds += trio.current_time() - self._started_at
+        return BudgetUsage(usd=self._usd, requests=self._requests, seconds=seconds)
+
+    def _reached(self, used: float, limit: float, share: float) -> bool:
+        return used >= limit * share * (1 - _TOLERANCE)
+
+    def check(self) -> list[BudgetWarning] | BudgetExceeded:
+        """New warnings (each resource warns once, at 80 %), or what was exceeded (at 100 %) when a limit is reached."""
+        usage = self.usage
+        exceeded: list[tuple[Resource, float, float]] = []
+        warnings: list[BudgetWarning] = []
+        for resource in RESOURCES:
+            limit = self._budget.limit(resource)
+            if limit is None:
+                continue
+            used = usage.amount(resource)
+            if self._reached(used, limit, 1.0):
+                exceeded.append((resource, used, limit))
+                self._warned.add(resource)
+            elif self._reached(used, limit, WARN_AT) and resource not in self._warned:
+                warnings.append(BudgetWarning(resource=resource, used=used, limit=limit))
+        if exceeded:
+            for warning in warnings:  # not shown now: the pause says more; they come back after a raise
+                self._warned.discard(warning.resource)
+            resource, used, limit = exceeded[0]
+            summary = "; ".join(describe(*item) for item in exceeded)
+            return BudgetExceeded(resource=resource, used=used, limit=limit, summary=summary)
+        self._warned.update(w.resource for w in warnings)
+        return warnings
+
+    def raise_limits(self, new_budget: Budget) -> None:
+        """New limits for a resumed goal; a resource under 80 % of its new limit warns again."""
+        self._budget = new_budget
+        usage = self.usage
+        for resource in RESOURCES:
+            limit = new_budget.limit(resource)
+            if limit is None or not self._reached(usage.amount(resource), limit, WARN_AT):
+                self._warned.discard(resource)

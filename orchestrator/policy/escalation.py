@@ -1,0 +1,293 @@
+"""Escalation from flash to pro (DESIGN §5 "Escalation", issue 6 item 5).
+
+:class:`Escalator` is a session's :class:`~sessions.session.ReplySource`: it decides, request by request, whether the
+request goes to flash or to pro.
+
+* Preset ``flash``: every request goes to flash, untouched (a marker stays in the content as the model wrote it).
+* Preset ``pro``: every request goes to pro; the first request of each turn announces it.
+* Preset ``auto``: a turn goes to pro from its first request when the orchestrator flags it (a step's ``needs_pro``
+  hint), and for the rest of the turn once the turn's failure counter reaches the threshold. Otherwise the request
+  streams from flash; its content is held back (at most ``hold_back_chars``) until it is clear whether it starts with
+  the marker. On a marker the flash stream is abandoned (the client closes the connection), the aborted call is
+  accounted (the server's usage if it came, else an estimate from our tokenizer, marked as one), and the *identical*
+  body, only the model changed, goes to pro. The rest of that turn stays on pro; the next turn is flash again.
+  A per-goal cap bounds the turns that go to pro; when it is reached, requests stay on flash and nothing claims an
+  escalation.
+
+Every escalation is reported through ``on_escalation`` as an :class:`~orchestrator.events.Escalated` event:
+none is ever silent, and the cost of the aborted flash call is in the event and in the session's costs.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import trio
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.events import Escalated
+from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector
+from sessions import tokens
+from sessions.diagnostics import CACHE_UNIT_TOKENS
+from sessions.session import Session, stream_reply
+from sessions.stream import (
+    Completed,
+    ContentDelta,
+    ReasoningDelta,
+    Reply,
+    StreamEvent,
+    StreamRestarted,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+)
+from sessions.wire import ChatRequest, Usage
+
+log = logging.getLogger(__name__)
+
+Preset = Literal["flash", "auto", "pro"]
+Trigger = Literal["marker", "failures", "hint", "preset"]
+Emit = Callable[[StreamEvent], None]
+
+
+class EscalationPolicy(BaseModel):
+    """How a goal uses pro. Config and ``--preset`` fill it in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    preset: Preset = "auto"
+    failure_threshold: int = Field(default=3, ge=1)
+    """Failures within one turn (edit mismatches, repaired calls, storm suppressions, failed verifications) that send
+    the rest of the turn to pro."""
+    max_pro_turns: int | None = Field(default=10, ge=0)
+    """Per goal, in ``auto``: how many turns may go to pro (None: no cap). The ``pro`` preset is the user's explicit
+    choice and is not capped."""
+    hold_back_chars: int = Field(default=DEFAULT_HOLD_BACK, ge=len(MARKER_OPEN) + len(MARKER_CLOSE), le=256)
+
+
+@dataclass(slots=True)
+class _Turn:
+    hint: bool = False
+    hint_reason: str = ""
+    pro: Trigger | None = None
+    """Set once the turn went to pro: every further request of the turn goes there too."""
+    cap_noted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _FlashRecord:
+    """The last flash request of a session that came back whole, with the server's usage: the base of estimates."""
+
+    body: bytes
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """A flash stream abandoned at a marker."""
+
+    reason: str
+    content: str
+    reasoning: str
+
+
+class Escalator:
+    """A :class:`~sessions.session.ReplySource` that escalates single turns from flash to pro.
+
+    One escalator serves every session of a goal (the cap is per goal); the state of the current turn is kept per
+    session. Call :meth:`begin_turn` before each step or planner turn: it is what ends the previous turn's
+    escalation (without it, a session that went to pro stays there).
+    """
+
+    def __init__(
+        self,
+        policy: EscalationPolicy,
+        *,
+        flash_model: str,
+        pro_model: str,
+        on_escalation: Callable[[Escalated], None],
+    ) -> None:
+        self.policy = policy
+        self.flash_model = flash_model
+        self.pro_model = pro_model
+        self.on_escalation = on_escalation
+        self.pro_turns = 0
+        """Turns of this goal that went to pro (all presets)."""
+        self.escalations = 0
+        """Escalated events emitted."""
+        self._capped_turns = 0
+        self._turns: weakref.WeakKeyDictionary[Session, _Turn] = weakref.WeakKeyDictionary()
+        self._flash: weakref.WeakKeyDictionary[Session, _FlashRecord] = weakref.WeakKeyDictionary()
+
+    # ------------------------------------------------------------------------------------------------ turns
+
+    def begin_turn(self, session: Session, *, needs_pro: bool = False, reason: str = "") -> None:
+        """A new turn of ``session`` begins: it starts on flash unless ``needs_pro`` (a step's hint) says otherwise."""
+        self._turns[session] = _Turn(hint=needs_pro, hint_reason=reason)
+
+    @property
+    def cap_reached(self) -> bool:
+        cap = self.policy.max_pro_turns
+        return cap is not None and self._capped_turns >= cap
+
+    def _turn(self, session: Session) -> _Turn:
+        turn = self._turns.get(session)
+        if turn is None:
+            turn = self._turns[session] = _Turn()
+        return turn
+
+    def _pending_trigger(self, session: Session, turn: _Turn) -> tuple[Trigger, str] | None:
+        if turn.hint:
+            return "hint", turn.hint_reason or "the step is marked as needing pro"
+        threshold = self.policy.failure_threshold
+        if session.turn_failures >= threshold:
+            return "failures", (
+                f"{session.turn_failures} failures in this turn (repairs, storms, edit mismatches or failed "
+                f"verifications; threshold {threshold}): the rest of the turn goes to pro"
+            )
+        return None
+
+    def _go_pro(
+        self,
+        session: Session,
+        turn: _Turn,
+        request: ChatRequest,
+        trigger: Trigger,
+        reason: str,
+        *,
+        cut: _Cut | None = None,
+        flash_cost_usd: float = 0.0,
+    ) -> None:
+        turn.pro = trigger
+        self.pro_turns += 1
+        if self.policy.preset == "auto":
+            self._capped_turns += 1
+        self.escalations += 1
+        self.on_escalation(
+            Escalated(
+                session=session.name,
+                trigger=trigger,
+                reason=reason,
+                from_model=request.model,
+                to_model=self.pro_model,
+                flash_cost_usd=flash_cost_usd,
+                flash_cost_estimated=cut is not None,
+                wasted_chars=len(cut.content) if cut is not None else 0,
+                wasted_reasoning_chars=len(cut.reasoning) if cut is not None else 0,
+            )
+        )
+
+    def _note_cap(self, session: Session, turn: _Turn, why: str) -> None:
+        if not turn.cap_noted:
+            turn.cap_noted = True
+            log.info(
+                "%s: stays on flash although %s: the goal's cap of %s pro turns is reached",
+                session.name,
+                why,
+                self.policy.max_pro_turns,
+            )
+
+    # --------------------------------------------------------------------------------------------- requests
+
+    async def __call__(self, session: Session, request: ChatRequest, body: bytes, emit: Emit) -> Reply:
+        preset = self.policy.preset
+        if preset == "flash":
+            return await stream_reply(session, request, body, emit)
+        turn = self._turn(session)
+        if turn.pro is None:
+            if preset == "pro":
+                self._go_pro(session, turn, request, "preset", "the preset is pro")
+            else:
+                pending = self._pending_trigger(session, turn)
+                if pending is not None and self.cap_reached:
+                    self._note_cap(session, turn, pending[1])
+                elif pending is not None:
+                    self._go_pro(session, turn, request, *pending)
+        if turn.pro is not None:
+            return await self._pro(session, request, emit)
+        if self.cap_reached:
+            reply = await stream_reply(session, request, body, emit)
+            self._remember(session, body, reply)
+            return reply
+        outcome = await self._stream_flash(session, request, body, emit)
+        if isinstance(outcome, Reply):
+            self._remember(session, body, outcome)
+            return outcome
+        usage = await self._estimate(session, body, outcome)
+        cost = session.account(usage, request.model, estimated=True)
+        reason = outcome.reason or "flash asked for pro"
+        self._go_pro(session, turn, request, "marker", reason, cut=outcome, flash_cost_usd=cost)
+        return await self._pro(session, request, emit)
+
+    async def _pro(self, session: Session, request: ChatRequest, emit: Emit) -> Reply:
+        """The same request on pro: the session's bytes with only the model changed."""
+        pro_request = request.model_copy(update={"model": self.pro_model})
+        reply = await session.client.complete(pro_request, body=session.body(self.pro_model), on_event=emit)
+        return reply.model_copy(update={"model": self.pro_model})
+
+    async def _stream_flash(self, session: Session, request: ChatRequest, body: bytes, emit: Emit) -> Reply | _Cut:
+        """Stream from flash, holding content back until the marker question is settled; abandon it on a marker."""
+        detector = MarkerDetector(self.policy.hold_back_chars)
+        content: list[str] = []
+        reasoning: list[str] = []
+        async with session.client.stream(request, body=body) as events:
+            async for event in events:
+                if isinstance(event, ContentDelta):
+                    content.append(event.text)
+                    shown = detector.feed(event.text)
+                    if detector.decision == "marker":
+                        # Leaving the block cancels the reader, which closes the response and its connection.
+                        return _Cut(reason=detector.reason, content="".join(content), reasoning="".join(reasoning))
+                    if shown:
+                        emit(ContentDelta(text=shown))
+                    continue
+                if isinstance(event, ReasoningDelta):
+                    reasoning.append(event.text)
+                elif isinstance(event, ToolCallStarted | ToolCallArgumentsDelta | Completed):
+                    rest = detector.finish()  # content streams before tool calls: it is over
+                    if rest:
+                        emit(ContentDelta(text=rest))
+                elif isinstance(event, StreamRestarted):
+                    detector = MarkerDetector(self.policy.hold_back_chars)  # the failed attempt's text is void
+                    content.clear()
+                    reasoning.clear()
+                emit(event)
+                if isinstance(event, Completed):
+                    return event.reply
+        raise AssertionError("the client's stream ended without Completed or an error")  # pragma: no cover
+
+    # ------------------------------------------------------------------------------------------------- costs
+
+    def _remember(self, session: Session, body: bytes, reply: Reply) -> None:
+        if reply.usage is not None:
+            self._flash[session] = _FlashRecord(body, reply.usage.prompt_tokens, reply.usage.completion_tokens)
+
+    async def _estimate(self, session: Session, body: bytes, cut: _Cut) -> Usage:
+        """What the aborted flash call used, by our tokenizer (the server sends usage only with the last chunk).
+
+        Input: the last whole flash request's prompt tokens plus the tokens of what the log appended since; what that
+        request sent and produced is assumed cached (in whole units, as the server stores it). With no such request
+        (the first flash request, or the log was rewritten), the whole body is counted and nothing assumed cached.
+        """
+        record = self._flash.get(session)
+        if record is not None and len(body) >= len(record.body) and body.startswith(record.body[:-2]):
+            appended = body[len(record.body) - 2 :].decode("utf-8", "replace")
+            prompt = record.prompt_tokens + tokens.count(appended)
+            cached = (record.prompt_tokens + record.completion_tokens) // CACHE_UNIT_TOKENS * CACHE_UNIT_TOKENS
+            hit = min(prompt, cached)
+        else:
+            # A long body takes about a second per 2 MB: off the event loop, and abandoned if the turn is cancelled.
+            text = body.decode("utf-8", "replace")
+            prompt = await trio.to_thread.run_sync(tokens.count, text, abandon_on_cancel=True)
+            hit = 0
+        completion = tokens.count(cut.reasoning + cut.content)
+        return Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=prompt + completion,
+            prompt_cache_hit_tokens=hit,
+            prompt_cache_miss_tokens=prompt - hit,
+        )

@@ -1,0 +1,122 @@
+"""The supervisor runs a step's verify commands itself, in the workspace (DESIGN §5: never the executor's word).
+
+Each command runs with ``bash -c`` in the workspace root:
+
+* no stdin (``/dev/null``); a new session, so the command and all it starts form one process group;
+* stdout and stderr merged, kept as a bounded head and tail (``sessions.tools.bounded.HeadTail``), so the text is a
+  deterministic function of what the command printed: nothing of ours (no clock, no temp path) is added to it;
+* provider credentials removed from the environment (``DEEPSEEK_API_KEY``, ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET*``);
+* on timeout the whole process group is killed; on cancellation too, and the cancellation propagates;
+* when the command exits but something it started keeps the output open, that leftover gets a short grace, then the
+  group is killed: a verify command never leaves processes behind.
+
+An outcome is ok iff the exit code equals the command's ``expect_exit``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import trio
+
+from orchestrator.errors import ReasonixError
+from orchestrator.events import VerifyOutcome
+from plans.schema import Step, VerifyCommand
+from sessions.tools.bounded import HeadTail
+from sessions.tools.process import child_env, run_shell
+
+#: How long a command that has exited may keep its output open through a background process before the group dies.
+EXIT_GRACE_S = 1.0
+
+
+class VerifyError(ReasonixError):
+    """The supervisor could not run verification at all (no workspace, no bash): not the step's fault."""
+
+
+async def run_command(
+    verify: VerifyCommand,
+    workspace: Path,
+    *,
+    default_timeout_s: float = 300,
+    output_chars: int = 4000,
+    env: Mapping[str, str] | None = None,
+) -> VerifyOutcome:
+    """Run one verify command; see the module docstring. ``env`` is the base environment (default ``os.environ``)."""
+    bash = shutil.which("bash")
+    if bash is None:
+        raise VerifyError("bash is not installed on this machine; install it so verify commands can run")
+    if not await trio.Path(workspace).is_dir():
+        raise VerifyError(f"the workspace {workspace} is not a directory; verify commands run in the workspace root")
+    timeout = verify.timeout_s if verify.timeout_s is not None else default_timeout_s
+    head = max(output_chars // 2, 0)
+    output = HeadTail(head_cap=head, tail_cap=max(output_chars - head, 0))
+    try:
+        run = await run_shell(
+            bash,
+            verify.command,
+            cwd=workspace,
+            env=child_env({}, env),
+            timeout_s=timeout,
+            output=output,
+            exit_grace_s=EXIT_GRACE_S,
+            kill_leftovers=True,  # whatever the command left running dies with it
+        )
+    except OSError as exc:
+        raise VerifyError(f"could not start bash for a verify command in {workspace}: {exc}") from exc
+    timed_out, exit_code = run.timed_out, run.exit_code
+    return VerifyOutcome(
+        command=verify.command,
+        exit_code=exit_code,
+        expected=verify.expect_exit,
+        ok=not timed_out and exit_code == verify.expect_exit,
+        timed_out=timed_out,
+        output=output.text(),
+    )
+
+
+async def run_verify(
+    step: Step,
+    workspace: Path,
+    *,
+    default_timeout_s: float = 300,
+    output_chars: int = 4000,
+    env: Mapping[str, str] | None = None,
+    stop_on_failure: bool = False,
+) -> tuple[VerifyOutcome, ...]:
+    """Run every verify command of ``step`` in order (all of them, unless ``stop_on_failure``)."""
+    outcomes: list[VerifyOutcome] = []
+    for verify in step.verify:
+        outcome = await run_command(
+            verify, workspace, default_timeout_s=default_timeout_s, output_chars=output_chars, env=env
+        )
+        outcomes.append(outcome)
+        if stop_on_failure and not outcome.ok:
+            break
+    return tuple(outcomes)
+
+
+def _status(outcome: VerifyOutcome) -> str:
+    if outcome.timed_out:
+        return f"timed out and was killed (expected exit {outcome.expected})"
+    code = outcome.exit_code
+    if code is not None and code < 0:
+        return f"killed by signal {-code} (expected exit {outcome.expected})"
+    return f"exit {code}, expected {outcome.expected}"
+
+
+def verify_feedback(outcomes: Iterable[VerifyOutcome]) -> str:
+    """The compact text sent back to the executor when verification failed; empty when every command passed."""
+    outcomes = tuple(outcomes)
+    failed = [o for o in outcomes if not o.ok]
+    if not failed:
+        return ""
+    lines = [f"Verification failed: {len(failed)} of {len(outcomes)} command(s) did not pass."]
+    for outcome in failed:
+        lines.append("")
+        lines.append(f"$ {outcome.command}")
+        lines.append(f"[{_status(outcome)}]")
+        body = outcome.output.rstrip("\n")
+        lines.append(body if body else "(no output)")
+    return "\n".join(lines)

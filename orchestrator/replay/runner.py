@@ -1,0 +1,330 @@
+"""Replaying a scenario offline (``reasonix replay``): the real orchestrator against the in-process emulator.
+
+The workspace is copied to a temporary directory; the emulator plays the scenario's script with the scenario's cache
+unit; a goal or plan runs through :mod:`orchestrator.build` (the same code path as ``reasonix goal``) with a
+:class:`~orchestrator.review.reviewer.ScriptedReviewer` built from the scenario's review answers, or approved
+automatically when it has none; a ``run`` scenario is one executor session built as ``reasonix run`` builds it. A
+scenario with ``resume`` runs once, must pause, and is resumed with the raised budget. Then the expectations are
+checked (:mod:`orchestrator.replay.checks`) and a :class:`~orchestrator.replay.report.ReplayReport` says what happened.
+
+A scripted reply is not a model: the report names the scenario's origin, and a recorded scenario's live requests are
+compared with the recorded ones (prompt drift).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from orchestrator.build import RunOptions, create_runner, goal_options, resume_runner
+from orchestrator.config.model import Config, ResolvedConfig
+from orchestrator.errors import ReasonixError
+from orchestrator.events import Escalated
+from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalOutcome, GoalRunner, Mode
+from orchestrator.policy.escalation import EscalationPolicy
+from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
+from orchestrator.replay.recorder import RecordingTransport, prompt_drift
+from orchestrator.replay.report import ReplayReport, SessionFigures
+from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
+from orchestrator.task.run import TaskRun
+from orchestrator.ui.wording import counted
+from plans.schema import Plan
+from scenarios.emulator import open_emulator
+from scenarios.format import LoadedScenario, Scenario
+from sessions.client import ClientSettings, DeepSeekClient
+from sessions.errors import DeepSeekError
+from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+
+REPLAY_KEY = "sk-replay-offline"
+"""Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""
+RUN_ID = "replay"
+DEFAULT_STALL_TIMEOUT_S = 30.0
+OnRunner = Callable[[GoalRunner], None]
+
+
+def _ignore(runner: GoalRunner) -> None:
+    return None
+
+
+def peak_clock(today: date | None = None) -> Callable[[], datetime]:
+    """A fixed clock at 07:00 UTC on the latest weekday up to ``today``: today's price table at its peak rates, so a
+    replay's costs and budget pauses do not depend on the hour it runs at (the conservative, peak-hour figure)."""
+    day = today or datetime.now(UTC).date()
+    while day.weekday() >= 5:
+        day -= timedelta(days=1)
+    at = datetime(day.year, day.month, day.day, 7, 0, tzinfo=UTC)
+    return lambda: at
+
+
+@dataclass
+class _Tally:
+    """Collects what the checks need from the event stream (over the first run and a resumed one), then passes each
+    event on to the live view."""
+
+    forward: Callable[[AnyEvent], None] | None = None
+    sessions: dict[str, SessionTally] = field(default_factory=dict)
+    escalations: int = 0
+    compactions: int = 0
+    repairs: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, event: AnyEvent) -> None:
+        if isinstance(event, UsageReported):
+            t = self.sessions.setdefault(event.session, SessionTally())
+            t.count(event.usage.prompt_tokens, event.usage.prompt_cache_hit_tokens, event.cost_usd)
+        elif isinstance(event, DiagnosticsReported):
+            self.sessions.setdefault(event.session, SessionTally()).diagnostics.append(event.diagnostics)
+        elif isinstance(event, Escalated):
+            self.escalations += 1
+        elif isinstance(event, RepairApplied):
+            self.repairs[event.repair] += 1
+        elif isinstance(event, Compacted):
+            self.compactions += 1
+        if self.forward is not None:
+            self.forward(event)
+
+
+@dataclass
+class _Result:
+    status: str
+    text: str = ""
+    steps_done: int | None = None
+    steps_total: int | None = None
+    replans: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def review_label(scenario: Scenario) -> str:
+    if scenario.command == "run":
+        return "none"
+    if not scenario.review:
+        return "automatic"
+    n = len(scenario.review)
+    return f"scripted ({counted(n, 'answer')})"
+
+
+def reviewer_for(scenario: Scenario) -> Reviewer:
+    """The scenario's review answers, or automatic approval (``--yes``) when it has none."""
+    if not scenario.review:
+        return AutoApprove()
+    answers = [
+        {
+            "kind": a.decision,
+            "feedback": a.feedback,
+            "plan": Plan.model_validate(a.plan) if a.plan is not None else None,
+        }
+        for a in scenario.review
+    ]
+    return ScriptedReviewer(answers)
+
+
+def _options(scenario: Scenario, config: Config, **budget: Any) -> GoalOptions:
+    s = scenario.settings
+    return goal_options(
+        config,
+        preset=s.preset,
+        escalation=EscalationPolicy(
+            preset=s.preset, failure_threshold=s.failure_threshold, max_pro_turns=s.max_pro_turns
+        ),
+        max_step_attempts=s.max_step_attempts,
+        context_window=s.context_window,
+        reasoning_effort=s.reasoning_effort,
+        **budget,
+    )
+
+
+def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
+    summary = outcome.to_summary()
+    return _Result(
+        status=outcome.status,
+        text=outcome.summary,
+        steps_done=summary["steps_done"],
+        steps_total=summary["steps_total"],
+        replans=outcome.record.replans,
+        failures=failures,
+    )
+
+
+async def _run_goal(
+    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+) -> _Result:
+    s = scenario.settings
+    config = Config(thinking=s.thinking)
+    mode: Mode = "plan" if scenario.command == "plan" else "goal"
+    reviewer = reviewer_for(scenario)
+    common: dict[str, Any] = dict(
+        workspace=ws, client=client, reviewer=reviewer, on_event=tally, config_dir=config_dir, clock=peak_clock()
+    )
+    options = _options(
+        scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
+    )
+    runner = create_runner(objective=scenario.objective, options=options, run_id=RUN_ID, **common)
+    on_runner(runner)
+    outcome = await runner.run(mode)
+    failures: list[str] = []
+    resume = scenario.resume
+    if resume is None:
+        return _goal_result(outcome, failures)
+    if outcome.status != "paused":
+        if resume.expect_paused_first:
+            failures.append(f"resume: expected the first run to pause, but it ended {outcome.status}")
+        return _goal_result(outcome, failures)
+    raised = _options(
+        scenario,
+        config,
+        budget_usd=resume.budget_usd,
+        max_requests=resume.max_requests,
+        max_minutes=resume.max_minutes,
+    )
+    runner = resume_runner(run_id=outcome.run_id, options=raised, **common)
+    on_runner(runner)
+    return _goal_result(await runner.run(mode), failures)
+
+
+async def _run_task(
+    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+) -> _Result:
+    s = scenario.settings
+    config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
+    resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
+    task = TaskRun(
+        scenario.objective,
+        resolved=resolved,
+        workspace=ws,
+        options=RunOptions(model="pro" if s.preset == "pro" else "flash", max_requests=s.max_requests),
+        on_event=tally,
+        run_id=RUN_ID,
+        client=client,
+        memory_config_dir=config_dir,
+    )
+    task.session.clock = peak_clock()  # priced as the goal's sessions are: today's table, peak rates
+    summary = await task.execute()
+    failures = [f"run error: {summary.error}"] if summary.error else []
+    return _Result(status=summary.status, text=summary.text, failures=failures)
+
+
+def _write_workspace(loaded: LoadedScenario, ws: Path) -> None:
+    ws.mkdir(parents=True)
+    for rel, data in loaded.workspace_files().items():
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, SessionFigures]:
+    known = emulator_stats.get("sessions", {})
+    out = {}
+    for name, t in sorted(tally.sessions.items()):
+        efficiency = known.get(name, {}).get("efficiency")
+        out[name] = SessionFigures(
+            requests=t.requests,
+            prompt_tokens=t.prompt_tokens,
+            hit_tokens=t.hit_tokens,
+            hit_ratio=t.hit_ratio,
+            hit_ratio_after_first=t.hit_ratio_after_first,
+            efficiency=efficiency,
+            cost_usd=round(t.cost_usd, 6),
+        )
+    return out
+
+
+async def replay_scenario(
+    loaded: LoadedScenario,
+    *,
+    keep: bool = False,
+    on_event: Callable[[AnyEvent], None] | None = None,
+    on_runner: OnRunner | None = None,
+    stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S,
+) -> ReplayReport:
+    """Replay one scenario and check its expectations. Never raises for a failing scenario: the report says it.
+    A bug in our own code still raises. ``on_event`` sees every session and goal event (a live view);
+    ``on_runner`` gets each goal runner as it is built (the first run's, then a resumed one's)."""
+    scenario = loaded.scenario
+    root = Path(tempfile.mkdtemp(prefix=f"reasonix-replay-{scenario.name}-"))
+    ws = root / "workspace"
+    config_dir = root / "no-user-config"  # no user memory: a replay depends on nothing outside the scenario
+    _write_workspace(loaded, ws)
+    tally = _Tally(forward=on_event)
+    transport = RecordingTransport() if scenario.origin == "recorded" else None
+    error: str | None = None
+    result = _Result(status="error")
+    stats: dict[str, Any] = {}
+    try:
+        async with open_emulator(script=scenario.script, cache_unit=scenario.settings.cache_unit) as emu:
+            client = DeepSeekClient(
+                base_url=emu.base_url,
+                api_key=REPLAY_KEY,
+                settings=ClientSettings(
+                    backoff_initial_s=0.01, backoff_max_s=0.05, backoff_jitter_s=0, stall_timeout_s=stall_timeout_s
+                ),
+                transport=transport,
+            )
+            async with client:
+                try:
+                    run = _run_task if scenario.command == "run" else _run_goal
+                    result = await run(scenario, ws, client, tally, config_dir, on_runner or _ignore)
+                except (ReasonixError, DeepSeekError) as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+            stats = emu.stats()
+        observed = Observed(
+            status=result.status,
+            escalations=tally.escalations,
+            replans=result.replans,
+            steps_done=result.steps_done,
+            compactions=tally.compactions,
+            sessions=tally.sessions,
+            faults=Counter(stats.get("total", {}).get("faults_injected", {})),
+            repairs=tally.repairs,
+        )
+        expect = scenario.expect
+        failures = list(result.failures)
+        if error is not None:
+            failures.append(f"the replay stopped: {error}")
+        failures += figure_failures(expect, observed)
+        failures += file_failures(expect, ws)
+        failures += await command_failures(expect.commands, ws)
+        drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []
+        if drift:
+            failures.append(f"prompt drift: {counted(len(drift), 'request')} differ from the recording (diffs below)")
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    overall = observed.overall
+    return ReplayReport(
+        scenario=scenario.name,
+        title=scenario.title,
+        origin=scenario.origin,
+        command=scenario.command,
+        ok=not failures,
+        status=result.status,
+        text=result.text,
+        steps_done=result.steps_done,
+        steps_total=result.steps_total,
+        escalations=tally.escalations,
+        replans=result.replans,
+        compactions=tally.compactions,
+        requests=overall.requests,
+        hit_ratio=overall.hit_ratio,
+        cost_usd=round(overall.cost_usd, 6),
+        sessions=_figures(tally, stats),
+        review=review_label(scenario),
+        faults=dict(sorted(observed.faults.items())),
+        repairs=dict(sorted(tally.repairs.items())),
+        failures=tuple(failures),
+        drift=tuple(drift),
+        workspace=str(ws) if keep else None,
+        error=error,
+    )
+
+
+def replay(loaded: LoadedScenario, **kwargs: Any) -> ReplayReport:
+    """:func:`replay_scenario` in a fresh Trio run (from synchronous code: the CLI, a synchronous test)."""
+    return trio.run(partial(replay_scenario, loaded, **kwargs))

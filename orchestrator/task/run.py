@@ -1,0 +1,128 @@
+"""One executor session on one task (``reasonix run``): build it, run the turn, summarize what it cost.
+
+:class:`TaskRun` is built synchronously (the journal header is written then) and run with :meth:`TaskRun.execute`.
+Whatever happens — a finished turn, a DeepSeek error, a cancellation — :meth:`TaskRun.summary` reports the figures
+summed over every request, as the server reported them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.build import RunOptions, build_client, build_executor, run_dir
+from orchestrator.config.model import ResolvedConfig
+from orchestrator.goal.store import ensure_state_dir, new_run_id
+from sessions.client import DeepSeekClient
+from sessions.errors import DeepSeekError
+from sessions.events import SessionEvent
+from sessions.session import ReplySource, Session
+
+RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter", "error", "cancelled"]
+
+WHAT_TO_DO: dict[str, str] = {
+    "request_limit": "the task used every request it was allowed; run it again with a higher --max-requests, "
+    "or split it into smaller tasks",
+    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task, or try --model pro",
+    "empty": "the model finished without an answer; run the task again, or try --model pro",
+    "length": "the reply was cut off at the output limit; ask for a smaller step",
+    "content_filter": "DeepSeek's content filter stopped the reply; rephrase the task",
+}
+
+
+class RunSummary(BaseModel):
+    """The last line of ``reasonix run --json``."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["summary"] = "summary"
+    status: RunStatus
+    text: str
+    requests: int
+    prompt_tokens: int
+    prompt_cache_hit_tokens: int
+    prompt_cache_miss_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cache_hit_ratio: float
+    model: str
+    run_id: str
+    journal: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done"
+
+    def advice(self) -> str | None:
+        """What the user should do about a run that did not finish, or None when it did."""
+        if self.status == "done":
+            return None
+        if self.status == "error":
+            return self.error
+        if self.status == "cancelled":
+            return f"interrupted; the run is journaled in {self.journal}"
+        return WHAT_TO_DO.get(self.status, f"the turn ended with status {self.status}")
+
+
+class TaskRun:
+    """An executor session for one task, with its client and journal."""
+
+    def __init__(
+        self,
+        task: str,
+        *,
+        resolved: ResolvedConfig,
+        workspace: Path,
+        options: RunOptions | None = None,
+        on_event: Callable[[SessionEvent], None] | None = None,
+        run_id: str | None = None,
+        client: DeepSeekClient | None = None,
+        reply_source: ReplySource | None = None,
+        memory_config_dir: Path | None = None,
+    ) -> None:
+        self.task = task
+        self.options = options or RunOptions()
+        self.run_id = run_id or new_run_id()
+        self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
+        self.client = client or build_client(resolved)
+        ensure_state_dir(workspace)  # the key is there: from here on the run is journaled
+        self.session: Session = build_executor(
+            resolved,
+            workspace,
+            self.client,
+            journal_path=self.journal_path,
+            options=self.options,
+            on_event=on_event,
+            reply_source=reply_source,
+            memory_config_dir=memory_config_dir,
+        )
+
+    async def execute(self) -> RunSummary:
+        """Run the task's turn. DeepSeek errors end the run with status ``error``; cancellation propagates (the
+        session leaves its journal consistent), after which :meth:`summary` still reports what was spent."""
+        try:
+            result = await self.session.send(self.task, max_requests=self.options.max_requests)
+        except DeepSeekError as exc:
+            return self.summary("error", error=str(exc))
+        return self.summary(result.status, text=result.text)
+
+    def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> RunSummary:
+        usage = self.session.usage
+        return RunSummary(
+            status=status,
+            text=text,
+            requests=self.session.requests,
+            prompt_tokens=usage.prompt_tokens,
+            prompt_cache_hit_tokens=usage.prompt_cache_hit_tokens,
+            prompt_cache_miss_tokens=usage.prompt_cache_miss_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=self.session.cost_usd,
+            cache_hit_ratio=(usage.prompt_cache_hit_tokens / usage.prompt_tokens) if usage.prompt_tokens else 0.0,
+            model=self.session.settings.model,
+            run_id=self.run_id,
+            journal=str(self.journal_path),
+            error=error,
+        )

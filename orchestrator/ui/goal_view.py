@@ -1,0 +1,402 @@
+"""Showing a goal on the terminal: the plan with each step's state, streamed text, tool calls, escalations, budget
+warnings, and a footer with costs, cache-hit ratios (planner, executor, overall) and the budget used.
+
+:class:`GoalTerminalUI` is a plain callable ``(event) -> None`` taking session and goal events alike, so it can be a
+:class:`~orchestrator.goal.runner.GoalRunner`'s ``on_event``. Session events (streamed text, tool calls, repairs,
+compaction) go through :class:`~orchestrator.ui.stream.TerminalRenderer`, exactly as in ``reasonix run``.
+
+On a terminal the plan tree, the line being streamed and the footer live at the bottom of the screen (rich ``Live``),
+and everything else scrolls above them. Not on a terminal (a pipe, a file, a test), the tree is printed when a plan is
+proposed or revised, one line per step state change, and a footer line after every request.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.text import Text
+
+from orchestrator.events import (
+    BudgetWarning,
+    Escalated,
+    GoalEvent,
+    GoalFinished,
+    GoalStateChanged,
+    PlanProposed,
+    PlanRejected,
+    PlanRevised,
+    ReviewDecided,
+    StepReported,
+    StepStarted,
+    StepVerified,
+)
+from orchestrator.policy.budget import BudgetTracker
+from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
+from orchestrator.ui.wording import counted
+from plans.render import plan_tree, verify_text
+from plans.schema import Plan, VerifyCommand
+from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
+
+AnyEvent = SessionEvent | GoalEvent
+SESSIONS = ("planner", "executor")
+STREAM_REFRESH_S = 0.1
+
+
+def _short(text: str, limit: int) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+def _percent(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio * 100:.1f}%"
+
+
+@dataclass
+class _Tokens:
+    hit: int = 0
+    prompt: int = 0
+
+    @property
+    def ratio(self) -> float | None:
+        return self.hit / self.prompt if self.prompt else None
+
+
+class CostBoard:
+    """The figures of the footer, kept from the events: turn and session cost, and cache hits per session."""
+
+    def __init__(self) -> None:
+        self.turn_usd: dict[str, float] = {}
+        self.session_usd: dict[str, float] = {}
+        self.tokens: dict[str, _Tokens] = {}
+        self.last_session: str | None = None
+
+    def usage(self, event: UsageReported) -> None:
+        self.turn_usd[event.session] = self.turn_usd.get(event.session, 0.0) + event.cost_usd
+        self.session_usd[event.session] = event.session_cost_usd
+        tokens = self.tokens.setdefault(event.session, _Tokens())
+        tokens.hit += event.usage.prompt_cache_hit_tokens
+        tokens.prompt += event.usage.prompt_tokens
+        self.last_session = event.session
+
+    def turn_finished(self, session: str) -> None:
+        self.turn_usd[session] = 0.0
+
+    @property
+    def overall(self) -> float | None:
+        prompt = sum(t.prompt for t in self.tokens.values())
+        return sum(t.hit for t in self.tokens.values()) / prompt if prompt else None
+
+    def ratio(self, session: str) -> float | None:
+        tokens = self.tokens.get(session)
+        return tokens.ratio if tokens is not None else None
+
+
+def _share_style(share: float) -> str:
+    return "red" if share >= 1 else "yellow" if share >= 0.8 else ""
+
+
+def budget_text(tracker: BudgetTracker) -> Text:
+    """``budget $0.0457 of $1.00 · 12 of 40 requests``; what was spent when no limit is set."""
+    usage, budget = tracker.usage, tracker.budget
+    text = Text()
+    parts: list[tuple[str, str]] = []
+    if budget.usd is not None:
+        parts.append((f"${usage.usd:.4f} of ${budget.usd:.2f}", _share_style(usage.usd / budget.usd)))
+    if budget.requests is not None:
+        share = usage.requests / budget.requests
+        parts.append((f"{usage.requests} of {budget.requests} requests", _share_style(share)))
+    if budget.minutes is not None:
+        minutes = usage.seconds / 60
+        parts.append((f"{minutes:.1f} of {budget.minutes:g} min", _share_style(minutes / budget.minutes)))
+    text.append("budget ", style="dim")
+    if not parts:
+        text.append(f"${usage.usd:.4f} (no limit)")
+        return text
+    for i, (part, style) in enumerate(parts):
+        if i:
+            text.append(" · ", style="dim")
+        text.append(part, style=style)
+    return text
+
+
+def goal_footer(board: CostBoard, session: str, budget: BudgetTracker | None) -> Text:
+    """``executor · turn $0.0012 · session $0.0345 · cache planner 99.1% · executor 98.7% · overall 98.9% · budget``
+    followed by the budget used."""
+    text = Text()
+    text.append(session, style="bold")
+    turn = board.turn_usd.get(session, 0.0)
+    spent = board.session_usd.get(session, 0.0)
+    text.append(" · turn ", style="dim")
+    text.append(f"${turn:.4f}", style=cost_style(turn))
+    text.append(" · session ", style="dim")
+    text.append(f"${spent:.4f}", style=cost_style(spent, SESSION_SCALE))
+    text.append(" · cache ", style="dim")
+    for name in SESSIONS:
+        text.append(f"{name} ", style="dim")
+        text.append(_percent(board.ratio(name)), style="cyan")
+        text.append(" · ", style="dim")
+    text.append("overall ", style="dim")
+    text.append(_percent(board.overall), style="cyan")
+    if budget is not None:
+        text.append(" · ", style="dim")
+        text.append_text(budget_text(budget))
+    return text
+
+
+def escalation_line(event: Escalated) -> Text:
+    """``⤴ escalated to deepseek-v4-pro: <reason> (flash call aborted after 36 chars, $0.0003 est.)``"""
+    line = f"⤴ escalated to {event.to_model}: {event.reason}"
+    if event.wasted_chars or event.wasted_reasoning_chars or event.flash_cost_usd:
+        chars = f"{event.wasted_chars} chars"
+        if event.wasted_reasoning_chars:
+            chars += f" and {event.wasted_reasoning_chars} reasoning chars"
+        estimate = " est." if event.flash_cost_estimated else ""
+        line += f" (flash call aborted after {chars}, ${event.flash_cost_usd:.4f}{estimate})"
+    return Text(line, style="yellow")
+
+
+def _verify_failure(event: StepVerified) -> str:
+    failed = [o for o in event.outcomes if not o.ok]
+    if not failed:
+        return "failed"
+    first = failed[0]
+    shown = verify_text(VerifyCommand(command=first.command))
+    how = "timed out" if first.timed_out else f"exit {first.exit_code}, expected {first.expected}"
+    more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"{shown} {how}{more}"
+
+
+class _LineBuffer(io.StringIO):
+    """What the renderer writes while ``Live`` runs: whole lines go above the live region, the open one stays in it."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        super().__init__()
+        self._emit = emit
+        self.partial = ""
+
+    def write(self, s: str) -> int:
+        text = self.partial + s
+        *lines, self.partial = text.split("\n")
+        for line in lines:
+            self._emit(line)
+        return len(s)
+
+
+class GoalTerminalUI:
+    """Session and goal events on a rich console. ``plan_state`` returns the current plan with each step's state
+    (``GoalRunner.plan_with_state``); ``budget`` is the goal's tracker, for the footer. ``live`` defaults to whether
+    ``console`` is a terminal."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        plan_state: Callable[[], Plan | None] | None = None,
+        budget: BudgetTracker | None = None,
+        live: bool | None = None,
+    ) -> None:
+        self.console = console
+        self.board = CostBoard()
+        self._plan_state = plan_state
+        self._budget = budget
+        self._use_live = console.is_terminal if live is None else live
+        self._live: Live | None = None
+        self._drawn_at = 0.0
+        self._buffer: _LineBuffer | None = None
+        if self._use_live:
+            self._buffer = _LineBuffer(self._emit_ansi_line)
+            stream_console = Console(
+                file=self._buffer,
+                width=console.width,
+                color_system=console.color_system,  # type: ignore[arg-type]
+                force_terminal=True,
+                highlight=False,
+                soft_wrap=True,
+            )
+            self.renderer = TerminalRenderer(stream_console)
+        else:
+            self.renderer = TerminalRenderer(console)
+
+    # ------------------------------------------------------------------------------------------------ live region
+
+    def _emit_ansi_line(self, line: str) -> None:
+        self.console.print(Text.from_ansi(line), soft_wrap=True, highlight=False)
+
+    def _region(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        plan = self._plan_state() if self._plan_state is not None else None
+        if plan is not None:
+            parts.append(plan_tree(plan))
+        if self._buffer is not None and self._buffer.partial:
+            parts.append(Text.from_ansi(self._buffer.partial))
+        session = self.board.last_session
+        if session is not None:
+            parts.append(goal_footer(self.board, session, self._budget))
+        return Group(*parts)
+
+    def start(self) -> None:
+        """Start the live region (on a terminal); a no-op otherwise."""
+        if self._use_live and self._live is None:
+            self._live = Live(self._region(), console=self.console, auto_refresh=False, transient=False)
+            self._live.start()
+
+    def stop(self) -> None:
+        """Stop the live region, leaving its last state on the screen; close any open streamed line."""
+        self.renderer.end_line()
+        if self._live is not None:
+            self._live.update(self._region(), refresh=True)
+            self._live.stop()
+            self._live = None
+
+    def _refresh(self, *, streaming: bool = False) -> None:
+        """Redraw the live region: at once for a state change, at most every ``STREAM_REFRESH_S`` while text streams
+        (a redraw repaints the whole tree)."""
+        if self._live is None:
+            return
+        now = time.monotonic()
+        if streaming and now - self._drawn_at < STREAM_REFRESH_S:
+            return
+        self._drawn_at = now
+        self._live.update(self._region(), refresh=True)
+
+    # ------------------------------------------------------------------------------------------------ output
+
+    def line(self, text: Text) -> None:
+        self.renderer.line(text)
+
+    def show_plan(self, title: str | None = None) -> None:
+        """Print the current plan tree (not on a terminal; there, the live region shows it)."""
+        plan = self._plan_state() if self._plan_state is not None else None
+        if plan is None or self._use_live:
+            return
+        self.renderer.end_line()
+        if title:
+            self.console.print(Text(title, style="bold"), soft_wrap=True)
+        self.console.print(plan_tree(plan))
+
+    # ------------------------------------------------------------------------------------------------ events
+
+    def __call__(self, event: AnyEvent) -> None:
+        if isinstance(event, UsageReported):
+            self.board.usage(event)
+        elif isinstance(event, DiagnosticsReported):
+            self._diagnostics(event)
+        elif isinstance(event, TurnFinished):
+            self.renderer(event)
+            self.board.turn_finished(event.session)
+        elif _is_goal_event(event):
+            self._goal(event)  # type: ignore[arg-type]
+        else:
+            self.renderer(event)  # type: ignore[arg-type]
+        self._refresh(streaming=isinstance(event, StreamUpdate))
+
+    def _diagnostics(self, event: DiagnosticsReported) -> None:
+        d = event.diagnostics
+        if d.unexplained_miss:
+            self.line(
+                Text(
+                    f"✗ unexplained cache miss in {event.session}: {d.hit_tokens} of an expected "
+                    f"{d.expected_hit_tokens} tokens hit",
+                    style="red",
+                )
+            )
+        elif d.change_reason is not None and d.request_index > 1:
+            self.line(Text(f"cache ({event.session}): {d.change_reason}", style="yellow"))
+        if not self._use_live:
+            self.line(goal_footer(self.board, event.session, self._budget))
+
+    def _goal(self, event: GoalEvent) -> None:
+        if isinstance(event, GoalStateChanged):
+            if event.state == "awaiting_review":
+                self.stop()  # the reviewer talks to the user on this console
+            reason = f": {event.reason}" if event.reason else ""
+            self.line(Text(f"» {event.state}{reason}", style="bold"))
+        elif isinstance(event, PlanProposed):
+            self.line(Text(f"plan r{event.revision} proposed", style="bold"))
+            for note in event.normalized:
+                self.line(Text(f"  normalized: {note}", style="dim"))
+            self.show_plan()
+        elif isinstance(event, PlanRevised):
+            reason = f" ({event.reason})" if event.reason else ""
+            self.line(Text(f"plan revised to r{event.revision}{reason}", style="bold"))
+            if event.diff_text.strip():
+                self.line(Text(event.diff_text.rstrip("\n")))
+            self.show_plan()
+        elif isinstance(event, PlanRejected):
+            errors = "; ".join(event.errors)
+            self.line(Text(f"✗ plan rejected (attempt {event.attempt}): {_short(errors, 200)}", style="yellow"))
+        elif isinstance(event, ReviewDecided):
+            how = " (automatic)" if event.automatic else ""
+            feedback = f": {_short(event.feedback, 100)}" if event.feedback else ""
+            self.line(Text(f"review: {event.decision}{how}{feedback}", style="dim"))
+            self.start()
+        elif isinstance(event, StepStarted):
+            again = f" · attempt {event.attempt}" if event.attempt > 1 else ""
+            self.line(Text(f"◐ {event.step_id} {event.title}{again} · {event.model}", style="bold yellow"))
+        elif isinstance(event, StepReported):
+            self.line(Text(f"  {event.step_id} reported {event.status}: {_short(event.summary, 100)}", style="dim"))
+        elif isinstance(event, StepVerified):
+            if event.ok:
+                count = len(event.outcomes)
+                what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
+                self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
+            else:
+                self.line(Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red"))
+        elif isinstance(event, Escalated):
+            self.line(escalation_line(event))
+        elif isinstance(event, BudgetWarning):
+            self.line(Text(f"⚠ budget: {_warning(event)}", style="yellow"))
+        elif isinstance(event, GoalFinished):
+            self.renderer.end_line()
+
+
+def _is_goal_event(event: AnyEvent) -> bool:
+    return event.__class__.__module__ == "orchestrator.events"
+
+
+def _warning(event: BudgetWarning) -> str:
+    share = event.used / event.limit if event.limit else 1.0
+    if event.resource == "usd":
+        amounts = f"${event.used:.4f} of ${event.limit:.2f}"
+    elif event.resource == "requests":
+        amounts = f"{event.used:g} of {event.limit:g} requests"
+    else:
+        amounts = f"{event.used:.1f} of {event.limit:g} minutes"
+    return f"{share * 100:.0f}% used ({amounts}); the goal pauses at 100%"
+
+
+def summary_text(summary: dict[str, object]) -> Text:
+    """The last line of a goal on the terminal, from ``GoalOutcome.to_summary()``."""
+    status = str(summary["goal_status"])
+    text = Text()
+    style = "bold green" if status == "complete" else "bold yellow" if status == "paused" else "bold red"
+    text.append(status, style=style)
+    requests = counted(int(summary["requests"]), "request")  # type: ignore[call-overload]
+    text.append(f" · {summary['steps_done']}/{summary['steps_total']} steps · {requests} · ", "dim")
+    cost = float(summary["cost_usd"])  # type: ignore[arg-type]
+    text.append(f"${cost:.4f}", style=cost_style(cost, SESSION_SCALE))
+    hit = summary.get("hit_ratio")
+    text.append(" · cache ", style="dim")
+    text.append(_percent(float(hit) if isinstance(hit, int | float) else None), style="cyan")
+    sessions = summary.get("sessions")
+    if isinstance(sessions, dict) and sessions:
+        shown = []
+        for name in SESSIONS:
+            figures = sessions.get(name)
+            if isinstance(figures, dict):
+                ratio = figures.get("hit_ratio")
+                shown.append(f"{name} {_percent(float(ratio) if isinstance(ratio, int | float) else None)}")
+        text.append(f" ({', '.join(shown)})", style="dim")
+    text.append(
+        f" · {_count(summary['escalations'], 'escalation')} · {_count(summary['replans'], 'replan')}", style="dim"
+    )
+    return text
+
+
+def _count(n: object, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
