@@ -3,7 +3,7 @@
     .venv/bin/python bench/client_bench.py [--chunks 20000] [--repeat 3]
 
 Overhead is measured on a long synthetic DeepSeek stream (reasoning, content, then two tool calls whose arguments
-arrive in small fragments, usage on the last chunk), shaped like the recorded samples in shared/deepseek-wire:
+arrive in small fragments, usage on the last chunk), shaped like the recorded samples in tests/fixtures/deepseek-wire:
 
 * ``sse``       : the SSE line parser alone;
 * ``assemble``  : SSE parser + chunk JSON decoding (pydantic) + the StreamAssembler, no IO;

@@ -1,4 +1,4 @@
-"""Price arithmetic against the usages DeepSeek really reported (../shared/deepseek-wire/)."""
+"""Price arithmetic against the usages DeepSeek really reported (tests/fixtures/deepseek-wire/)."""
 
 from __future__ import annotations
 
