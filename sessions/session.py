@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -103,7 +104,11 @@ class ReplySource(Protocol):
 
 
 class ChatClient(Protocol):
-    def stream(self, request: ChatRequest, *, body: bytes | None = None) -> Any: ...
+    def stream(
+        self, request: ChatRequest, *, body: bytes | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamEvent]]:
+        """``async with client.stream(request) as events``: the events of one request, ending with Completed."""
+        ...
 
     async def complete(
         self,
