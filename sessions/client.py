@@ -9,6 +9,8 @@ How one request runs:
   timer that only real data resets: a ``data:`` line (or, on the JSON path, a non-blank byte). ``: keep-alive``
   comments and the JSON path's blank keep-alive lines do not reset it. Only the server's time counts: while the
   reader waits for the caller to take events, both timers are paused.
+* A whole reply (finish reason and usage) is kept even if ``[DONE]`` never comes. A reply passing ``max_reply_chars``
+  raises ReplyTooLargeError; a 200 that is no event stream (an HTML page) UnexpectedBodyError. Neither is retried.
 * 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are
   retried as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the
   Trio clock. Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void.
@@ -21,11 +23,9 @@ How one request runs:
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import math
 import random
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
 
 import httpx
@@ -33,16 +33,19 @@ import trio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
 
+from sessions.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
 from sessions.errors import (
     ConnectionFailedError,
     DeadlineExceededError,
     DeepSeekError,
     ProtocolError,
+    ReplyTooLargeError,
     RequestRefusedError,
     ResourcesExhaustedError,
     RetriesExhaustedError,
     StallTimeoutError,
     StreamBrokenError,
+    UnexpectedBodyError,
     error_for_status,
 )
 from sessions.sse import SseComment, SseData, SseParser
@@ -55,13 +58,13 @@ from sessions.stream import (
     StreamRestarted,
     decode_chunk,
     events_of_reply,
+    reply_chars,
     reply_from_completion,
 )
-from sessions.wire import ChatCompletion, ChatRequest, ErrorBody, encode_request
+from sessions.timers import DRAIN_GRACE_S, Emit, Timers, drain, read_head
+from sessions.wire import ChatCompletion, ChatRequest, encode_request
 
 DEFAULT_USER_AGENT = "reasonix/0.1 (+https://github.com/reasonix)"
-_ERROR_BODY_LIMIT = 64 * 1024
-_DRAIN_GRACE_S = 2.0
 
 
 class ClientSettings(BaseModel):
@@ -77,6 +80,8 @@ class ClientSettings(BaseModel):
     backoff_initial_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=30, ge=0)
     backoff_jitter_s: float = Field(default=1.0, ge=0)
+    max_reply_chars: int = Field(default=4_000_000, ge=1)
+    """The largest reply accepted: content, reasoning and tool-call arguments together (about a million tokens)."""
     retry_after_max_s: float = Field(default=300, gt=0)
     """The longest ``Retry-After`` honoured: a server asking for more is retried after this long instead."""
     user_agent: str = DEFAULT_USER_AGENT
@@ -93,33 +98,6 @@ def check_request(request: ChatRequest) -> None:
             f"refusing to send tool_choice {shown} with thinking mode on: DeepSeek rejects it with HTTP 400. "
             f'Use tool_choice "auto" (or none), or disable thinking for this session.'
         )
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP date. None when absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()  # an HTTP date is wall-clock by definition
-    if math.isnan(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def _server_message(body: bytes) -> str | None:
-    if not body.strip():
-        return None
-    try:
-        return ErrorBody.model_validate_json(body).error.message
-    except ValidationError:
-        return body[:500].decode("utf-8", "replace").strip() or None
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -185,10 +163,6 @@ class _Events:
         if error is not None:
             raise error
         raise StopAsyncIteration
-
-
-Emit = Callable[[list[StreamEvent]], Awaitable[None]]
-"""Hands a non-empty batch of events to the caller."""
 
 
 class DeepSeekClient:
@@ -336,7 +310,7 @@ class DeepSeekClient:
         s = self.settings
         with trio.move_on_after(s.deadline_s) as deadline_scope:
             with trio.CancelScope(deadline=trio.current_time() + s.stall_timeout_s) as stall_scope:
-                timers = _Timers(deadline_scope, stall_scope, s.stall_timeout_s)
+                timers = Timers(deadline_scope, stall_scope, s.stall_timeout_s)
                 try:
                     if streamed:
                         return await self._stream_once(payload, emit, timers)
@@ -361,45 +335,74 @@ class DeepSeekClient:
         body = b""
         async for part in response.aiter_bytes():
             body += part
-            if len(body) >= _ERROR_BODY_LIMIT:
+            if len(body) >= ERROR_BODY_LIMIT:
                 break
         raise error_for_status(
             response.status_code,
-            _server_message(body),
+            server_message(body),
             retry_after=parse_retry_after(response.headers.get("retry-after")),
             key_env=self.settings.api_key_env,
         )
 
-    async def _stream_once(self, payload: bytes, emit: Emit, timers: _Timers) -> Reply:
-        assembler = StreamAssembler()
-        parser = SseParser()
+    def _not_an_answer(self, expected: str, media: str, body: bytes) -> UnexpectedBodyError:
+        labelled = f"content-type {media}" if media else "no content-type"
+        if media in ("text/event-stream", "application/json"):
+            labelled += ", but the body is not"
+        return UnexpectedBodyError(
+            f"the answer from {self.url} is not {expected} ({labelled}: {describe_body(body)}). A wrong base_url, "
+            f"a proxy or a captive portal answers like this: check base_url in reasonix.toml or DEEPSEEK_BASE_URL, "
+            f"and that the network reaches the API. Not retried."
+        )
+
+    async def _stream_once(self, payload: bytes, emit: Emit, timers: Timers) -> Reply:
+        limit = self.settings.max_reply_chars
+        assembler = StreamAssembler(max_chars=limit)
+        parser = SseParser(max_line_bytes=6 * limit + ERROR_BODY_LIMIT)  # a character is at most 6 bytes of JSON
         done = False
         headers = {"Accept": "text/event-stream"}
         async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
             await self._raise_for_status(response)
             chunks = response.aiter_bytes()
-            try:
-                async for data in chunks:
-                    events: list[StreamEvent] = []
-                    real = False
-                    for item in parser.feed(data):
-                        if isinstance(item, SseData):
-                            real = True
-                            events.extend(assembler.feed(decode_chunk(item.payload)))
-                        elif isinstance(item, SseComment):
-                            events.append(KEEP_ALIVE)
-                        else:
-                            done = True
+            media = media_type(response)
+            if media and media != "text/event-stream":
+                raise self._not_an_answer("an event stream", media, await read_head(b"", chunks, timers))
+            head = bytearray()
+            # Once the reply is whole only [DONE] is missing: a server that then keeps the connection open gets the
+            # drain grace instead of the stall timeout, and the reply is kept.
+            with trio.CancelScope() as whole:
+                try:
+                    async for data in chunks:
+                        if len(head) < ERROR_BODY_LIMIT:
+                            head += data
+                        events: list[StreamEvent] = []
+                        real = False
+                        for item in parser.feed(data):
+                            if isinstance(item, SseData):
+                                real = True
+                                events.extend(assembler.feed(decode_chunk(item.payload)))
+                            elif isinstance(item, SseComment):
+                                events.append(KEEP_ALIVE)
+                            else:
+                                done = True
+                                break
+                        if parser.foreign is not None:
+                            body = await read_head(bytes(head), chunks, timers)
+                            raise self._not_an_answer("an event stream", media, body)
+                        await timers.hand_over(events, real, emit)
+                        if done:
                             break
-                    await timers.hand_over(events, real, emit)
-                    if done:
-                        break
-            except httpx.TransportError as exc:
-                raise StreamBrokenError(
-                    f"the stream broke after {assembler.chunks_seen} chunks ({type(exc).__name__}: {exc})"
-                ) from exc
+                        if assembler.complete:
+                            timers.stall_scope.deadline = math.inf
+                            whole.deadline = trio.current_time() + DRAIN_GRACE_S
+                except httpx.TransportError as exc:
+                    if not assembler.complete:
+                        raise StreamBrokenError(
+                            f"the stream broke after {assembler.chunks_seen} chunks ({type(exc).__name__}: {exc})"
+                        ) from exc
+                if not done and not assembler.chunks_seen and parser.unfinished_foreign() is not None:
+                    raise self._not_an_answer("an event stream", media, bytes(head))
             if done:
-                await _drain(chunks, timers)
+                await drain(chunks, timers)
         if not assembler.finished:
             raise StreamBrokenError(
                 f"the stream ended after {assembler.chunks_seen} chunks without a finish reason"
@@ -407,15 +410,23 @@ class DeepSeekClient:
             )
         return assembler.finish()
 
-    async def _json_once(self, payload: bytes, emit: Emit, timers: _Timers) -> Reply:
+    async def _json_once(self, payload: bytes, emit: Emit, timers: Timers) -> Reply:
         body = bytearray()
         headers = {"Accept": "application/json"}
+        limit = self.settings.max_reply_chars
+        byte_limit = 6 * limit + ERROR_BODY_LIMIT  # a character is at most 6 bytes of JSON (a \uXXXX escape)
         async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
             await self._raise_for_status(response)
+            media = media_type(response)
+            if media and media != "application/json" and not media.endswith("+json"):
+                chunks = response.aiter_bytes()
+                raise self._not_an_answer("JSON", media, await read_head(b"", chunks, timers))
             try:
                 async for data in response.aiter_bytes():
                     real = bool(data.strip())  # DeepSeek keeps a non-streamed request alive with blank lines
                     body += data
+                    if len(body) > byte_limit:
+                        raise ReplyTooLargeError.over(limit, f"(its body passed {byte_limit:,} bytes)")
                     if real:
                         timers.real_data()
             except httpx.TransportError as exc:
@@ -426,56 +437,14 @@ class DeepSeekClient:
         try:
             completion = ChatCompletion.model_validate_json(text)
         except ValidationError as exc:
-            message = _server_message(text) if b'"error"' in text[:64] else None
+            message = server_message(text) if b'"error"' in text[:64] else None
             if message is not None:
                 raise error_for_status(500, message) from exc
+            if not text.startswith(b"{"):
+                raise self._not_an_answer("JSON", media, text[:ERROR_BODY_LIMIT]) from exc
             raise ProtocolError(f"the reply is not a chat completion: {text[:200]!r}") from exc
         reply = reply_from_completion(completion)
+        if reply_chars(reply) > limit:
+            raise ReplyTooLargeError.over(limit, f"({reply_chars(reply):,} characters)")
         await timers.hand_over(list(events_of_reply(reply)), True, emit)
         return reply
-
-
-async def _drain(chunks: AsyncIterator[bytes], timers: _Timers) -> None:
-    """After ``[DONE]``, read the (empty) rest of the body so the connection goes back to the pool for reuse.
-
-    The reply is already whole: a server that keeps the body open is given a short grace, then the response is
-    closed; a transport error here changes nothing.
-    """
-    timers.stall_scope.deadline = math.inf
-    with trio.move_on_after(_DRAIN_GRACE_S):
-        try:
-            async for _ in chunks:
-                pass
-        except httpx.TransportError:
-            pass
-
-
-class _Timers:
-    """The deadline and the stall timer of one attempt.
-
-    Only the server's time counts: real data restarts the stall timer (keep-alives leave it be), and while the reader
-    waits for the caller to take events (the channel is full) both timers are paused.
-    """
-
-    __slots__ = ("deadline_scope", "stall_s", "stall_scope")
-
-    def __init__(self, deadline_scope: trio.CancelScope, stall_scope: trio.CancelScope, stall_s: float) -> None:
-        self.deadline_scope = deadline_scope
-        self.stall_scope = stall_scope
-        self.stall_s = stall_s
-
-    def real_data(self) -> None:
-        self.stall_scope.deadline = trio.current_time() + self.stall_s
-
-    async def hand_over(self, events: list[StreamEvent], real: bool, emit: Emit) -> None:
-        if not events:
-            if real:
-                self.real_data()
-            return
-        before = trio.current_time()
-        stall_left = self.stall_scope.deadline - before
-        self.stall_scope.deadline = math.inf
-        await emit(events)
-        after = trio.current_time()
-        self.deadline_scope.deadline += after - before
-        self.stall_scope.deadline = after + (self.stall_s if real else stall_left)

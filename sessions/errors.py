@@ -153,6 +153,24 @@ class ProtocolError(DeepSeekError):
     """The server sent something that is not valid SSE / JSON of the expected shape."""
 
 
+class UnexpectedBodyError(ProtocolError):
+    """A 200 whose body is not an API answer at all (an HTML page from a wrong ``base_url``, a captive portal, a
+    proxy): not retried, since asking the same URL again gets the same page."""
+
+
+class ReplyTooLargeError(DeepSeekError):
+    """The reply passed ``max_reply_chars`` (content, reasoning and tool-call arguments together) and was abandoned.
+    Not retried: a runaway reply is as likely to run away again, and every character of it is paid for."""
+
+    @classmethod
+    def over(cls, limit: int, detail: str) -> ReplyTooLargeError:
+        return cls(
+            f"the reply passed the limit of {limit:,} characters (content, reasoning and tool-call arguments "
+            f"together) {detail} and was abandoned. If replies this long are expected, raise max_reply_chars under "
+            f"[client] in reasonix.toml."
+        )
+
+
 class RetriesExhaustedError(DeepSeekError):
     """Every attempt failed with a retryable error. ``last`` is the final one."""
 

@@ -84,6 +84,18 @@ class Compacted(_SessionEvent):
     digest_chars: int
 
 
+class JournalRecovered(_SessionEvent):
+    """On resume: the journal had unreadable lines in the middle. They were skipped, the lines after them kept, and the
+    conversation mended where they had left a tool call without its result."""
+
+    kind: Literal["journal_recovered"] = "journal_recovered"
+    message: str
+    """``line N of <journal> is corrupt and was skipped; K later lines kept``."""
+    corrupt_lines: list[int]
+    mended: bool = False
+    """Messages were added or dropped in the middle (a rewrite: the next request misses the cache from there)."""
+
+
 class TurnFinished(_SessionEvent):
     kind: Literal["turn_finished"] = "turn_finished"
     status: str
@@ -102,6 +114,7 @@ SessionEvent = Annotated[
     | ToolFinished
     | RepairApplied
     | Compacted
+    | JournalRecovered
     | TurnFinished,
     Field(discriminator="kind"),
 ]

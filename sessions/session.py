@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -27,6 +28,7 @@ from sessions.diagnostics import CacheTracker
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
+    JournalRecovered,
     RepairApplied,
     RequestStarted,
     SessionEvent,
@@ -36,7 +38,15 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.journal import Journal, JournalHeader, read_journal
+from sessions.journal import (
+    INTERRUPTED_WHILE_RUNNING,
+    NOT_RUN_RESULT,
+    Journal,
+    JournalHeader,
+    JournalState,
+    mend,
+    read_journal,
+)
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, prefix_hash
 from sessions.prices import PriceBook, default_price_book
@@ -49,7 +59,6 @@ from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
 from sessions.wire import (
-    AssistantMessage,
     ChatRequest,
     Message,
     ReasoningEffort,
@@ -65,7 +74,9 @@ from sessions.wire import (
 TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
 DIGEST_FINGERPRINT = "compaction-digest"
 """The ``prefix_fingerprint`` of a compaction's digest request: a side request outside the conversation's prefix."""
-INTERRUPTED_RESULT = "Not run: the session was interrupted before this call ran. Call it again if it is still needed."
+INTERRUPTED_RESULT = NOT_RUN_RESULT
+"""What a tool call that never started is told on resume (:data:`INTERRUPTED_WHILE_RUNNING` for one that had)."""
+__all__ = ["INTERRUPTED_RESULT", "INTERRUPTED_WHILE_RUNNING"]
 
 
 class SessionSettings(BaseModel):
@@ -103,7 +114,11 @@ class ReplySource(Protocol):
 
 
 class ChatClient(Protocol):
-    def stream(self, request: ChatRequest, *, body: bytes | None = None) -> Any: ...
+    def stream(
+        self, request: ChatRequest, *, body: bytes | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamEvent]]:
+        """``async with client.stream(request) as events``: the events of one request, ending with Completed."""
+        ...
 
     async def complete(
         self,
@@ -199,8 +214,10 @@ class Session:
 
         ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's, so an edited
         memory file or a reordered tool list cannot change what a resumed conversation sends. A turn cut off mid-way
-        may have left tool calls without results; they get an "interrupted" result appended (appending keeps the
-        cache), so the conversation is valid again.
+        may have left tool calls without results; they get a result appended (appending keeps the cache): "not run"
+        for a call that never started, "interrupted while running, check the state" for one that had. Corrupt lines
+        in the middle of the journal are skipped and reported (:class:`JournalRecovered`); if they leave the
+        conversation ill formed, it is mended in place and journaled as a rewrite.
         """
         state = read_journal(journal_path)
         system_bytes = state.header.system.encode("utf-8")
@@ -220,7 +237,7 @@ class Session:
         journal = Journal(journal_path)
         session = cls(journal=journal, log=log, prefix=stored, **kwargs)
         session._restore_totals(state.events)
-        session._answer_unanswered_calls()
+        session._mend(state, journal_path)
         return session
 
     def _restore_totals(self, events: Sequence[dict[str, Any]]) -> None:
@@ -235,14 +252,29 @@ class Session:
                 self.usage = self.usage + used.usage
                 self.cost_usd += used.cost_usd
 
-    def _answer_unanswered_calls(self) -> None:
-        answered = {e.message.tool_call_id for e in self.log if isinstance(e.message, ToolMessage)}
-        for entry in list(self.log)[::-1]:
-            if isinstance(entry.message, AssistantMessage):
-                for call in entry.message.tool_calls:
-                    if call.id not in answered:
-                        self._append(ToolMessage(tool_call_id=call.id, content=INTERRUPTED_RESULT))
-                break
+    def _mend(self, state: JournalState, path: Path) -> None:
+        """Answer the calls a cut-off turn left open; after a corrupt line, make the conversation well formed."""
+        mended = mend(self.log.messages, state.started)
+        if mended.appended_only:
+            for message in mended.messages[len(self.log) :]:
+                self._append(message)
+        else:
+            reason = "the journal had corrupt lines: tool calls and results that lost their pair were mended"
+            self.log.rewrite(mended.messages, reason)
+            if self.journal is not None:
+                self.journal.write_rewrite(reason, list(self.log.encoded))
+        notice = state.corruption_notice(path)
+        if notice is not None:
+            self.emit(
+                JournalRecovered(
+                    session=self.name,
+                    message=notice,
+                    corrupt_lines=state.corrupt_lines,
+                    mended=not mended.appended_only,
+                )
+            )
+        if self.journal is not None:
+            self.journal.sync_now()
 
     # --------------------------------------------------------------------------------------------------- bytes
 

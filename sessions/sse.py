@@ -8,6 +8,10 @@ spans lines). Blank lines, ``event:``/``id:``/``retry:`` fields and lines that a
 
 Lines may end in ``\\n``, ``\\r\\n`` or ``\\r``, and bytes may be fed split anywhere, even inside a UTF-8 character.
 An unterminated last line is dropped at :meth:`SseParser.close`: a stream cut mid-line is a broken stream, not data.
+
+A body that is not SSE at all (an HTML page from a wrong ``base_url`` or a captive portal) shows in its first line:
+:attr:`SseParser.foreign` keeps the first line before any data or comment that is no SSE field at all, so the client
+can say what it got instead of waiting for a reply that never comes. ``max_line_bytes`` bounds one line.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ SseItem = SseData | SseComment | SseDone
 
 DONE: Final = SseDone()
 _DONE_PAYLOAD: Final = "[DONE]"
+_FIELDS: Final = ("event:", "id:", "retry:")
+"""SSE fields we have no use for but that are SSE all the same (``data:`` and comments are parsed)."""
+_FOREIGN_PREVIEW = 2000
 
 
 def parse_line(line: str) -> SseItem | None:
@@ -60,13 +67,18 @@ def parse_line(line: str) -> SseItem | None:
 class SseParser:
     """Feed bytes as they arrive; get back the items of every line completed so far."""
 
-    __slots__ = ("_buffer", "_pending_cr", "lines_skipped")
+    __slots__ = ("_buffer", "_max_line_bytes", "_pending_cr", "_seen_item", "foreign", "lines_skipped")
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_line_bytes: int | None = None) -> None:
         self._buffer = b""
         self._pending_cr = False
+        self._max_line_bytes = max_line_bytes
+        self._seen_item = False
         self.lines_skipped = 0
         """Non-blank lines that were neither data nor comment (``event:``, ``id:``, junk like ``......``)."""
+        self.foreign: str | None = None
+        """The first line, before any data or comment, that is not SSE at all (``<!DOCTYPE html>``): the body is
+        something else. Junk after data (the V3.2 sample's ``......``) does not count."""
 
     def feed(self, data: bytes) -> list[SseItem]:
         if not data:
@@ -82,18 +94,33 @@ class SseParser:
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buffer = self._buffer + data if self._buffer else data
         *lines, self._buffer = buffer.split(b"\n")
+        if self._max_line_bytes is not None and len(self._buffer) > self._max_line_bytes:
+            raise ProtocolError(
+                f"the server sent a line of more than {self._max_line_bytes:,} bytes without ending it; "
+                f"that is not a stream of reply chunks, and it was abandoned"
+            )
         return self._parse(lines)
 
     def feed_lines(self, lines: Iterable[str]) -> list[SseItem]:
         """Feed already-split text lines (terminators stripped or not)."""
         out: list[SseItem] = []
         for line in lines:
-            item = parse_line(line.rstrip("\r\n"))
+            text = line.rstrip("\r\n")
+            item = parse_line(text)
             if item is not None:
+                self._seen_item = True
                 out.append(item)
-            elif line.strip():
-                self.lines_skipped += 1
+            elif text.strip():
+                self._skipped(text)
         return out
+
+    def unfinished_foreign(self) -> str | None:
+        """At the end of the body: the unterminated last line, when nothing SSE came before it and it is no SSE line
+        either (a page without a final newline, a bare ``Not Found``). None otherwise."""
+        if self._seen_item or not self._buffer.strip():
+            return None
+        text = self._buffer[:_FOREIGN_PREVIEW].decode("utf-8", "replace")
+        return None if parse_line(text) is not None or text.startswith(_FIELDS) else text
 
     def close(self) -> list[SseItem]:
         """End of stream. An unterminated last line is dropped (a cut mid-line is not data)."""
@@ -118,10 +145,16 @@ class SseParser:
                 ) from exc
             item = parse_line(text)
             if item is None:
-                self.lines_skipped += 1
+                self._skipped(text)
             else:
+                self._seen_item = True
                 out.append(item)
         return out
+
+    def _skipped(self, text: str) -> None:
+        self.lines_skipped += 1
+        if not self._seen_item and self.foreign is None and not text.startswith(_FIELDS):
+            self.foreign = text[:_FOREIGN_PREVIEW]
 
 
 def parse_sse(data: bytes) -> list[SseItem]:

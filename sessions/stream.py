@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sessions.errors import ProtocolError, ServerError, StreamBrokenError
+from sessions.errors import ProtocolError, ReplyTooLargeError, ServerError, StreamBrokenError
 from sessions.sse import SseComment, SseData, SseDone, SseItem, parse_sse
 from sessions.wire import (
     AssistantMessage,
@@ -131,12 +131,18 @@ class _ToolCallParts:
 
 
 class StreamAssembler:
-    """Builds one reply from its chunks. Pure: no IO, no clock."""
+    """Builds one reply from its chunks. Pure: no IO, no clock.
+
+    ``max_chars`` bounds the reply: once its content, reasoning and tool-call arguments together pass it,
+    :meth:`feed` raises :class:`ReplyTooLargeError` (the chunk that passed it yields no events).
+    """
 
     __slots__ = (
+        "_chars",
         "_content",
         "_finish_reason",
         "_id",
+        "_max_chars",
         "_model",
         "_reasoning",
         "_system_fingerprint",
@@ -145,7 +151,9 @@ class StreamAssembler:
         "chunks_seen",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_chars: int | None = None) -> None:
+        self._max_chars = max_chars
+        self._chars = 0
         self._reasoning: list[str] | None = None
         self._content: list[str] | None = None
         self._tool_calls: dict[int, _ToolCallParts] = {}
@@ -160,6 +168,16 @@ class StreamAssembler:
     def finished(self) -> bool:
         """A finish reason has been seen: the reply is whole."""
         return self._finish_reason is not None
+
+    @property
+    def complete(self) -> bool:
+        """Finished and its usage received: nothing more is expected but ``[DONE]``."""
+        return self._finish_reason is not None and self._usage is not None
+
+    def _count(self, text: str) -> None:
+        self._chars += len(text)
+        if self._max_chars is not None and self._chars > self._max_chars:
+            raise ReplyTooLargeError.over(self._max_chars, f"after {self.chunks_seen:,} chunks")
 
     def feed(self, chunk: StreamChunk) -> list[DeltaEvent]:
         self.chunks_seen += 1
@@ -180,12 +198,14 @@ class StreamAssembler:
                 if self._reasoning is None:
                     self._reasoning = []
                 if delta.reasoning_content:
+                    self._count(delta.reasoning_content)
                     self._reasoning.append(delta.reasoning_content)
                     events.append(ReasoningDelta(text=delta.reasoning_content))
             if delta.content is not None:
                 if self._content is None:
                     self._content = []
                 if delta.content:
+                    self._count(delta.content)
                     self._content.append(delta.content)
                     events.append(ContentDelta(text=delta.content))
             if delta.tool_calls:
@@ -202,6 +222,7 @@ class StreamAssembler:
                         parts = self._tool_calls[call.index] = _ToolCallParts(call.id, name)
                         events.append(ToolCallStarted(index=call.index, id=call.id, name=name))
                     if fn is not None and fn.arguments:
+                        self._count(fn.arguments)
                         parts.arguments.append(fn.arguments)
                         events.append(ToolCallArgumentsDelta(index=call.index, text=fn.arguments))
             if choice.finish_reason is not None:
@@ -247,6 +268,13 @@ def reply_from_completion(completion: ChatCompletion) -> Reply:
         id=completion.id,
         system_fingerprint=completion.system_fingerprint,
     )
+
+
+def reply_chars(reply: Reply) -> int:
+    """What a reply's size cap counts: content, reasoning and tool-call arguments."""
+    msg = reply.message
+    arguments = sum(len(call.function.arguments) for call in msg.tool_calls)
+    return len(msg.content or "") + len(msg.reasoning_content or "") + arguments
 
 
 def events_of_reply(reply: Reply) -> list[DeltaEvent]:

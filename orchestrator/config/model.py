@@ -65,6 +65,8 @@ class ClientConfig(_Section):
     """Seconds without real data (keep-alives do not count) before a stream is declared stalled."""
     max_attempts: int = Field(4, ge=1, le=20)
     """Attempts per request, the first included, for retryable failures (429, 500, 503, connection errors)."""
+    max_reply_chars: int = Field(4_000_000, ge=1_000)
+    """The largest reply accepted (content, reasoning and tool-call arguments together); a longer one is abandoned."""
 
 
 class PricesConfig(_Section):
@@ -112,6 +114,7 @@ class Config(_Section):
             "deadline_s": self.client.deadline_s,
             "stall_timeout_s": self.client.stall_timeout_s,
             "max_attempts": self.client.max_attempts,
+            "max_reply_chars": self.client.max_reply_chars,
         }
 
     def price_book(self) -> PriceBook:

@@ -17,6 +17,7 @@ from orchestrator.ui.wording import counted
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
+    JournalRecovered,
     RepairApplied,
     SessionEvent,
     StreamUpdate,
@@ -120,6 +121,8 @@ class TerminalRenderer:
             self._args[event.call_id] = event.args_preview
         elif isinstance(event, ToolFinished):
             self._tool(event)
+        elif isinstance(event, JournalRecovered):
+            self.line(Text(f"⚠ {event.message}", style="yellow"))
         elif isinstance(event, RepairApplied):
             self.line(Text(f"⚠ repair {event.repair} on {event.tool}: {_short(event.detail, 100)}", style="yellow"))
         elif isinstance(event, Compacted):

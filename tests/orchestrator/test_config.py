@@ -76,7 +76,12 @@ def test_precedence_flag_env_project_user_default(dirs: tuple[Path, Path]) -> No
     assert c.models.pro == "user-pro"  # user beats default
     assert c.thinking is False
     assert c.reasoning_effort == "high"  # a None flag is "not given"
-    assert c.client_settings_kwargs() == {"deadline_s": 30.0, "stall_timeout_s": 7.5, "max_attempts": 2}
+    assert c.client_settings_kwargs() == {
+        "deadline_s": 30.0,
+        "stall_timeout_s": 7.5,
+        "max_attempts": 2,
+        "max_reply_chars": 4_000_000,
+    }
     assert resolved.files == (user_file, project_file)
     assert resolved.sources["base_url"] == "environment"
     assert resolved.sources["models.flash"] == "command line"

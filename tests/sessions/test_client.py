@@ -1,6 +1,9 @@
 """The client on the happy path: the recorded wire through the real httpx stack, request bytes, refusals, 4xx."""
 
+import contextlib
 import json
+import typing
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -13,6 +16,7 @@ from sessions.errors import (
     RequestRefusedError,
     UnexpectedStatusError,
 )
+from sessions.session import ChatClient
 from sessions.stream import Completed, KeepAlive, StreamEvent, assemble_sse
 from sessions.wire import (
     AssistantMessage,
@@ -191,3 +195,12 @@ def test_assistant_message_with_reasoning_round_trip_is_stable() -> None:
     assert (
         encode_message(msg.with_reasoning_round_trip()) == b'{"role":"assistant","content":"hi","reasoning_content":""}'
     )
+
+
+def test_the_chat_client_protocol_types_what_stream_gives() -> None:
+    # ChatClient.stream used to return Any: a caller could iterate it as anything and mypy would not say.
+    hint = typing.get_type_hints(ChatClient.stream, include_extras=True)["return"]
+    assert typing.get_origin(hint) is contextlib.AbstractAsyncContextManager
+    assert typing.get_args(hint)[0] == AsyncIterator[StreamEvent]
+    client: ChatClient = DeepSeekClient(base_url="http://127.0.0.1:9", api_key=None)  # the real client fits it
+    assert isinstance(client.stream(request()), contextlib.AbstractAsyncContextManager)

@@ -18,10 +18,11 @@ from tests.sessions.test_stream import assert_v4_stream_reply
 
 @dataclass
 class LoopbackServer:
-    """Answers every request with the given SSE lines (chunked), then optionally holds the connection open."""
+    """Answers every request with the given lines (chunked), then optionally holds the connection open."""
 
     lines: list[bytes]
     hold_open: bool = False
+    content_type: bytes = b"text/event-stream"
     port: int = 0
     bodies: list[bytes] = field(default_factory=list)
     client_closed: trio.Event = field(default_factory=trio.Event)
@@ -48,7 +49,7 @@ class LoopbackServer:
                 self.bodies.append(buffer[:length])
                 buffer = buffer[length:]
                 await stream.send_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                    b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ntransfer-encoding: chunked\r\n\r\n" % self.content_type
                 )
                 for line in self.lines:
                     await stream.send_all(b"%x\r\n%s\r\n" % (len(line), line))

@@ -12,6 +12,7 @@ from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
+    JournalRecovered,
     RequestStarted,
     SessionEvent,
     ToolFinished,
@@ -19,8 +20,8 @@ from sessions.events import (
     UsageReported,
 )
 from sessions.journal import read_journal
-from sessions.session import DIGEST_FINGERPRINT, INTERRUPTED_RESULT, SessionSettings
-from sessions.wire import ToolMessage
+from sessions.session import DIGEST_FINGERPRINT, INTERRUPTED_RESULT, INTERRUPTED_WHILE_RUNNING, SessionSettings
+from sessions.wire import AssistantMessage, Message, ToolMessage
 
 from .session_support import BodyRecorder, emulated, make_session
 
@@ -123,7 +124,7 @@ async def test_resume_after_cancel_mid_turn_hits_the_cache(tmp_path: Path, autoj
         )
         assert resumed.requests == 7 and resumed.cost_usd > 0
         last = resumed.log[-1].message
-        assert isinstance(last, ToolMessage) and last.content == INTERRUPTED_RESULT
+        assert isinstance(last, ToolMessage) and last.content == INTERRUPTED_WHILE_RUNNING  # bash had started
         assert resumed.body().startswith(sent_before[:-2])
         result = await resumed.send("Q9")
         assert result.status == "done"
@@ -222,3 +223,85 @@ async def test_edit_mismatches_and_seeded_failures_feed_the_turn_failure_counter
     assert first.failures == 2
     assert second.failures == 1
     assert (ws / "app.py").read_text().startswith("def add(a, b):\n    return a - b\n")  # nothing was written
+
+
+def _answered_in_place(messages: list[Message]) -> bool:
+    """Well formed for the API: each assistant's tool calls are answered by the tool messages right after it, and no
+    tool message answers anything else."""
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        i += 1
+        if isinstance(m, ToolMessage):
+            return False  # a tool message not in the block after its assistant message
+        if isinstance(m, AssistantMessage) and m.tool_calls:
+            ids = {c.id for c in m.tool_calls}
+            while i < len(messages) and isinstance(messages[i], ToolMessage):
+                answer = messages[i]
+                assert isinstance(answer, ToolMessage)
+                if answer.tool_call_id not in ids:
+                    return False
+                ids.discard(answer.tool_call_id)
+                i += 1
+            if ids:
+                return False
+    return True
+
+
+async def test_resume_tells_a_call_that_was_running_from_one_that_never_started(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    ws = _workspace(tmp_path)
+    journal = ws / ".reasonix" / "s.jsonl"
+    slow = ToolCallSpec(name="bash", arguments={"command": "echo started > marker.txt; sleep 600"})
+    after = ToolCallSpec(name="bash", arguments={"command": "echo second"})
+    replies = [ReplySpec(tool_calls=(slow, after)), *_turn(1)]
+    script = Script(sessions=(SessionSpec(key="executor", replies=tuple(replies)),))
+    async with emulated(script) as (_emu, client):
+        session = make_session(client, ws, journal=journal)
+        with trio.move_on_after(5):  # the process dies while the first call runs
+            await session.send("Run both")
+        assert (ws / "marker.txt").exists()  # the first call had effects
+        resumed = make_session(client, ws, journal=journal, resume=True)
+        first, second = resumed.log[-2].message, resumed.log[-1].message
+        assert isinstance(first, ToolMessage) and isinstance(second, ToolMessage)
+        assert first.content == INTERRUPTED_WHILE_RUNNING
+        assert "check the state before running it again" in first.content
+        assert second.content == INTERRUPTED_RESULT and second.content.startswith("Not run")
+        assert _answered_in_place(resumed.log.messages)
+        assert (await resumed.send("Go on")).status == "done"
+
+
+async def test_resume_after_a_corrupt_middle_line_says_so_and_mends_the_conversation(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    journal = ws / ".reasonix" / "s.jsonl"
+    replies = [r for i in range(4) for r in _turn(i)]
+    script = Script(sessions=(SessionSpec(key="executor", replies=tuple(replies)),))
+    async with emulated(script) as (_emu, client):
+        session = make_session(client, ws, journal=journal)
+        for i in range(3):
+            await session.send(f"Q{i}")
+        before = session.log.messages
+        # A bad block on disk: the tool result of the first turn becomes garbage.
+        lines = journal.read_bytes().splitlines(keepends=True)
+        bad = next(n for n, line in enumerate(lines) if b'\\"role\\":\\"tool\\"' in line)
+        lines[bad] = b'{"t":"msg","raw":"\x00\x00\x00\x00\n'
+        journal.write_bytes(b"".join(lines))
+
+        events: list[SessionEvent] = []
+        resumed = make_session(client, ws, journal=journal, resume=True, events=events)
+        notices = [e for e in events if isinstance(e, JournalRecovered)]
+        assert len(notices) == 1
+        later = len(lines) - bad - 1
+        assert notices[0].message == f"line {bad + 1} of {journal} is corrupt and was skipped; {later} later lines kept"
+        after = resumed.log.messages
+        assert len(after) == len(before)  # every later message kept; the lost result replaced in place
+        assert _answered_in_place(after)
+        lost = after[2]
+        assert isinstance(lost, ToolMessage) and lost.content == INTERRUPTED_WHILE_RUNNING  # it had started
+        assert after[3:] == before[3:]
+        assert (await resumed.send("Q3")).status == "done"
+        # The mended conversation is what the journal holds now: a second resume reads it back whole.
+        again = make_session(client, ws, journal=journal, resume=True)
+        assert again.log.messages[: len(after) + 2] == resumed.log.messages[: len(after) + 2]
+        assert _answered_in_place(again.log.messages)
