@@ -1,8 +1,9 @@
 """The supervisor and everything around it: the goal loop, plan review, escalation, budgets, events, the terminal UI,
 configuration, replay and recording, and the ``reasonix`` command line. It may import ``sessions``, ``plans`` and
 ``scenarios``; nothing imports it. ``__all__`` names its parts (subpackages and the modules ``build``, ``errors`` and
-``events``); each is imported on first use, so ``reasonix --help`` loads none of them. The layout and the rules behind
-it are in ``docs/DESIGN.md`` (§2 the layout, §5 the orchestration model, §8 the exception trees).
+``events``); each is imported on first use, so ``import orchestrator`` loads no dependency and ``reasonix --help`` only
+the command line. The layout and the rules behind it are in ``docs/DESIGN.md`` (§2 the layout, §5 the orchestration
+model, §8 the exception trees).
 """
 
 from __future__ import annotations
