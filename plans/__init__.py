@@ -1,6 +1,7 @@
-"""Plan documents: schema, DAG validation and scheduling, revisions and diffs, rendering, storage.
-
-Imports nothing else of ours (DESIGN §2).
+"""Plan documents: the schema (a frozen pydantic model the planner's tools are made from), DAG validation that names
+every problem, scheduling, revisions that keep done steps as history, diffs, renderings (terminal, Markdown, Mermaid,
+the compact text sent to the model), the lenient reader for model-made plans, and storage of one file per revision.
+Imports nothing else of ours (DESIGN §2); the plan document is described in DESIGN §5, its errors in DESIGN §8.
 """
 
 from .errors import (

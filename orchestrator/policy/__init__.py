@@ -1,0 +1,62 @@
+"""The supervisor's rules, each a small unit with no IO of its own beyond what it must do: escalation from flash to
+pro (the ``<<<NEEDS_PRO>>>`` marker detector and the :class:`Escalator` reply source), goal budgets, the no-progress
+(stuck) detector, and running a step's verify commands. docs/DESIGN.md §5 states the rules these implement.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
+    from orchestrator.policy.escalation import EscalationPolicy, Escalator
+    from orchestrator.policy.marker import MarkerDetector, find_marker
+    from orchestrator.policy.stuck import ProgressTracker, StuckVerdict, workspace_fingerprint
+    from orchestrator.policy.verify import VerifyError, run_verify, verify_feedback
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "BudgetTracker",
+    "BudgetUsage",
+    "EscalationPolicy",
+    "Escalator",
+    "MarkerDetector",
+    "ProgressTracker",
+    "StuckVerdict",
+    "VerifyError",
+    "find_marker",
+    "run_verify",
+    "verify_feedback",
+    "workspace_fingerprint",
+]
+
+_HOME = {
+    "Budget": "budget",
+    "BudgetExceeded": "budget",
+    "BudgetTracker": "budget",
+    "BudgetUsage": "budget",
+    "EscalationPolicy": "escalation",
+    "Escalator": "escalation",
+    "MarkerDetector": "marker",
+    "find_marker": "marker",
+    "ProgressTracker": "stuck",
+    "StuckVerdict": "stuck",
+    "workspace_fingerprint": "stuck",
+    "VerifyError": "verify",
+    "run_verify": "verify",
+    "verify_feedback": "verify",
+}
+"""The module that defines each public name, relative to this package."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value

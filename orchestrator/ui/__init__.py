@@ -1,0 +1,43 @@
+"""What the user sees: session events rendered on the terminal (rich) or as JSON lines for ``--json``, the goal view
+(plan tree, steps, escalations, the cost and cache footer), and the wording helpers. Renderers are plain callables
+``(event) -> None`` that keep only what display needs. Importing this package loads nothing: ``reasonix --help``
+imports ``ui.wording``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
+    from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer
+    from orchestrator.ui.wording import counted
+
+__all__ = [
+    "GoalTerminalUI",
+    "JsonLinesRenderer",
+    "TerminalRenderer",
+    "counted",
+    "summary_text",
+]
+
+_HOME = {
+    "GoalTerminalUI": "goal_view",
+    "summary_text": "goal_view",
+    "JsonLinesRenderer": "stream",
+    "TerminalRenderer": "stream",
+    "counted": "wording",
+}
+"""The module that defines each public name, relative to this package."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value

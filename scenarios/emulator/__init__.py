@@ -5,7 +5,7 @@ In-process (tests)::
     async with open_emulator(script=Script.load("s.json"), cache_unit=128) as emu:
         ... httpx against emu.base_url ...; emu.stats(); emu.reset()
 
-Standalone: ``reasonix emulate``. The script format: ``scenarios/README.md``.
+Standalone: ``reasonix emulate``. The script format: ``scenarios/README.md``; the cache accounting: DESIGN §6.
 """
 
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator
