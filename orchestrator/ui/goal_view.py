@@ -36,19 +36,30 @@ from orchestrator.events import (
     StepVerified,
 )
 from orchestrator.policy.budget import BudgetTracker
+from orchestrator.ui.safe_text import neutralise, neutralise_model
+from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
+from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
 from plans.render import plan_tree, verify_text
 from plans.schema import Plan, VerifyCommand
-from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
+from sessions.events import (
+    DiagnosticsReported,
+    RequestStarted,
+    SessionEvent,
+    StreamUpdate,
+    TurnFinished,
+    UsageReported,
+)
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
 STREAM_REFRESH_S = 0.1
+VERIFY_TAIL_LINES = 12
 
 
 def _short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
+    one_line = " ".join(neutralise(text).split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
@@ -171,6 +182,31 @@ def _verify_failure(event: StepVerified) -> str:
     return f"{shown} {how}{more}"
 
 
+def output_tail(output: str, max_lines: int = VERIFY_TAIL_LINES) -> Text:
+    """The last ``max_lines`` lines of a command's output, indented (empty when there was no output); when lines
+    were left out, a first line says how many."""
+    lines = neutralise(output).rstrip().splitlines()
+    text = Text()
+    if not lines:
+        return text
+    if len(lines) > max_lines:
+        text.append(f"{INDENT}… {counted(len(lines) - max_lines, 'earlier line')}\n", style="dim")
+        lines = lines[-max_lines:]
+    text.append("\n".join(INDENT + line.rstrip() for line in lines))
+    return text
+
+
+def verify_failure_text(event: StepVerified) -> Text:
+    """``✗ S1 verification failed: `cmd` exit 1, expected 0``, then the tail of that command's output."""
+    text = Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red")
+    failed = [o for o in event.outcomes if not o.ok]
+    tail = output_tail(failed[0].output) if failed else Text()
+    if tail.plain:
+        text.append("\n")
+        text.append_text(tail)
+    return text
+
+
 class _LineBuffer(io.StringIO):
     """What the renderer writes while ``Live`` runs: whole lines go above the live region, the open one stays in it."""
 
@@ -190,7 +226,9 @@ class _LineBuffer(io.StringIO):
 class GoalTerminalUI:
     """Session and goal events on a rich console. ``plan_state`` returns the current plan with each step's state
     (``GoalRunner.plan_with_state``); ``budget`` is the goal's tracker, for the footer. ``live`` defaults to whether
-    ``console`` is a terminal."""
+    ``console`` is a terminal. ``clock`` and ``tick`` are the spinner's (see
+    :class:`~orchestrator.ui.stream.TerminalRenderer`): while a request waits for its first token, a line under the
+    plan says for how long."""
 
     def __init__(
         self,
@@ -199,15 +237,19 @@ class GoalTerminalUI:
         plan_state: Callable[[], Plan | None] | None = None,
         budget: BudgetTracker | None = None,
         live: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        tick: bool = True,
     ) -> None:
         self.console = console
         self.board = CostBoard()
         self._plan_state = plan_state
         self._budget = budget
         self._use_live = console.is_terminal if live is None else live
+        self._clock = clock
         self._live: Live | None = None
         self._drawn_at = 0.0
         self._buffer: _LineBuffer | None = None
+        self._ticker: Ticker | None = None
         if self._use_live:
             self._buffer = _LineBuffer(self._emit_ansi_line)
             stream_console = Console(
@@ -218,9 +260,12 @@ class GoalTerminalUI:
                 highlight=False,
                 soft_wrap=True,
             )
-            self.renderer = TerminalRenderer(stream_console)
+            # the live region shows the spinner (renderer.waiting), redrawn by this UI's own ticker
+            self.renderer = TerminalRenderer(stream_console, spinner=False, clock=clock)
+            if tick:
+                self._ticker = Ticker(self.redraw, lambda: self.renderer.waiting.waiting)
         else:
-            self.renderer = TerminalRenderer(console)
+            self.renderer = TerminalRenderer(console, clock=clock, tick=tick)
 
     # ------------------------------------------------------------------------------------------------ live region
 
@@ -231,9 +276,10 @@ class GoalTerminalUI:
         parts: list[RenderableType] = []
         plan = self._plan_state() if self._plan_state is not None else None
         if plan is not None:
-            parts.append(plan_tree(plan))
+            parts.append(plan_tree(neutralise_model(plan)))
         if self._buffer is not None and self._buffer.partial:
             parts.append(Text.from_ansi(self._buffer.partial))
+        parts.append(self.renderer.waiting)  # renders at each refresh: nothing unless a request is waiting
         session = self.board.last_session
         if session is not None:
             parts.append(goal_footer(self.board, session, self._budget))
@@ -253,12 +299,18 @@ class GoalTerminalUI:
             self._live.stop()
             self._live = None
 
+    def redraw(self) -> None:
+        """Redraw the live region as it stands (from the spinner's thread)."""
+        live = self._live
+        if live is not None:
+            live.refresh()
+
     def _refresh(self, *, streaming: bool = False) -> None:
         """Redraw the live region: at once for a state change, at most every ``STREAM_REFRESH_S`` while text streams
         (a redraw repaints the whole tree)."""
         if self._live is None:
             return
-        now = time.monotonic()
+        now = self._clock()
         if streaming and now - self._drawn_at < STREAM_REFRESH_S:
             return
         self._drawn_at = now
@@ -277,7 +329,7 @@ class GoalTerminalUI:
         self.renderer.end_line()
         if title:
             self.console.print(Text(title, style="bold"), soft_wrap=True)
-        self.console.print(plan_tree(plan))
+        self.console.print(plan_tree(neutralise_model(plan)))
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -293,6 +345,8 @@ class GoalTerminalUI:
             self._goal(event)  # type: ignore[arg-type]
         else:
             self.renderer(event)  # type: ignore[arg-type]
+            if isinstance(event, RequestStarted) and self._ticker is not None and self._live is not None:
+                self._ticker.ensure()
         self._refresh(streaming=isinstance(event, StreamUpdate))
 
     def _diagnostics(self, event: DiagnosticsReported) -> None:
@@ -346,7 +400,7 @@ class GoalTerminalUI:
                 what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
                 self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
             else:
-                self.line(Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red"))
+                self.line(verify_failure_text(event))
         elif isinstance(event, Escalated):
             self.line(escalation_line(event))
         elif isinstance(event, BudgetWarning):

@@ -169,7 +169,7 @@ def test_a_goal_on_a_plain_console_byte_for_byte() -> None:
         "» executing\n"
         "◐ S1 Add ops · deepseek-v4-flash\n"
         "Write the file.\n"
-        '▸ write_file {"path": "calc/ops.py"} · ok\n'
+        "▸ write_file calc/ops.py · ok\n"
         "executor · turn $0.0021 · session $0.0021 · cache planner – · executor 96.0% · overall 96.0% · "
         "budget $0.0021 of $0.01\n"
         "⤴ escalated to deepseek-v4-pro: the refactor spans modules (flash call aborted after 36 chars, $0.0003 est.)\n"
@@ -180,6 +180,7 @@ def test_a_goal_on_a_plain_console_byte_for_byte() -> None:
         "⚠ budget: 83% used ($0.0083 of $0.01); the goal pauses at 100%\n"
         "  S1 reported done: wrote calc/ops.py\n"
         "✗ S1 verification failed: `python3 -c 'import calc.ops'` exit 1, expected 0\n"
+        "    boom\n"
         "◐ S1 Add ops · attempt 2 · deepseek-v4-flash\n"
         "✓ S1 verified: 1 verify command passed\n"
     )
