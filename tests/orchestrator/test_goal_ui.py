@@ -253,6 +253,8 @@ async def test_a_real_goal_on_the_terminal_ui(tmp_path: Path) -> None:
     assert len(footers) == 17 and footers[-1].startswith("planner · turn $")
     assert "budget $" in footers[-1] and "(no limit)" in footers[-1]
     assert any(line.startswith("▸ list_dir ") for line in lines)
+    # the session hands the full arguments to the terminal: the path first, then the size of what was written
+    assert sum(bool(re.fullmatch(r"▸ write_file calc/\w+\.py \(\d+ lines?\) · ok", line)) for line in lines) == 3
 
 
 def test_live_mode_on_a_terminal_keeps_whole_lines_above_the_region() -> None:
