@@ -5,7 +5,7 @@ Every event carries ``kind`` and the ``session`` name, so events of the planner 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,8 @@ class ToolStarted(_SessionEvent):
     call_id: str
     name: str
     args_preview: str
+    args: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+    """The arguments in full, for a terminal to show them as a person reads them; left out of the JSON event."""
 
 
 class ToolFinished(_SessionEvent):

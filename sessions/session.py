@@ -491,7 +491,9 @@ class Session:
 
         def started(call: PreparedCall) -> None:
             preview = _preview(json.dumps(call.args, ensure_ascii=False, sort_keys=True))
-            self.emit(ToolStarted(session=self.name, call_id=call.id, name=call.name, args_preview=preview))
+            self.emit(
+                ToolStarted(session=self.name, call_id=call.id, name=call.name, args_preview=preview, args=call.args)
+            )
 
         results = await dispatch(
             self.registry,

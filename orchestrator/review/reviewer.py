@@ -25,6 +25,7 @@ from rich.text import Text
 from orchestrator.errors import ReviewScriptExhaustedError, ReviewUnavailableError
 from orchestrator.events import ReviewDecided
 from orchestrator.review.editor import Problem, edit_plan, editor_command, is_unchanged
+from orchestrator.ui.safe_text import neutralise, neutralise_model
 from orchestrator.ui.wording import counted
 from plans import Plan, find_issues
 from plans.render import plan_tree
@@ -160,10 +161,10 @@ class TerminalReviewer:
         self._console.print(Text(f"Plan review · revision {plan.revision}", style="bold"))
         if not self._show_plan:
             return
-        self._console.print(plan_tree(plan))
+        self._console.print(plan_tree(neutralise_model(plan)))
         if diff_text_:
             self._console.print(Text("Changes since the previous revision:", style="bold"))
-            self._console.print(Text(diff_text_.rstrip("\n")))
+            self._console.print(Text(neutralise(diff_text_.rstrip("\n"))))
 
     def _say_invalid(self, problems: Sequence[Problem]) -> None:
         self._console.print(
@@ -173,7 +174,7 @@ class TerminalReviewer:
             )
         )
         for problem in problems:
-            self._console.print(Text(f"  - {problem.message}", style="yellow"))
+            self._console.print(Text(f"  - {neutralise(problem.message)}", style="yellow"))
 
     async def _edit(self, plan: Plan) -> ReviewDecision | None:
         outcome = await edit_plan(plan, editor_command(self._editor), on_invalid=self._say_invalid)
@@ -184,11 +185,11 @@ class TerminalReviewer:
             self._console.print(Text("No changes were made to the plan.", style="yellow"))
             return None
         if outcome.notes:
-            self._console.print(Text("Read with adjustments: " + "; ".join(outcome.notes), style="dim"))
+            self._console.print(Text(neutralise("Read with adjustments: " + "; ".join(outcome.notes)), style="dim"))
         self._console.print(Text(f"Edited plan · revision {outcome.plan.revision}", style="bold"))
-        self._console.print(plan_tree(outcome.plan))
+        self._console.print(plan_tree(neutralise_model(outcome.plan)))
         self._console.print(Text("Your changes:", style="bold"))
-        self._console.print(Text(diff_text(diff(plan, outcome.plan)).rstrip("\n")))
+        self._console.print(Text(neutralise(diff_text(diff(plan, outcome.plan)).rstrip("\n"))))
         return ReviewDecision(kind="edit", plan=outcome.plan)
 
     async def review(self, plan: Plan, *, diff_text: str | None = None) -> ReviewDecision:

@@ -36,11 +36,21 @@ from orchestrator.events import (
     StepVerified,
 )
 from orchestrator.policy.budget import BudgetTracker
+from orchestrator.ui.goal_lines import escalation_line, verify_failure_text
+from orchestrator.ui.safe_text import neutralise, neutralise_model
+from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
 from orchestrator.ui.wording import counted
-from plans.render import plan_tree, verify_text
-from plans.schema import Plan, VerifyCommand
-from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
+from plans.render import plan_tree
+from plans.schema import Plan
+from sessions.events import (
+    DiagnosticsReported,
+    RequestStarted,
+    SessionEvent,
+    StreamUpdate,
+    TurnFinished,
+    UsageReported,
+)
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
@@ -48,7 +58,7 @@ STREAM_REFRESH_S = 0.1
 
 
 def _short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
+    one_line = " ".join(neutralise(text).split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
@@ -148,29 +158,6 @@ def goal_footer(board: CostBoard, session: str, budget: BudgetTracker | None) ->
     return text
 
 
-def escalation_line(event: Escalated) -> Text:
-    """``⤴ escalated to deepseek-v4-pro: <reason> (flash call aborted after 36 chars, $0.0003 est.)``"""
-    line = f"⤴ escalated to {event.to_model}: {event.reason}"
-    if event.wasted_chars or event.wasted_reasoning_chars or event.flash_cost_usd:
-        chars = f"{event.wasted_chars} chars"
-        if event.wasted_reasoning_chars:
-            chars += f" and {event.wasted_reasoning_chars} reasoning chars"
-        estimate = " est." if event.flash_cost_estimated else ""
-        line += f" (flash call aborted after {chars}, ${event.flash_cost_usd:.4f}{estimate})"
-    return Text(line, style="yellow")
-
-
-def _verify_failure(event: StepVerified) -> str:
-    failed = [o for o in event.outcomes if not o.ok]
-    if not failed:
-        return "failed"
-    first = failed[0]
-    shown = verify_text(VerifyCommand(command=first.command))
-    how = "timed out" if first.timed_out else f"exit {first.exit_code}, expected {first.expected}"
-    more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-    return f"{shown} {how}{more}"
-
-
 class _LineBuffer(io.StringIO):
     """What the renderer writes while ``Live`` runs: whole lines go above the live region, the open one stays in it."""
 
@@ -190,7 +177,9 @@ class _LineBuffer(io.StringIO):
 class GoalTerminalUI:
     """Session and goal events on a rich console. ``plan_state`` returns the current plan with each step's state
     (``GoalRunner.plan_with_state``); ``budget`` is the goal's tracker, for the footer. ``live`` defaults to whether
-    ``console`` is a terminal."""
+    ``console`` is a terminal. ``clock`` and ``tick`` are the spinner's (see
+    :class:`~orchestrator.ui.stream.TerminalRenderer`): while a request waits for its first token, a line under the
+    plan says for how long."""
 
     def __init__(
         self,
@@ -199,15 +188,19 @@ class GoalTerminalUI:
         plan_state: Callable[[], Plan | None] | None = None,
         budget: BudgetTracker | None = None,
         live: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        tick: bool = True,
     ) -> None:
         self.console = console
         self.board = CostBoard()
         self._plan_state = plan_state
         self._budget = budget
         self._use_live = console.is_terminal if live is None else live
+        self._clock = clock
         self._live: Live | None = None
         self._drawn_at = 0.0
         self._buffer: _LineBuffer | None = None
+        self._ticker: Ticker | None = None
         if self._use_live:
             self._buffer = _LineBuffer(self._emit_ansi_line)
             stream_console = Console(
@@ -218,9 +211,12 @@ class GoalTerminalUI:
                 highlight=False,
                 soft_wrap=True,
             )
-            self.renderer = TerminalRenderer(stream_console)
+            # the live region shows the spinner (renderer.waiting), redrawn by this UI's own ticker
+            self.renderer = TerminalRenderer(stream_console, spinner=False, clock=clock)
+            if tick:
+                self._ticker = Ticker(self.redraw, lambda: self.renderer.waiting.waiting)
         else:
-            self.renderer = TerminalRenderer(console)
+            self.renderer = TerminalRenderer(console, clock=clock, tick=tick)
 
     # ------------------------------------------------------------------------------------------------ live region
 
@@ -231,9 +227,10 @@ class GoalTerminalUI:
         parts: list[RenderableType] = []
         plan = self._plan_state() if self._plan_state is not None else None
         if plan is not None:
-            parts.append(plan_tree(plan))
+            parts.append(plan_tree(neutralise_model(plan)))
         if self._buffer is not None and self._buffer.partial:
             parts.append(Text.from_ansi(self._buffer.partial))
+        parts.append(self.renderer.waiting)  # renders at each refresh: nothing unless a request is waiting
         session = self.board.last_session
         if session is not None:
             parts.append(goal_footer(self.board, session, self._budget))
@@ -253,12 +250,18 @@ class GoalTerminalUI:
             self._live.stop()
             self._live = None
 
+    def redraw(self) -> None:
+        """Redraw the live region as it stands (from the spinner's thread)."""
+        live = self._live
+        if live is not None:
+            live.refresh()
+
     def _refresh(self, *, streaming: bool = False) -> None:
         """Redraw the live region: at once for a state change, at most every ``STREAM_REFRESH_S`` while text streams
         (a redraw repaints the whole tree)."""
         if self._live is None:
             return
-        now = time.monotonic()
+        now = self._clock()
         if streaming and now - self._drawn_at < STREAM_REFRESH_S:
             return
         self._drawn_at = now
@@ -277,7 +280,7 @@ class GoalTerminalUI:
         self.renderer.end_line()
         if title:
             self.console.print(Text(title, style="bold"), soft_wrap=True)
-        self.console.print(plan_tree(plan))
+        self.console.print(plan_tree(neutralise_model(plan)))
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -293,6 +296,8 @@ class GoalTerminalUI:
             self._goal(event)  # type: ignore[arg-type]
         else:
             self.renderer(event)  # type: ignore[arg-type]
+            if isinstance(event, RequestStarted) and self._ticker is not None and self._live is not None:
+                self._ticker.ensure()
         self._refresh(streaming=isinstance(event, StreamUpdate))
 
     def _diagnostics(self, event: DiagnosticsReported) -> None:
@@ -346,7 +351,7 @@ class GoalTerminalUI:
                 what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
                 self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
             else:
-                self.line(Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red"))
+                self.line(verify_failure_text(event))
         elif isinstance(event, Escalated):
             self.line(escalation_line(event))
         elif isinstance(event, BudgetWarning):

@@ -7,18 +7,27 @@ only what display needs (the open line, the turn's running cost per session); th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.control import Control
+from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.ui.safe_text import neutralise, neutralise_text
+from orchestrator.ui.spinner import Ticker, WaitIndicator
+from orchestrator.ui.tool_lines import short as _short
+from orchestrator.ui.tool_lines import tool_line
 from orchestrator.ui.wording import counted
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
     JournalRecovered,
     RepairApplied,
+    RequestStarted,
     SessionEvent,
     StreamUpdate,
     ToolFinished,
@@ -26,13 +35,17 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import ContentDelta, ReasoningDelta, StreamRestarted
+from sessions.stream import (
+    ContentDelta,
+    ReasoningDelta,
+    StreamRestarted,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+)
 
 TURN_GREEN_BELOW = 0.05
 TURN_YELLOW_BELOW = 0.20
 SESSION_SCALE = 10
-ARGS_LIMIT = 60
-ERROR_LIMIT = 80
 
 
 def cost_style(usd: float, scale: float = 1) -> str:
@@ -42,11 +55,6 @@ def cost_style(usd: float, scale: float = 1) -> str:
     if usd < TURN_YELLOW_BELOW * scale:
         return "yellow"
     return "red"
-
-
-def _short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 def footer(turn_usd: float, session_usd: float, hit_ratio: float) -> Text:
@@ -74,51 +82,115 @@ def summary_line(status: str, requests: int, session_usd: float, hit_ratio: floa
 
 class TerminalRenderer:
     """Streams reasoning (dimmed) and content as they arrive; one line per tool call, repair, compaction, restart;
-    a cost and cache footer after every request."""
+    a cost and cache footer after every request.
 
-    def __init__(self, console: Console) -> None:
+    Every text from the model or a tool is neutralised (:mod:`orchestrator.ui.safe_text`): its control characters
+    are shown, never executed. ``spinner`` (default: on a real terminal) shows ``⠹ waiting for <model> · 2.4s``
+    while a request has produced nothing yet (:attr:`waiting` tracks it either way). ``clock`` is where the elapsed
+    time comes from; ``tick=False`` leaves the redrawing to whoever calls :meth:`tick` (a test) instead of a
+    background thread.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        spinner: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        tick: bool = True,
+    ) -> None:
         self.console = console
         self._at_line_start = True
         self._mode: str | None = None
         self._turn_cost: dict[str, float] = {}
         self._session_cost: dict[str, float] = {}
-        self._args: dict[str, str] = {}
+        self._started: dict[str, ToolStarted] = {}
+        self._lock = threading.RLock()
+        self.waiting = WaitIndicator(clock)
+        self._spinner = console.is_terminal if spinner is None else spinner
+        self._spinner_drawn = False
+        self._ticker = Ticker(self.tick, lambda: self.waiting.waiting) if self._spinner and tick else None
 
     # ------------------------------------------------------------------------------------------------ output
 
     def _write(self, text: str, style: str | None, mode: str) -> None:
         if not text:
             return
-        if self._mode != mode and not self._at_line_start:
-            self.console.out("", end="\n")
-            self._at_line_start = True
-        self._mode = mode
-        self.console.out(text, style=style, highlight=False, end="")
-        self._at_line_start = text.endswith("\n")
+        with self._lock:
+            self._clear_spinner()
+            if self._mode != mode and not self._at_line_start:
+                self.console.out("", end="\n")
+                self._at_line_start = True
+            self._mode = mode
+            self.console.out(neutralise(text), style=style, highlight=False, end="")
+            self._at_line_start = text.endswith("\n")
 
-    def end_line(self) -> None:
-        """Close a partly written line (call before printing anything else to the same console)."""
+    def _close_line(self) -> None:
+        self._clear_spinner()
         if not self._at_line_start:
             self.console.out("", end="\n")
             self._at_line_start = True
         self._mode = None
 
+    def end_line(self) -> None:
+        """Close a partly written line and stop any spinner (call before printing anything else to the same
+        console)."""
+        with self._lock:
+            self.waiting.end()
+            self._close_line()
+
     def line(self, text: Text) -> None:
-        self.end_line()
-        self.console.print(text, soft_wrap=True, highlight=False)
+        """Print ``text`` on lines of its own, its control characters made visible."""
+        with self._lock:
+            self._close_line()
+            self.console.print(neutralise_text(text), soft_wrap=True, highlight=False)
+
+    # ------------------------------------------------------------------------------------------------ spinner
+
+    def tick(self) -> None:
+        """Redraw the spinner line (from the background thread, or a test)."""
+        with self._lock:
+            shown = self.waiting.line() if self._spinner else None
+            if shown is None:
+                self._clear_spinner()
+                return
+            if not self._at_line_start:
+                return
+            self.console.control(Control.move_to_column(0))
+            self.console.print(shown, end="", soft_wrap=True, highlight=False)
+            self.console.control(Control((ControlType.ERASE_IN_LINE, 0)))
+            self._spinner_drawn = True
+
+    def _clear_spinner(self) -> None:
+        if self._spinner_drawn:
+            self.console.control(Control.move_to_column(0), Control((ControlType.ERASE_IN_LINE, 2)))
+            self._spinner_drawn = False
+
+    def _wait_for(self, event: RequestStarted) -> None:
+        self.waiting.begin(f"waiting for {event.model}")  # kept even when not drawn here: a live region shows it
+        if self._ticker is not None:
+            self._ticker.ensure()
 
     # ------------------------------------------------------------------------------------------------ events
 
     def __call__(self, event: SessionEvent) -> None:
-        if isinstance(event, StreamUpdate):
+        with self._lock:
+            self._handle(event)
+
+    def _handle(self, event: SessionEvent) -> None:
+        if isinstance(event, RequestStarted):
+            self._wait_for(event)
+        elif isinstance(event, StreamUpdate):
             self._stream(event)
         elif isinstance(event, UsageReported):
+            self.waiting.end()
+            self._clear_spinner()
             self._turn_cost[event.session] = self._turn_cost.get(event.session, 0.0) + event.cost_usd
             self._session_cost[event.session] = event.session_cost_usd
         elif isinstance(event, DiagnosticsReported):
             self._diagnostics(event)
         elif isinstance(event, ToolStarted):
-            self._args[event.call_id] = event.args_preview
+            self._started[event.call_id] = event
         elif isinstance(event, ToolFinished):
             self._tool(event)
         elif isinstance(event, JournalRecovered):
@@ -134,15 +206,18 @@ class TerminalRenderer:
             )
         elif isinstance(event, TurnFinished):
             self._turn_cost[event.session] = 0.0
+            self.waiting.end()
             if event.status != "done":
                 self.line(
                     Text(f"■ turn ended: {event.status} after {counted(event.requests, 'request')}", style="yellow")
                 )
             else:
-                self.end_line()
+                self._close_line()
 
     def _stream(self, update: StreamUpdate) -> None:
         event = update.event
+        if isinstance(event, ReasoningDelta | ContentDelta | ToolCallStarted | ToolCallArgumentsDelta):
+            self.waiting.end()
         if isinstance(event, ReasoningDelta):
             self._write(event.text, "dim", "reasoning")
         elif isinstance(event, ContentDelta):
@@ -154,6 +229,8 @@ class TerminalRenderer:
                     style="yellow",
                 )
             )
+        elif not self.waiting.waiting:
+            self._clear_spinner()
 
     def _diagnostics(self, event: DiagnosticsReported) -> None:
         d = event.diagnostics
@@ -171,17 +248,16 @@ class TerminalRenderer:
         self.line(footer(turn, session, d.cumulative_hit_ratio))
 
     def _tool(self, event: ToolFinished) -> None:
-        text = Text("▸ ")
-        text.append(event.name, style="bold")
-        args = self._args.pop(event.call_id, None)
-        if args is not None:
-            text.append(f" {_short(args, ARGS_LIMIT)}")
-        if event.is_error:
-            text.append(" · error: ", style="red")
-            text.append(_short(event.preview, ERROR_LIMIT), style="red")
-        else:
-            text.append(" · ok", style="green")
-        self.line(text)
+        started = self._started.pop(event.call_id, None)
+        self.line(
+            tool_line(
+                event.name,
+                (started.args or None) if started is not None else None,
+                is_error=event.is_error,
+                result_preview=event.preview,
+                args_preview=started.args_preview if started is not None else None,
+            )
+        )
 
 
 class JsonLinesRenderer:

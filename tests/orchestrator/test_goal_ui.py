@@ -169,7 +169,7 @@ def test_a_goal_on_a_plain_console_byte_for_byte() -> None:
         "» executing\n"
         "◐ S1 Add ops · deepseek-v4-flash\n"
         "Write the file.\n"
-        '▸ write_file {"path": "calc/ops.py"} · ok\n'
+        "▸ write_file calc/ops.py · ok\n"
         "executor · turn $0.0021 · session $0.0021 · cache planner – · executor 96.0% · overall 96.0% · "
         "budget $0.0021 of $0.01\n"
         "⤴ escalated to deepseek-v4-pro: the refactor spans modules (flash call aborted after 36 chars, $0.0003 est.)\n"
@@ -180,6 +180,7 @@ def test_a_goal_on_a_plain_console_byte_for_byte() -> None:
         "⚠ budget: 83% used ($0.0083 of $0.01); the goal pauses at 100%\n"
         "  S1 reported done: wrote calc/ops.py\n"
         "✗ S1 verification failed: `python3 -c 'import calc.ops'` exit 1, expected 0\n"
+        "    boom\n"
         "◐ S1 Add ops · attempt 2 · deepseek-v4-flash\n"
         "✓ S1 verified: 1 verify command passed\n"
     )
@@ -252,6 +253,8 @@ async def test_a_real_goal_on_the_terminal_ui(tmp_path: Path) -> None:
     assert len(footers) == 17 and footers[-1].startswith("planner · turn $")
     assert "budget $" in footers[-1] and "(no limit)" in footers[-1]
     assert any(line.startswith("▸ list_dir ") for line in lines)
+    # the session hands the full arguments to the terminal: the path first, then the size of what was written
+    assert sum(bool(re.fullmatch(r"▸ write_file calc/\w+\.py \(\d+ lines?\) · ok", line)) for line in lines) == 3
 
 
 def test_live_mode_on_a_terminal_keeps_whole_lines_above_the_region() -> None:

@@ -112,7 +112,7 @@ def test_a_turn_with_reasoning_text_tools_and_footers() -> None:
     assert _render(events) == (
         "Read the file [first].\n"
         "turn $0.0012 · session $0.0012 · cache 0.0%\n"
-        '▸ read_file {"path": "app.py"} · ok\n'
+        "▸ read_file app.py · ok\n"
         "It subtracts.\n"
         "add() subtracts.\n"
         "turn $0.0015 · session $0.0015 · cache 44.8%\n"
@@ -139,8 +139,8 @@ def test_tool_errors_repairs_long_args_and_parallel_calls() -> None:
     assert _render(events) == (
         "⚠ repair unknown_tool on weather: unknown tool 'weather'\n"
         "▸ weather · error: Error: there is no tool named 'weather'. Valid tool names: bash, edit_file, glo…\n"
-        '▸ bash {"command": "python -m pytest -q tests/test_a_very_long_nam… · ok\n'
-        '▸ glob {"pattern": "*.py"} · ok\n'
+        "▸ bash python -m pytest -q tests/test_a_very_long_name_for_a_test_module.py · ok\n"
+        "▸ glob *.py · ok\n"
     )
 
 

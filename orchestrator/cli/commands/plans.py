@@ -112,6 +112,10 @@ def _show(args: argparse.Namespace) -> int:
             f"{args.file}: warning: the plan is invalid ({len(issues)} problems); run `plans validate`", file=sys.stderr
         )
     fmt = args.format
+    if fmt != "json":  # shown to a person: control characters made visible, not executed (JSON escapes them)
+        from orchestrator.ui.safe_text import neutralise_model
+
+        plan = neutralise_model(plan)
     if fmt in ("tree", "table"):
         from rich.console import Console
 

@@ -1,0 +1,63 @@
+"""Lines of the goal view that say what happened to a step: an escalation and what it cost, a failed verification
+with the command and the tail of its output. Model and command text in them is neutralised."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from orchestrator.events import Escalated, StepVerified
+from orchestrator.ui.safe_text import neutralise
+from orchestrator.ui.tool_lines import INDENT
+from orchestrator.ui.wording import counted
+from plans.render import verify_text
+from plans.schema import VerifyCommand
+
+VERIFY_TAIL_LINES = 12
+
+
+def escalation_line(event: Escalated) -> Text:
+    """``⤴ escalated to deepseek-v4-pro: <reason> (flash call aborted after 36 chars, $0.0003 est.)``"""
+    line = f"⤴ escalated to {event.to_model}: {event.reason}"
+    if event.wasted_chars or event.wasted_reasoning_chars or event.flash_cost_usd:
+        chars = f"{event.wasted_chars} chars"
+        if event.wasted_reasoning_chars:
+            chars += f" and {event.wasted_reasoning_chars} reasoning chars"
+        estimate = " est." if event.flash_cost_estimated else ""
+        line += f" (flash call aborted after {chars}, ${event.flash_cost_usd:.4f}{estimate})"
+    return Text(line, style="yellow")
+
+
+def _verify_failure(event: StepVerified) -> str:
+    failed = [o for o in event.outcomes if not o.ok]
+    if not failed:
+        return "failed"
+    first = failed[0]
+    shown = verify_text(VerifyCommand(command=first.command))
+    how = "timed out" if first.timed_out else f"exit {first.exit_code}, expected {first.expected}"
+    more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"{shown} {how}{more}"
+
+
+def output_tail(output: str, max_lines: int = VERIFY_TAIL_LINES) -> Text:
+    """The last ``max_lines`` lines of a command's output, indented (empty when there was no output); when lines
+    were left out, a first line says how many."""
+    lines = neutralise(output).rstrip().splitlines()
+    text = Text()
+    if not lines:
+        return text
+    if len(lines) > max_lines:
+        text.append(f"{INDENT}… {counted(len(lines) - max_lines, 'earlier line')}\n", style="dim")
+        lines = lines[-max_lines:]
+    text.append("\n".join(INDENT + line.rstrip() for line in lines))
+    return text
+
+
+def verify_failure_text(event: StepVerified) -> Text:
+    """``✗ S1 verification failed: `cmd` exit 1, expected 0``, then the tail of that command's output."""
+    text = Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red")
+    failed = [o for o in event.outcomes if not o.ok]
+    tail = output_tail(failed[0].output) if failed else Text()
+    if tail.plain:
+        text.append("\n")
+        text.append_text(tail)
+    return text
