@@ -289,7 +289,7 @@ def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, en
         assert summary["status"] == "paused" and summary["steps_done"] == 1
         assert f"reasonix goal --resume {run_id}" in err and "Ctrl-C again exits at once" in err
         record = _goal_json(ws, run_id)
-        assert record["state"] == "paused" and record["verified"] == ["S1"]
+        assert record["state"] == "paused" and _verified(record) == ["S1"]
         resumed = reasonix("goal", "--resume", run_id, *base, env=env)
     assert resumed.returncode == 0, resumed.stderr
     after = json_lines(resumed.stdout)
@@ -319,14 +319,14 @@ def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Pat
         verified = [e["step_id"] for e in _kinds(before, "step_verified") if e["ok"]]
         assert verified == ["S1"]
         record = _goal_json(ws, run_id)
-        assert record["verified"] == ["S1"] and record["current_step"] == "S2" and record["state"] == "executing"
+        assert _verified(record) == ["S1"] and record["current_step"] == "S2" and record["state"] == "executing"
         resumed = reasonix("goal", "--resume", run_id, *base, env=env)
     assert resumed.returncode == 0, resumed.stderr
     after = json_lines(resumed.stdout)
     assert [e["step_id"] for e in _kinds(after, "step_started")] == ["S2", "S3"]  # S1 never again
     assert after[-1]["status"] == "complete" and after[-1]["steps_done"] == 3
     record = _goal_json(ws, run_id)
-    assert record["state"] == "complete" and record["verified"] == ["S1", "S2", "S3"]
+    assert record["state"] == "complete" and _verified(record) == ["S1", "S2", "S3"]
     # The goal's own event log, across both processes: S1 started once and was verified once.
     log = [json.loads(line) for line in (ws / ".reasonix" / "runs" / run_id / "events.jsonl").read_text().splitlines()]
     assert [e["step_id"] for e in _kinds(log, "step_started")].count("S1") == 1
