@@ -40,13 +40,12 @@ import trio
 from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, build_prefix
-from sessions.session import Session, SessionSettings
+from sessions.session import ReplyRequest, Session, SessionSettings
 from sessions.stream import Reply, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
 from sessions.wire import (
     AssistantMessage,
-    ChatRequest,
     FunctionCall,
     Message,
     ToolCall,
@@ -87,9 +86,7 @@ class Canned:
     def __init__(self, replies: list[Reply]) -> None:
         self.replies = replies
 
-    async def __call__(
-        self, session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
-    ) -> Reply:
+    async def __call__(self, call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
         return self.replies.pop(0)
 
 

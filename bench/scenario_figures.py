@@ -365,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     requests = parse_requests(bodies, script)
     base = account(requests)
     # The live replay books the compaction digest request under the session that compacted: compare totals.
-    live_hit = sum(s.hit_tokens for s in report.sessions.values())
+    live_hit = sum(s.prompt_cache_hit_tokens for s in report.sessions.values())
     live_prompt = sum(s.prompt_tokens for s in report.sessions.values())
     if (base.overall.hit, base.overall.prompt) != (live_hit, live_prompt):
         print(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -23,7 +24,7 @@ from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
 from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
-from plans.schema import Plan
+from plans.schema import Plan, StepStatus
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
@@ -110,6 +111,50 @@ def build_client(
     return DeepSeekClient(base_url=config.base_url, api_key=key, settings=settings, transport=transport)
 
 
+@dataclass(frozen=True)
+class SessionBuilder:
+    """The one place a session is built from configuration: the frozen prefix (system prompt, the registry's tool
+    schemas, the standing memory of ``workspace`` and of ``memory_config_dir``), the client, the prices and the clock.
+    ``reasonix run`` builds its executor with it, and a goal its planner and executor (resumed from their journals)."""
+
+    workspace: Path
+    client: DeepSeekClient
+    price_book: PriceBook | None = None
+    clock: Callable[[], datetime] | None = None
+    memory_config_dir: Path | None = None
+    """The user's config directory, for its memory files; ``None``: no user memory."""
+
+    def __call__(
+        self,
+        *,
+        name: str,
+        system_prompt: str,
+        registry: ToolRegistry,
+        settings: SessionSettings,
+        journal_path: Path | None,
+        on_event: Callable[[SessionEvent], None] | None = None,
+        reply_source: ReplySource | None = None,
+        resume: bool = False,
+    ) -> Session:
+        """A session; with ``resume``, an existing non-empty journal is continued instead of started anew."""
+        memory = load_standing_memory(self.workspace, config_dir=self.memory_config_dir)
+        prefix = build_prefix(system_prompt, Session.schemas_for(registry), memory)
+        kwargs: dict[str, Any] = dict(
+            name=name,
+            client=self.client,
+            registry=registry,
+            tool_context=ToolContext(root=self.workspace),
+            settings=settings,
+            on_event=on_event,
+            price_book=self.price_book,
+            clock=self.clock,
+            reply_source=reply_source,
+        )
+        if resume and journal_path is not None and journal_path.exists() and journal_path.stat().st_size > 0:
+            return Session.resume(journal_path=journal_path, prefix=prefix, **kwargs)
+        return Session.start(journal_path=journal_path, prefix=prefix, **kwargs)
+
+
 def build_executor(
     resolved: ResolvedConfig,
     workspace: Path,
@@ -132,9 +177,6 @@ def build_executor(
         price_book.family_of(model)
     except PriceError as exc:
         raise ModelChoiceError(f"--model {options.model}: {exc}") from exc
-    registry = registry or default_registry()
-    memory = load_standing_memory(workspace, config_dir=memory_config_dir or user_config_dir())
-    prefix = build_prefix(EXECUTOR_RUN_SYSTEM, Session.schemas_for(registry), memory)
     base = SessionSettings()
     settings = SessionSettings(
         model=model,
@@ -143,16 +185,16 @@ def build_executor(
         read_only=options.read_only,
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
     )
-    return Session.start(
-        journal_path=journal_path,
+    builder = SessionBuilder(
+        workspace, client, price_book=price_book, memory_config_dir=memory_config_dir or user_config_dir()
+    )
+    return builder(
         name=EXECUTOR_SESSION,
-        client=client,
-        prefix=prefix,
-        registry=registry,
-        tool_context=ToolContext(root=workspace),
+        system_prompt=EXECUTOR_RUN_SYSTEM,
+        registry=registry or default_registry(),
         settings=settings,
+        journal_path=journal_path,
         on_event=on_event,
-        price_book=price_book,
         reply_source=reply_source,
     )
 
@@ -200,9 +242,11 @@ def create_runner(
         run_id=store.run_id, objective=plan.objective if plan is not None else objective, settings=options.model_dump()
     )
     if plan is not None:
-        plan = plan.model_copy(update={"revision": 1})
+        # The approved plan is the first revision; every step starts pending, whatever the file says.
+        steps = tuple(s.model_copy(update={"status": StepStatus.PENDING}) for s in plan.steps)
+        plan = plan.model_copy(update={"revision": 1, "steps": steps})
         store.save_plan(plan)
-        record.plan_revision = 1
+        record.plan = plan
         record.state = "executing"
     store.save(record)
     return GoalRunner(
@@ -212,10 +256,8 @@ def create_runner(
         record=record,
         options=options,
         reviewer=reviewer,
+        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir),
         on_event=on_event,
-        price_book=price_book,
-        clock=clock,
-        config_dir=config_dir,
     )
 
 
@@ -251,8 +293,6 @@ def resume_runner(
         record=record,
         options=options,
         reviewer=reviewer,
+        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir),
         on_event=on_event,
-        price_book=price_book,
-        clock=clock,
-        config_dir=config_dir,
     )

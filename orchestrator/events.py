@@ -6,7 +6,7 @@ same stream; these are the goal-level ones.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,21 +21,25 @@ GoalState = Literal[
     "failed",
     "cancelled",
 ]
-TERMINAL_STATES: frozenset[str] = frozenset({"complete", "blocked", "paused", "failed", "cancelled"})
+EndState = Literal["complete", "blocked", "paused", "failed", "cancelled"]
+"""The states a run of the goal loop ends in (``paused`` is resumable)."""
+TERMINAL_STATES: frozenset[str] = frozenset(get_args(EndState))
 
 
-class _GoalEvent(BaseModel):
+class GoalEventBase(BaseModel):
+    """The base of every goal event: ``isinstance(event, GoalEventBase)`` tells them from session events."""
+
     model_config = ConfigDict(frozen=True)
 
 
-class GoalStateChanged(_GoalEvent):
+class GoalStateChanged(GoalEventBase):
     kind: Literal["goal_state"] = "goal_state"
     state: GoalState
     previous: GoalState | None
     reason: str = ""
 
 
-class PlanProposed(_GoalEvent):
+class PlanProposed(GoalEventBase):
     kind: Literal["plan_proposed"] = "plan_proposed"
     revision: int
     plan: dict[str, Any]
@@ -43,7 +47,7 @@ class PlanProposed(_GoalEvent):
     """What the lenient reader had to fix in the model's plan."""
 
 
-class PlanRejected(_GoalEvent):
+class PlanRejected(GoalEventBase):
     """The planner's plan was invalid; the errors went back to it as the tool result."""
 
     kind: Literal["plan_rejected"] = "plan_rejected"
@@ -51,21 +55,21 @@ class PlanRejected(_GoalEvent):
     attempt: int
 
 
-class PlanRevised(_GoalEvent):
+class PlanRevised(GoalEventBase):
     kind: Literal["plan_revised"] = "plan_revised"
     revision: int
     diff_text: str
     reason: str = ""
 
 
-class ReviewDecided(_GoalEvent):
+class ReviewDecided(GoalEventBase):
     kind: Literal["review"] = "review"
     decision: Literal["approve", "revise", "edit", "cancel"]
     automatic: bool = False
     feedback: str = ""
 
 
-class StepStarted(_GoalEvent):
+class StepStarted(GoalEventBase):
     kind: Literal["step_started"] = "step_started"
     step_id: str
     title: str
@@ -73,7 +77,7 @@ class StepStarted(_GoalEvent):
     model: str
 
 
-class StepReported(_GoalEvent):
+class StepReported(GoalEventBase):
     kind: Literal["step_reported"] = "step_reported"
     step_id: str
     status: str
@@ -90,14 +94,14 @@ class VerifyOutcome(BaseModel):
     output: str = ""
 
 
-class StepVerified(_GoalEvent):
+class StepVerified(GoalEventBase):
     kind: Literal["step_verified"] = "step_verified"
     step_id: str
     ok: bool
     outcomes: tuple[VerifyOutcome, ...]
 
 
-class Escalated(_GoalEvent):
+class Escalated(GoalEventBase):
     """A turn (or the rest of one) went to pro. Never silent; its cost is never hidden."""
 
     kind: Literal["escalation"] = "escalation"
@@ -114,16 +118,16 @@ class Escalated(_GoalEvent):
     wasted_reasoning_chars: int = 0
 
 
-class BudgetWarning(_GoalEvent):
+class BudgetWarning(GoalEventBase):
     kind: Literal["budget_warning"] = "budget_warning"
     resource: Literal["usd", "requests", "minutes"]
     used: float
     limit: float
 
 
-class GoalFinished(_GoalEvent):
+class GoalFinished(GoalEventBase):
     kind: Literal["goal_finished"] = "goal_finished"
-    status: GoalState
+    status: EndState
     summary: str
     run_id: str
     resume_hint: str = ""

@@ -105,12 +105,26 @@ class TurnResult(BaseModel):
     reply: Reply | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReplyRequest:
+    """What a :class:`ReplySource` gets for one request of a session, and nothing more: the session's name, the
+    request and its exact bytes, the client to send it with, the turn's failure count so far, the bytes of the same
+    request for another model (``body_for``), and a callback that accounts a call the source made on its own
+    (``account_estimate(usage, model)``: an abandoned stream, priced and reported as an estimate)."""
+
+    session: str
+    request: ChatRequest
+    body: bytes
+    client: ChatClient
+    failures: int
+    body_for: Callable[[str], bytes]
+    account_estimate: Callable[[Usage, str], float]
+
+
 class ReplySource(Protocol):
     """How a request becomes a reply. The default streams through the client; the orchestrator wraps it to escalate."""
 
-    async def __call__(
-        self, session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
-    ) -> Reply: ...
+    async def __call__(self, call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply: ...
 
 
 class ChatClient(Protocol):
@@ -129,10 +143,8 @@ class ChatClient(Protocol):
     ) -> Reply: ...
 
 
-async def stream_reply(
-    session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
-) -> Reply:
-    return await session.client.complete(request, body=body, on_event=emit)
+async def stream_reply(call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
+    return await call.client.complete(call.request, body=call.body, on_event=emit)
 
 
 def _preview(text: str, limit: int = 160) -> str:
@@ -434,7 +446,16 @@ class Session:
                 messages=len(self.log) + 1,
             )
         )
-        reply = await self.reply_source(self, request, body, self._emit_stream)
+        call = ReplyRequest(
+            session=self.name,
+            request=request,
+            body=body,
+            client=self.client,
+            failures=self.turn_failures,
+            body_for=self.body,
+            account_estimate=self._account_estimate,
+        )
+        reply = await self.reply_source(call, self._emit_stream)
         # A reply source may answer with another model (escalation); the reply names the model that was billed.
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost
@@ -469,6 +490,9 @@ class Session:
             self._last_prompt_tokens = usage.prompt_tokens + usage.completion_tokens
             self._unsent_tokens = 0
         return cost
+
+    def _account_estimate(self, usage: Usage, model: str) -> float:
+        return self.account(usage, model, estimated=True)
 
     def _emit_stream(self, event: StreamEvent) -> None:
         if isinstance(event, Completed):

@@ -337,15 +337,14 @@ class GoalCommand:
     def _interrupted(self, runner: GoalRunner, json_out: JsonLinesRenderer | None) -> int:
         command = self.resume_command(runner)
         if runner.record.state in TERMINAL_STATES:
-            self._show_summary(runner.outcome(), json_out, resume=command)
+            self._show_summary(runner.outcome(), json_out, resume_command=command)
         self.stderr.print(Text(f"reasonix {self.prog}: interrupted; the goal is paused. Resume it with: {command}"))
         return EXIT_INTERRUPTED
 
     def _show_summary(self, outcome: GoalOutcome, json_out: JsonLinesRenderer | None, **extra: object) -> None:
-        summary = outcome.to_summary()
-        summary.update({k: v for k, v in extra.items() if v is not None})
+        summary = outcome.to_summary(self.mode).model_copy(update={k: v for k, v in extra.items() if v is not None})
         if json_out is not None:
-            json_out.write(summary)
+            json_out.write(summary.model_dump(mode="json"))
         else:
             self.stdout.print(summary_text(summary), soft_wrap=True)
 

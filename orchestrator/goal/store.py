@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
-from plans.schema import Plan
+from orchestrator.events import GoalState
+from plans.schema import Plan, StepStatus
 from plans.storage import load_latest, save_revision, write_atomic
 
 RUNS_DIR = Path(".reasonix") / "runs"
@@ -28,21 +29,23 @@ class RunNotFoundError(ReasonixError):
 
 
 class GoalRecord(BaseModel):
-    """The persistent state of one goal."""
+    """The persistent state of one goal (``goal.json``).
+
+    The current plan, each step with its status, result and evidence, is :attr:`plan`: the one home of step state.
+    Everything else here is about the run as a whole. A ``goal.json`` written before the plan lived here (with
+    per-step ``verified`` / ``statuses`` / ``results`` / ``evidence`` maps) is migrated by :meth:`RunStore.load`.
+    """
 
     model_config = ConfigDict(extra="forbid")
     run_id: str
     objective: str
-    state: str = "planning"
+    state: GoalState = "planning"
     reason: str = ""
-    plan_revision: int = 0
-    verified: list[str] = Field(default_factory=list)
-    """Steps whose verify commands passed, in the order they passed: these never run again."""
+    plan: Plan | None = None
     attempts: dict[str, int] = Field(default_factory=dict)
-    statuses: dict[str, str] = Field(default_factory=dict)
-    results: dict[str, str] = Field(default_factory=dict)
-    evidence: dict[str, list[str]] = Field(default_factory=dict)
+    """Executor turns given to each step since it was last (re)planned."""
     current_step: str | None = None
+    """The step being executed when the record was written (a resumed run tells the executor so)."""
     replans: int = 0
     escalations: int = 0
     pro_turns: int = 0
@@ -51,6 +54,45 @@ class GoalRecord(BaseModel):
     usage_seconds: float = 0.0
     settings: dict[str, Any] = Field(default_factory=dict)
     verdict: dict[str, Any] | None = None
+
+    @property
+    def plan_revision(self) -> int:
+        """The current plan's revision; 0 before the first plan."""
+        return self.plan.revision if self.plan is not None else 0
+
+    @property
+    def verified(self) -> list[str]:
+        """The steps whose verify commands passed (these never run again), in plan order."""
+        return [s.id for s in self.plan.steps if s.status is StepStatus.DONE] if self.plan is not None else []
+
+
+_LEGACY_STEP_MAPS = ("verified", "statuses", "results", "evidence")
+
+
+def _migrate(data: dict[str, Any], latest: Plan | None) -> dict[str, Any]:
+    """A ``goal.json`` with the old per-step maps: the latest plan revision with the maps applied to its steps."""
+    legacy = {key: data.pop(key) for key in _LEGACY_STEP_MAPS if key in data}
+    data.pop("plan_revision", None)
+    if "plan" in data or latest is None:
+        return data
+    verified = set(legacy.get("verified") or ())
+    statuses: dict[str, str] = legacy.get("statuses") or {}
+    results: dict[str, str] = legacy.get("results") or {}
+    evidence: dict[str, list[str]] = legacy.get("evidence") or {}
+    steps = tuple(
+        step.model_copy(
+            update={
+                "status": StepStatus.DONE
+                if step.id in verified
+                else StepStatus(statuses.get(step.id, StepStatus.PENDING.value)),
+                "result": results.get(step.id, step.result),
+                "evidence": tuple(evidence.get(step.id, step.evidence)),
+            }
+        )
+        for step in latest.steps
+    )
+    data["plan"] = latest.model_copy(update={"steps": steps}).model_dump(mode="json")
+    return data
 
 
 def ensure_state_dir(workspace: Path) -> Path:
@@ -105,8 +147,11 @@ class RunStore:
     def load(self) -> GoalRecord:
         path = self.dir / "goal.json"
         try:
-            return GoalRecord.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError) as exc:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and ("plan_revision" in data or "plan" not in data):
+                data = _migrate(data, self.latest_plan())
+            return GoalRecord.model_validate(data)
+        except (OSError, ValueError) as exc:
             raise RunNotFoundError(f"{path} cannot be read: {exc}") from exc
 
     def save_plan(self, plan: Plan) -> Path:

@@ -21,7 +21,6 @@ none is ever silent, and the cost of the aborted flash call is in the event and 
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -33,7 +32,7 @@ from orchestrator.events import Escalated
 from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector
 from sessions import tokens
 from sessions.diagnostics import CACHE_UNIT_TOKENS
-from sessions.session import Session, stream_reply
+from sessions.session import ReplyRequest, stream_reply
 from sessions.stream import (
     Completed,
     ContentDelta,
@@ -98,8 +97,9 @@ class Escalator:
     """A :class:`~sessions.session.ReplySource` that escalates single turns from flash to pro.
 
     One escalator serves every session of a goal (the cap is per goal); the state of the current turn is kept per
-    session. Call :meth:`begin_turn` before each step or planner turn: it is what ends the previous turn's
-    escalation (without it, a session that went to pro stays there).
+    session name. Call :meth:`begin_turn` before each step or planner turn: it is what ends the previous turn's
+    escalation (without it, a session that went to pro stays there). It sees a session only through the
+    :class:`~sessions.session.ReplyRequest` of each request.
     """
 
     def __init__(
@@ -119,13 +119,14 @@ class Escalator:
         self.escalations = 0
         """Escalated events emitted."""
         self._capped_turns = 0
-        self._turns: weakref.WeakKeyDictionary[Session, _Turn] = weakref.WeakKeyDictionary()
-        self._flash: weakref.WeakKeyDictionary[Session, _FlashRecord] = weakref.WeakKeyDictionary()
+        self._turns: dict[str, _Turn] = {}
+        self._flash: dict[str, _FlashRecord] = {}
 
     # ------------------------------------------------------------------------------------------------ turns
 
-    def begin_turn(self, session: Session, *, needs_pro: bool = False, reason: str = "") -> None:
-        """A new turn of ``session`` begins: it starts on flash unless ``needs_pro`` (a step's hint) says otherwise."""
+    def begin_turn(self, session: str, *, needs_pro: bool = False, reason: str = "") -> None:
+        """A new turn of the session named ``session`` begins: it starts on flash unless ``needs_pro`` (a step's
+        hint) says otherwise."""
         self._turns[session] = _Turn(hint=needs_pro, hint_reason=reason)
 
     @property
@@ -133,26 +134,26 @@ class Escalator:
         cap = self.policy.max_pro_turns
         return cap is not None and self._capped_turns >= cap
 
-    def _turn(self, session: Session) -> _Turn:
+    def _turn(self, session: str) -> _Turn:
         turn = self._turns.get(session)
         if turn is None:
             turn = self._turns[session] = _Turn()
         return turn
 
-    def _pending_trigger(self, session: Session, turn: _Turn) -> tuple[Trigger, str] | None:
+    def _pending_trigger(self, call: ReplyRequest, turn: _Turn) -> tuple[Trigger, str] | None:
         if turn.hint:
             return "hint", turn.hint_reason or "the step is marked as needing pro"
         threshold = self.policy.failure_threshold
-        if session.turn_failures >= threshold:
+        if call.failures >= threshold:
             return "failures", (
-                f"{session.turn_failures} failures in this turn (repairs, storms, edit mismatches or failed "
+                f"{call.failures} failures in this turn (repairs, storms, edit mismatches or failed "
                 f"verifications; threshold {threshold}): the rest of the turn goes to pro"
             )
         return None
 
     def _go_pro(
         self,
-        session: Session,
+        session: str,
         turn: _Turn,
         request: ChatRequest,
         trigger: Trigger,
@@ -168,7 +169,7 @@ class Escalator:
         self.escalations += 1
         self.on_escalation(
             Escalated(
-                session=session.name,
+                session=session,
                 trigger=trigger,
                 reason=reason,
                 from_model=request.model,
@@ -180,60 +181,61 @@ class Escalator:
             )
         )
 
-    def _note_cap(self, session: Session, turn: _Turn, why: str) -> None:
+    def _note_cap(self, session: str, turn: _Turn, why: str) -> None:
         if not turn.cap_noted:
             turn.cap_noted = True
             log.info(
                 "%s: stays on flash although %s: the goal's cap of %s pro turns is reached",
-                session.name,
+                session,
                 why,
                 self.policy.max_pro_turns,
             )
 
     # --------------------------------------------------------------------------------------------- requests
 
-    async def __call__(self, session: Session, request: ChatRequest, body: bytes, emit: Emit) -> Reply:
+    async def __call__(self, call: ReplyRequest, emit: Emit) -> Reply:
         preset = self.policy.preset
         if preset == "flash":
-            return await stream_reply(session, request, body, emit)
+            return await stream_reply(call, emit)
+        session, request = call.session, call.request
         turn = self._turn(session)
         if turn.pro is None:
             if preset == "pro":
                 self._go_pro(session, turn, request, "preset", "the preset is pro")
             else:
-                pending = self._pending_trigger(session, turn)
+                pending = self._pending_trigger(call, turn)
                 if pending is not None and self.cap_reached:
                     self._note_cap(session, turn, pending[1])
                 elif pending is not None:
                     self._go_pro(session, turn, request, *pending)
         if turn.pro is not None:
-            return await self._pro(session, request, emit)
+            return await self._pro(call, emit)
         if self.cap_reached:
-            reply = await stream_reply(session, request, body, emit)
-            self._remember(session, body, reply)
+            reply = await stream_reply(call, emit)
+            self._remember(session, call.body, reply)
             return reply
-        outcome = await self._stream_flash(session, request, body, emit)
+        outcome = await self._stream_flash(call, emit)
         if isinstance(outcome, Reply):
-            self._remember(session, body, outcome)
+            self._remember(session, call.body, outcome)
             return outcome
-        usage = await self._estimate(session, body, outcome)
-        cost = session.account(usage, request.model, estimated=True)
+        usage = await self._estimate(session, call.body, outcome)
+        cost = call.account_estimate(usage, request.model)
         reason = outcome.reason or "flash asked for pro"
         self._go_pro(session, turn, request, "marker", reason, cut=outcome, flash_cost_usd=cost)
-        return await self._pro(session, request, emit)
+        return await self._pro(call, emit)
 
-    async def _pro(self, session: Session, request: ChatRequest, emit: Emit) -> Reply:
+    async def _pro(self, call: ReplyRequest, emit: Emit) -> Reply:
         """The same request on pro: the session's bytes with only the model changed."""
-        pro_request = request.model_copy(update={"model": self.pro_model})
-        reply = await session.client.complete(pro_request, body=session.body(self.pro_model), on_event=emit)
+        pro_request = call.request.model_copy(update={"model": self.pro_model})
+        reply = await call.client.complete(pro_request, body=call.body_for(self.pro_model), on_event=emit)
         return reply.model_copy(update={"model": self.pro_model})
 
-    async def _stream_flash(self, session: Session, request: ChatRequest, body: bytes, emit: Emit) -> Reply | _Cut:
+    async def _stream_flash(self, call: ReplyRequest, emit: Emit) -> Reply | _Cut:
         """Stream from flash, holding content back until the marker question is settled; abandon it on a marker."""
         detector = MarkerDetector(self.policy.hold_back_chars)
         content: list[str] = []
         reasoning: list[str] = []
-        async with session.client.stream(request, body=body) as events:
+        async with call.client.stream(call.request, body=call.body) as events:
             async for event in events:
                 if isinstance(event, ContentDelta):
                     content.append(event.text)
@@ -261,11 +263,11 @@ class Escalator:
 
     # ------------------------------------------------------------------------------------------------- costs
 
-    def _remember(self, session: Session, body: bytes, reply: Reply) -> None:
+    def _remember(self, session: str, body: bytes, reply: Reply) -> None:
         if reply.usage is not None:
             self._flash[session] = _FlashRecord(body, reply.usage.prompt_tokens, reply.usage.completion_tokens)
 
-    async def _estimate(self, session: Session, body: bytes, cut: _Cut) -> Usage:
+    async def _estimate(self, session: str, body: bytes, cut: _Cut) -> Usage:
         """What the aborted flash call used, by our tokenizer (the server sends usage only with the last chunk).
 
         Input: the last whole flash request's prompt tokens plus the tokens of what the log appended since; what that

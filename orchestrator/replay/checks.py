@@ -31,13 +31,14 @@ class SessionTally:
     prompt_tokens: int = 0
     hit_tokens: int = 0
     miss_tokens: int = 0
+    completion_tokens: int = 0
     cost_usd: float = 0.0
     first_prompt_tokens: int = 0
     first_hit_tokens: int = 0
     """The session's first request: it can hit nothing of this run, so ``hit_ratio_after_first`` leaves it out."""
     diagnostics: list[RequestDiagnostics] = field(default_factory=list)
 
-    def count(self, prompt_tokens: int, hit_tokens: int, cost_usd: float) -> None:
+    def count(self, prompt_tokens: int, hit_tokens: int, cost_usd: float, completion_tokens: int = 0) -> None:
         """One request's usage."""
         if self.requests == 0:
             self.first_prompt_tokens, self.first_hit_tokens = prompt_tokens, hit_tokens
@@ -45,6 +46,7 @@ class SessionTally:
         self.prompt_tokens += prompt_tokens
         self.hit_tokens += hit_tokens
         self.miss_tokens += prompt_tokens - hit_tokens
+        self.completion_tokens += completion_tokens
         self.cost_usd += cost_usd
 
     @property
@@ -78,6 +80,7 @@ class Observed:
             total.prompt_tokens += tally.prompt_tokens
             total.hit_tokens += tally.hit_tokens
             total.miss_tokens += tally.miss_tokens
+            total.completion_tokens += tally.completion_tokens
             total.cost_usd += tally.cost_usd
             total.first_prompt_tokens += tally.first_prompt_tokens
             total.first_hit_tokens += tally.first_hit_tokens

@@ -10,20 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.summary import ReplayDetails, SessionFigures, Summary
 from orchestrator.ui.wording import counted
-
-
-class SessionFigures(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    requests: int
-    prompt_tokens: int
-    hit_tokens: int
-    hit_ratio: float | None
-    hit_ratio_after_first: float | None = None
-    """The same, leaving out the session's first request (which can hit nothing of this run)."""
-    efficiency: float | None = None
-    """Hits ÷ what a perfect cache could have hit (the emulator's count), when the emulator knows the session."""
-    cost_usd: float
 
 
 class ReplayReport(BaseModel):
@@ -41,7 +29,11 @@ class ReplayReport(BaseModel):
     replans: int = 0
     compactions: int = 0
     requests: int
-    hit_ratio: float | None
+    prompt_tokens: int = 0
+    prompt_cache_hit_tokens: int = 0
+    prompt_cache_miss_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit_ratio: float | None
     cost_usd: float
     sessions: dict[str, SessionFigures]
     review: str
@@ -55,23 +47,61 @@ class ReplayReport(BaseModel):
     error: str | None = None
     """The replay itself broke (not an expectation): a scenario or emulator problem."""
 
+    def to_summary(self) -> Summary:
+        """The :class:`~orchestrator.summary.Summary` of the replay (``command`` ``replay``; the scenario's own
+        command, the checks and their failures are in ``replay``)."""
+        details = ReplayDetails(
+            scenario=self.scenario,
+            title=self.title,
+            origin=self.origin,
+            command=self.command,
+            review=self.review,
+            compactions=self.compactions,
+            faults=self.faults,
+            repairs=self.repairs,
+            failures=self.failures,
+            drift=self.drift,
+            workspace=self.workspace,
+        )
+        return Summary(
+            command="replay",
+            run_id=None,
+            status=self.status,
+            ok=self.ok,
+            text=self.text,
+            error=self.error,
+            requests=self.requests,
+            prompt_tokens=self.prompt_tokens,
+            prompt_cache_hit_tokens=self.prompt_cache_hit_tokens,
+            prompt_cache_miss_tokens=self.prompt_cache_miss_tokens,
+            completion_tokens=self.completion_tokens,
+            cost_usd=self.cost_usd,
+            cache_hit_ratio=self.cache_hit_ratio,
+            sessions=self.sessions,
+            steps_done=self.steps_done,
+            steps_total=self.steps_total,
+            escalations=self.escalations,
+            replans=self.replans,
+            replay=details,
+        )
+
     def summary(self) -> dict[str, Any]:
         """The ``--json`` object: one per scenario, one line each."""
-        return self.model_dump(mode="json", exclude={"text"})
+        return self.to_summary().model_dump(mode="json")
 
     def text_report(self) -> str:
         verdict = "ok" if self.ok else "FAILED"
         lines = [f"{verdict} · {self.scenario} ({self.origin} {self.command}): {self.title}"]
         steps = f" · steps {self.steps_done}/{self.steps_total}" if self.steps_total is not None else ""
-        ratio = "n/a" if self.hit_ratio is None else f"{self.hit_ratio:.2%}"
+        ratio = "n/a" if self.cache_hit_ratio is None else f"{self.cache_hit_ratio:.2%}"
         lines.append(
             f"  status {self.status}{steps} · escalations {self.escalations} · replans {self.replans}"
             f" · requests {self.requests} · cache {ratio} · cost ${self.cost_usd:.4f} (current prices, peak)"
         )
         for name, s in sorted(self.sessions.items()):
-            r = "n/a" if s.hit_ratio is None else f"{s.hit_ratio:.2%}"
-            if s.hit_ratio_after_first is not None:
-                r += f" ({s.hit_ratio_after_first:.2%} after the first request)"
+            r = "n/a" if s.cache_hit_ratio is None else f"{s.cache_hit_ratio:.2%}"
+            if s.cache_hit_ratio_after_first is not None:
+                r += f" ({s.cache_hit_ratio_after_first:.2%} after the first request)"
             eff = "" if s.efficiency is None else f" · efficiency {s.efficiency:.2%}"
             lines.append(f"  {name}: {counted(s.requests, 'request')} · cache {r}{eff} · ${s.cost_usd:.4f}")
         review = {"automatic": "review: automatic (no review answers: the plan was approved as with --yes)"}

@@ -33,8 +33,9 @@ from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalOutcome, GoalRun
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
 from orchestrator.replay.recorder import RecordingTransport, prompt_drift
-from orchestrator.replay.report import ReplayReport, SessionFigures
+from orchestrator.replay.report import ReplayReport
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
+from orchestrator.summary import SessionFigures
 from orchestrator.task.run import TaskRun
 from orchestrator.ui.wording import counted
 from plans.schema import Plan
@@ -79,7 +80,12 @@ class _Tally:
     def __call__(self, event: AnyEvent) -> None:
         if isinstance(event, UsageReported):
             t = self.sessions.setdefault(event.session, SessionTally())
-            t.count(event.usage.prompt_tokens, event.usage.prompt_cache_hit_tokens, event.cost_usd)
+            t.count(
+                event.usage.prompt_tokens,
+                event.usage.prompt_cache_hit_tokens,
+                event.cost_usd,
+                event.usage.completion_tokens,
+            )
         elif isinstance(event, DiagnosticsReported):
             self.sessions.setdefault(event.session, SessionTally()).diagnostics.append(event.diagnostics)
         elif isinstance(event, Escalated):
@@ -142,12 +148,11 @@ def _options(scenario: Scenario, config: Config, **budget: Any) -> GoalOptions:
 
 
 def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
-    summary = outcome.to_summary()
     return _Result(
         status=outcome.status,
         text=outcome.summary,
-        steps_done=summary["steps_done"],
-        steps_total=summary["steps_total"],
+        steps_done=outcome.steps_done,
+        steps_total=outcome.steps_total,
         replans=outcome.record.replans,
         failures=failures,
     )
@@ -227,11 +232,13 @@ def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, Session
         out[name] = SessionFigures(
             requests=t.requests,
             prompt_tokens=t.prompt_tokens,
-            hit_tokens=t.hit_tokens,
-            hit_ratio=t.hit_ratio,
-            hit_ratio_after_first=t.hit_ratio_after_first,
-            efficiency=efficiency,
+            prompt_cache_hit_tokens=t.hit_tokens,
+            prompt_cache_miss_tokens=t.miss_tokens,
+            completion_tokens=t.completion_tokens,
             cost_usd=round(t.cost_usd, 6),
+            cache_hit_ratio=t.hit_ratio,
+            cache_hit_ratio_after_first=t.hit_ratio_after_first,
+            efficiency=efficiency,
         )
     return out
 
@@ -312,7 +319,11 @@ async def replay_scenario(
         replans=result.replans,
         compactions=tally.compactions,
         requests=overall.requests,
-        hit_ratio=overall.hit_ratio,
+        prompt_tokens=overall.prompt_tokens,
+        prompt_cache_hit_tokens=overall.hit_tokens,
+        prompt_cache_miss_tokens=overall.miss_tokens,
+        completion_tokens=overall.completion_tokens,
+        cache_hit_ratio=overall.hit_ratio,
         cost_usd=round(overall.cost_usd, 6),
         sessions=_figures(tally, stats),
         review=review_label(scenario),

@@ -11,11 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import ensure_state_dir, new_run_id
+from orchestrator.summary import Summary, figures
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import SessionEvent
@@ -33,28 +32,9 @@ WHAT_TO_DO: dict[str, str] = {
 }
 
 
-class RunSummary(BaseModel):
-    """The last line of ``reasonix run --json``."""
-
-    model_config = ConfigDict(frozen=True)
-    kind: Literal["summary"] = "summary"
-    status: RunStatus
-    text: str
-    requests: int
-    prompt_tokens: int
-    prompt_cache_hit_tokens: int
-    prompt_cache_miss_tokens: int
-    completion_tokens: int
-    cost_usd: float
-    cache_hit_ratio: float
-    model: str
-    run_id: str
-    journal: str
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "done"
+class RunSummary(Summary):
+    """The last line of ``reasonix run --json``: a :class:`~orchestrator.summary.Summary`, with the advice for a run
+    that did not finish."""
 
     def advice(self) -> str | None:
         """What the user should do about a run that did not finish, or None when it did."""
@@ -110,19 +90,15 @@ class TaskRun:
         return self.summary(result.status, text=result.text)
 
     def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> RunSummary:
-        usage = self.session.usage
+        session = self.session
         return RunSummary(
-            status=status,
-            text=text,
-            requests=self.session.requests,
-            prompt_tokens=usage.prompt_tokens,
-            prompt_cache_hit_tokens=usage.prompt_cache_hit_tokens,
-            prompt_cache_miss_tokens=usage.prompt_cache_miss_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=self.session.cost_usd,
-            cache_hit_ratio=(usage.prompt_cache_hit_tokens / usage.prompt_tokens) if usage.prompt_tokens else 0.0,
-            model=self.session.settings.model,
+            command="run",
             run_id=self.run_id,
-            journal=str(self.journal_path),
+            status=status,
+            ok=status == "done",
+            text=text,
             error=error,
+            model=session.settings.model,
+            journal=str(self.journal_path),
+            **figures({session.name: (session.requests, session.usage, session.cost_usd)}),
         )

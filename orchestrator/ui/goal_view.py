@@ -25,6 +25,7 @@ from orchestrator.events import (
     BudgetWarning,
     Escalated,
     GoalEvent,
+    GoalEventBase,
     GoalFinished,
     GoalStateChanged,
     PlanProposed,
@@ -36,6 +37,7 @@ from orchestrator.events import (
     StepVerified,
 )
 from orchestrator.policy.budget import BudgetTracker
+from orchestrator.summary import Summary
 from orchestrator.ui.goal_lines import escalation_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise, neutralise_model
 from orchestrator.ui.spinner import Ticker
@@ -292,10 +294,10 @@ class GoalTerminalUI:
         elif isinstance(event, TurnFinished):
             self.renderer(event)
             self.board.turn_finished(event.session)
-        elif _is_goal_event(event):
-            self._goal(event)  # type: ignore[arg-type]
+        elif isinstance(event, GoalEventBase):
+            self._goal(event)
         else:
-            self.renderer(event)  # type: ignore[arg-type]
+            self.renderer(event)
             if isinstance(event, RequestStarted) and self._ticker is not None and self._live is not None:
                 self._ticker.ensure()
         self._refresh(streaming=isinstance(event, StreamUpdate))
@@ -360,10 +362,6 @@ class GoalTerminalUI:
             self.renderer.end_line()
 
 
-def _is_goal_event(event: AnyEvent) -> bool:
-    return event.__class__.__module__ == "orchestrator.events"
-
-
 def _warning(event: BudgetWarning) -> str:
     share = event.used / event.limit if event.limit else 1.0
     if event.resource == "usd":
@@ -375,33 +373,24 @@ def _warning(event: BudgetWarning) -> str:
     return f"{share * 100:.0f}% used ({amounts}); the goal pauses at 100%"
 
 
-def summary_text(summary: dict[str, object]) -> Text:
-    """The last line of a goal on the terminal, from ``GoalOutcome.to_summary()``."""
-    status = str(summary["goal_status"])
+def summary_text(summary: Summary) -> Text:
+    """The last line of a goal on the terminal, from its :class:`~orchestrator.summary.Summary`."""
+    status = summary.status
     text = Text()
     style = "bold green" if status == "complete" else "bold yellow" if status == "paused" else "bold red"
     text.append(status, style=style)
-    requests = counted(int(summary["requests"]), "request")  # type: ignore[call-overload]
-    text.append(f" · {summary['steps_done']}/{summary['steps_total']} steps · {requests} · ", "dim")
-    cost = float(summary["cost_usd"])  # type: ignore[arg-type]
-    text.append(f"${cost:.4f}", style=cost_style(cost, SESSION_SCALE))
-    hit = summary.get("hit_ratio")
-    text.append(" · cache ", style="dim")
-    text.append(_percent(float(hit) if isinstance(hit, int | float) else None), style="cyan")
-    sessions = summary.get("sessions")
-    if isinstance(sessions, dict) and sessions:
-        shown = []
-        for name in SESSIONS:
-            figures = sessions.get(name)
-            if isinstance(figures, dict):
-                ratio = figures.get("hit_ratio")
-                shown.append(f"{name} {_percent(float(ratio) if isinstance(ratio, int | float) else None)}")
-        text.append(f" ({', '.join(shown)})", style="dim")
     text.append(
-        f" · {_count(summary['escalations'], 'escalation')} · {_count(summary['replans'], 'replan')}", style="dim"
+        f" · {summary.steps_done}/{summary.steps_total} steps · {counted(summary.requests, 'request')} · ", "dim"
     )
+    text.append(f"${summary.cost_usd:.4f}", style=cost_style(summary.cost_usd, SESSION_SCALE))
+    text.append(" · cache ", style="dim")
+    text.append(_percent(summary.cache_hit_ratio), style="cyan")
+    if summary.sessions:
+        shown = [
+            f"{name} {_percent(summary.sessions[name].cache_hit_ratio)}"
+            for name in SESSIONS
+            if name in summary.sessions
+        ]
+        text.append(f" ({', '.join(shown)})", style="dim")
+    text.append(f" · {counted(summary.escalations, 'escalation')} · {counted(summary.replans, 'replan')}", style="dim")
     return text
-
-
-def _count(n: object, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

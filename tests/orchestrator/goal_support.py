@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from orchestrator.build import create_runner
 from orchestrator.goal.runner import GoalOptions, GoalRunner
-from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.review.reviewer import Reviewer
 from scenarios.emulator import RunningEmulator, Script, open_emulator
 from sessions.client import ClientSettings, DeepSeekClient
@@ -100,17 +100,14 @@ def new_runner(
     events: list[Any] | None = None,
     run_id: str = "run-1",
 ) -> GoalRunner:
-    store = RunStore.create(workspace, run_id)
-    record = GoalRecord(run_id=run_id, objective=objective)
-    store.save(record)
-    return GoalRunner(
+    return create_runner(
         workspace=workspace,
         client=client,
-        store=store,
-        record=record,
+        objective=objective,
         options=options or GoalOptions(),
         reviewer=reviewer,
         on_event=events.append if events is not None else None,
+        run_id=run_id,
         config_dir=workspace / ".no-user-config",
     )
 

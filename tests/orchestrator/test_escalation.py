@@ -68,7 +68,7 @@ class Rig:
     events: list[SessionEvent] = field(default_factory=list)
 
     async def turn(self, text: str, *, needs_pro: bool = False, reason: str = "") -> str:
-        self.escalator.begin_turn(self.session, needs_pro=needs_pro, reason=reason)
+        self.escalator.begin_turn(self.session.name, needs_pro=needs_pro, reason=reason)
         result = await self.session.send(text)
         return result.text
 

@@ -98,7 +98,7 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
     states = [e.state for e in events if isinstance(e, GoalStateChanged)]
     assert states[0] == "planning" and states[-1] == "complete" and "executing" in states
     summary = outcome.to_summary()
-    assert summary["steps_total"] == 4 and summary["steps_done"] == 4 and summary["goal_status"] == "complete"
+    assert summary.steps_total == 4 and summary.steps_done == 4 and summary.status == "complete" and summary.ok
     # Cache: after each session's first request, every request hits >= 99% of what it could.
     for name in ("planner", "executor"):
         diags = [e.diagnostics for e in events if isinstance(e, DiagnosticsReported) and e.session == name]

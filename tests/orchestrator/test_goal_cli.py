@@ -76,6 +76,11 @@ def _script(planner: list[dict[str, Any]], executor: list[dict[str, Any]]) -> di
     }
 
 
+def _verified(goal: dict[str, Any]) -> list[str]:
+    """The verified steps of a goal.json: its plan's steps that are done."""
+    return [s["id"] for s in goal["plan"]["steps"] if s["status"] == "done"]
+
+
 def _goal_json(ws: Path, run_id: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
     return data
@@ -123,7 +128,7 @@ def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict
     assert proc.returncode == 0, proc.stderr
     events = json_lines(proc.stdout)
     summary = events[-1]
-    assert summary["kind"] == "summary" and summary["goal_status"] == "complete"
+    assert summary["kind"] == "summary" and summary["status"] == "complete"
     assert summary["steps_total"] == 3 and summary["steps_done"] == 3
     assert summary["escalations"] == 0 and summary["replans"] == 0
     assert set(summary["sessions"]) == {"planner", "executor"}
@@ -207,7 +212,7 @@ def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict
         executed = reasonix("exec", str(path), "--workspace", str(ws), "--base-url", url, "--json", env=env)
     assert executed.returncode == 0, executed.stderr
     events = json_lines(executed.stdout)
-    assert events[-1]["goal_status"] == "complete" and events[-1]["run_id"] != path.parent.name
+    assert events[-1]["status"] == "complete" and events[-1]["run_id"] != path.parent.name
     assert not _kinds(events, "plan_proposed") and not _kinds(events, "review")
     assert [e["step_id"] for e in _kinds(events, "step_started")] == ["S1", "S2", "S3"]
     assert (ws / "calc" / "mul.py").read_text() == MUL
@@ -247,14 +252,14 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
         assert paused.returncode == 3, paused.stderr
         summary = json_lines(paused.stdout)[-1]
         run_id = summary["run_id"]
-        assert summary["goal_status"] == "paused" and summary["steps_done"] == 0
+        assert summary["status"] == "paused" and summary["steps_done"] == 0
         assert f"reasonix goal --resume {run_id}" in summary["resume_command"]
         assert "--budget-usd" in summary["resume_command"] and "resume with: reasonix goal --resume" in paused.stderr
         assert _goal_json(ws, run_id)["state"] == "paused"
         resumed = reasonix("goal", "--resume", run_id, *base, "--budget-usd", "5", env=env)
     assert resumed.returncode == 0, resumed.stderr
     events = json_lines(resumed.stdout)
-    assert events[-1]["goal_status"] == "complete" and events[-1]["run_id"] == run_id
+    assert events[-1]["status"] == "complete" and events[-1]["run_id"] == run_id
     assert events[-1]["steps_done"] == 3
     assert _goal_json(ws, run_id)["settings"]["budget"]["usd"] == 5
 
@@ -281,15 +286,15 @@ def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, en
         summary = events[-1]
         assert summary["kind"] == "summary", (out[-3000:], err)
         run_id = summary["run_id"]
-        assert summary["goal_status"] == "paused" and summary["steps_done"] == 1
+        assert summary["status"] == "paused" and summary["steps_done"] == 1
         assert f"reasonix goal --resume {run_id}" in err and "Ctrl-C again exits at once" in err
         record = _goal_json(ws, run_id)
-        assert record["state"] == "paused" and record["verified"] == ["S1"]
+        assert record["state"] == "paused" and _verified(record) == ["S1"]
         resumed = reasonix("goal", "--resume", run_id, *base, env=env)
     assert resumed.returncode == 0, resumed.stderr
     after = json_lines(resumed.stdout)
     assert [e["step_id"] for e in _kinds(after, "step_started")] == ["S2", "S3"]
-    assert after[-1]["goal_status"] == "complete" and _goal_json(ws, run_id)["verified"] == ["S1", "S2", "S3"]
+    assert after[-1]["status"] == "complete" and _verified(_goal_json(ws, run_id)) == ["S1", "S2", "S3"]
 
 
 def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Path, env: dict[str, str]) -> None:
@@ -314,14 +319,14 @@ def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Pat
         verified = [e["step_id"] for e in _kinds(before, "step_verified") if e["ok"]]
         assert verified == ["S1"]
         record = _goal_json(ws, run_id)
-        assert record["verified"] == ["S1"] and record["current_step"] == "S2" and record["state"] == "executing"
+        assert _verified(record) == ["S1"] and record["current_step"] == "S2" and record["state"] == "executing"
         resumed = reasonix("goal", "--resume", run_id, *base, env=env)
     assert resumed.returncode == 0, resumed.stderr
     after = json_lines(resumed.stdout)
     assert [e["step_id"] for e in _kinds(after, "step_started")] == ["S2", "S3"]  # S1 never again
-    assert after[-1]["goal_status"] == "complete" and after[-1]["steps_done"] == 3
+    assert after[-1]["status"] == "complete" and after[-1]["steps_done"] == 3
     record = _goal_json(ws, run_id)
-    assert record["state"] == "complete" and record["verified"] == ["S1", "S2", "S3"]
+    assert record["state"] == "complete" and _verified(record) == ["S1", "S2", "S3"]
     # The goal's own event log, across both processes: S1 started once and was verified once.
     log = [json.loads(line) for line in (ws / ".reasonix" / "runs" / run_id / "events.jsonl").read_text().splitlines()]
     assert [e["step_id"] for e in _kinds(log, "step_started")].count("S1") == 1

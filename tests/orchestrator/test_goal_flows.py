@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,7 @@ async def test_marker_escalation_in_planner_and_executor(tmp_path: Path) -> None
     models = [(e.session, e.model) for e in events if isinstance(e, RequestStarted)]
     assert models[0] == ("planner", "deepseek-v4-flash")
     assert models[-1] == ("planner", "deepseek-v4-flash")  # the verdict turn is flash again
-    assert outcome.to_summary()["escalations"] == 2
+    assert outcome.to_summary().escalations == 2
 
 
 async def test_needs_pro_hint_starts_the_step_on_pro_and_preset_flash_never_escalates(tmp_path: Path) -> None:
@@ -110,7 +111,23 @@ async def test_review_cancel_stops_before_anything_changes(tmp_path: Path) -> No
     assert not (ws / "calc" / "ops.py").exists()
 
 
-async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path) -> None:
+def _as_old_goal_json(path: Path) -> None:
+    """Rewrite ``goal.json`` as it was written before the plan held the step state (per-step maps)."""
+    data = json.loads(path.read_text())
+    plan = data.pop("plan")
+    done = [s for s in plan["steps"] if s["status"] == "done"]
+    data.update(
+        plan_revision=plan["revision"],
+        verified=[s["id"] for s in done],
+        statuses={s["id"]: s["status"] for s in plan["steps"]},
+        results={s["id"]: s["result"] for s in done},
+        evidence={s["id"]: s["evidence"] for s in done},
+    )
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("old_goal_json", [False, True])
+async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, old_goal_json: bool) -> None:
     ws = _workspace(tmp_path)
     two = [
         step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK]),
@@ -126,6 +143,8 @@ async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path) -> 
         finished = [e for e in events if isinstance(e, GoalFinished)]
         assert finished[-1].resume_hint == "reasonix goal --resume run-1"
         verified_before = list(first.record.verified)
+        if old_goal_json:
+            _as_old_goal_json(ws / ".reasonix" / "runs" / "run-1" / "goal.json")
         resumed = resume_runner(
             workspace=ws,
             client=client,
@@ -143,8 +162,8 @@ async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path) -> 
         assert started.count(sid) == 1  # a verified step never runs again
     # The summary covers the whole goal, both processes: its requests and cost are what the budget charged.
     summary = outcome.to_summary()
-    assert summary["requests"] == outcome.record.usage_requests > first.to_summary()["requests"]
-    assert summary["cost_usd"] == pytest.approx(outcome.record.usage_usd, abs=1e-6)
+    assert summary.requests == outcome.record.usage_requests > first.to_summary().requests
+    assert summary.cost_usd == pytest.approx(outcome.record.usage_usd, abs=1e-6)
 
 
 async def test_the_same_failure_three_times_pauses_as_stuck(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import trio
 import trio.testing
 from rich.console import Console
 
+from orchestrator.build import create_runner
 from orchestrator.cli.goal_command import read_plan_file, watch_interrupts
 from orchestrator.events import (
     BudgetWarning,
@@ -28,9 +29,9 @@ from orchestrator.events import (
     StepVerified,
     VerifyOutcome,
 )
-from orchestrator.goal.runner import GoalOptions, GoalRunner
-from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget, BudgetTracker, BudgetUsage
+from orchestrator.summary import SessionFigures, Summary
 from orchestrator.ui.goal_view import GoalTerminalUI, escalation_line, summary_text
 from plans.schema import Plan, StepStatus
 from sessions.diagnostics import RequestDiagnostics
@@ -206,18 +207,29 @@ def test_escalation_lines_say_why_and_what_it_cost() -> None:
     )
 
 
+def _figures(requests: int, prompt: int, hit: int, cost: float) -> SessionFigures:
+    usage = Usage(prompt_tokens=prompt, prompt_cache_hit_tokens=hit, prompt_cache_miss_tokens=prompt - hit)
+    return SessionFigures.of(requests=requests, usage=usage, cost_usd=cost)
+
+
 def test_summary_line_from_the_outcome_summary() -> None:
-    summary = {
-        "goal_status": "paused",
-        "steps_done": 2,
-        "steps_total": 4,
-        "requests": 9,
-        "cost_usd": 0.0123,
-        "hit_ratio": 0.9812,
-        "sessions": {"planner": {"hit_ratio": 0.95}, "executor": {"hit_ratio": None}},
-        "escalations": 1,
-        "replans": 0,
-    }
+    summary = Summary(
+        command="goal",
+        status="paused",
+        ok=False,
+        steps_done=2,
+        steps_total=4,
+        requests=9,
+        prompt_tokens=10000,
+        prompt_cache_hit_tokens=9812,
+        prompt_cache_miss_tokens=188,
+        completion_tokens=0,
+        cost_usd=0.0123,
+        cache_hit_ratio=0.9812,
+        sessions={"planner": _figures(9, 1000, 950, 0.0123), "executor": _figures(0, 0, 0, 0.0)},
+        escalations=1,
+        replans=0,
+    )
     assert summary_text(summary).plain == (
         "paused · 2/4 steps · 9 requests · $0.0123 · cache 98.1% (planner 95.0%, executor –) · 1 escalation · 0 replans"
     )
@@ -229,16 +241,14 @@ async def test_a_real_goal_on_the_terminal_ui(tmp_path: Path) -> None:
     console, out = _console(120)
     holder: list[GoalTerminalUI] = []
     async with goal_env(script(_planner_happy(), _executor_happy())) as (_emu, client):
-        store = RunStore.create(ws, "run-ui")
-        record = GoalRecord(run_id="run-ui", objective="Grow calc")
-        runner = GoalRunner(
+        runner = create_runner(
             workspace=ws,
             client=client,
-            store=store,
-            record=record,
+            objective="Grow calc",
             options=GoalOptions(),
             reviewer=None,
             on_event=lambda event: holder[0](event),
+            run_id="run-ui",
             config_dir=ws / ".no-user-config",
         )
         holder.append(GoalTerminalUI(console, plan_state=runner.plan_with_state, budget=runner.budget))

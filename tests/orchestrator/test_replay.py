@@ -25,7 +25,7 @@ def test_a_goal_replays_and_every_expectation_holds(tmp_path: Path) -> None:
     assert report.review == "automatic" and "review: automatic" in report.text_report()
     assert set(report.sessions) == {"planner", "executor"}
     assert report.requests == 8 == sum(s.requests for s in report.sessions.values())
-    assert report.cost_usd > 0 and report.hit_ratio is not None and 0 < report.hit_ratio < 1
+    assert report.cost_usd > 0 and report.cache_hit_ratio is not None and 0 < report.cache_hit_ratio < 1
     assert all(s.efficiency is not None and s.efficiency > 0.9 for s in report.sessions.values())
     assert report.workspace is None
 
@@ -148,7 +148,9 @@ def _clock_in_system_prompt_every_turn(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_cache_guard_holds_for_the_unbroken_code(tmp_path: Path) -> None:
     report = replay(write(tmp_path, three_step_scenario()))
     assert report.ok, report.text_report()
-    assert report.sessions["executor"].hit_ratio is not None and report.sessions["executor"].hit_ratio > 0.75
+    assert (
+        report.sessions["executor"].cache_hit_ratio is not None and report.sessions["executor"].cache_hit_ratio > 0.75
+    )
 
 
 def test_the_guard_after_the_first_request_leaves_each_first_request_out(tmp_path: Path) -> None:
@@ -156,12 +158,12 @@ def test_the_guard_after_the_first_request_leaves_each_first_request_out(tmp_pat
     data["expect"]["min_hit_ratio_after_first"] = {"executor": 0.999, "planner": 0.5}
     report = replay(write(tmp_path, data))
     executor, planner = report.sessions["executor"], report.sessions["planner"]
-    assert executor.hit_ratio is not None and executor.hit_ratio_after_first is not None
+    assert executor.cache_hit_ratio is not None and executor.cache_hit_ratio_after_first is not None
     # The first request missed the whole prefix; without it the ratio is the steady state of the conversation.
-    assert executor.hit_ratio < 0.9 < executor.hit_ratio_after_first < 0.999
-    assert planner.hit_ratio_after_first is not None and planner.hit_ratio_after_first > 0.5
+    assert executor.cache_hit_ratio < 0.9 < executor.cache_hit_ratio_after_first < 0.999
+    assert planner.cache_hit_ratio_after_first is not None and planner.cache_hit_ratio_after_first > 0.5
     (failure,) = report.failures
-    shown = f"{executor.hit_ratio_after_first:.1%}"
+    shown = f"{executor.cache_hit_ratio_after_first:.1%}"
     assert failure.startswith(f"executor hit ratio after the first request {shown} < 99.9%"), failure
     assert "after the first request)" in report.text_report()
 
@@ -201,10 +203,12 @@ def test_cli_json_keep_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["replay", str(good), "--json", "--keep"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     summary = json.loads(line)
-    for key in ("scenario", "ok", "status", "requests", "hit_ratio", "cost_usd", "escalations", "failures"):
+    assert summary["kind"] == "summary" and summary["command"] == "replay" and summary["schema_version"] == 1
+    for key in ("ok", "status", "requests", "cache_hit_ratio", "cost_usd", "escalations", "sessions"):
         assert key in summary
-    assert summary["ok"] is True and summary["scenario"] == "tiny-goal" and summary["failures"] == []
-    kept = Path(summary["workspace"])
+    details = summary["replay"]
+    assert summary["ok"] is True and details["scenario"] == "tiny-goal" and details["failures"] == []
+    kept = Path(details["workspace"])
     assert (kept / "calc" / "ops.py").read_text() == OPS
     assert set(WORKSPACE) <= {p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()}
 

@@ -23,7 +23,7 @@ def test_runs_never_show_up_in_the_users_git(tmp_path: Path) -> None:
 
 def test_a_record_round_trips_and_an_unknown_run_names_the_known_ones(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, "20261130-010203-abcdef")
-    record = GoalRecord(run_id=store.run_id, objective="ship it", verified=["S1"], attempts={"S2": 1})
+    record = GoalRecord(run_id=store.run_id, objective="ship it", attempts={"S2": 1}, current_step="S2")
     store.save(record)
     assert RunStore.open(tmp_path, store.run_id).load() == record
     with pytest.raises(RunNotFoundError, match="Known runs: 20261130-010203-abcdef"):

@@ -12,7 +12,7 @@ from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory
 from sessions.prefix import build_prefix
-from sessions.session import ChatRequest, Reply, Session, SessionSettings, StreamEvent, stream_reply
+from sessions.session import Reply, ReplyRequest, Session, SessionSettings, StreamEvent, stream_reply
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import default_registry
 
@@ -25,11 +25,9 @@ class BodyRecorder:
     def __init__(self) -> None:
         self.bodies: list[bytes] = []
 
-    async def __call__(
-        self, session: Session, request: ChatRequest, body: bytes, emit: Callable[[StreamEvent], None]
-    ) -> Reply:
-        self.bodies.append(body)
-        return await stream_reply(session, request, body, emit)
+    async def __call__(self, call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
+        self.bodies.append(call.body)
+        return await stream_reply(call, emit)
 
 
 def make_session(

@@ -118,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         assert terminal is not None
         terminal.end_line()
         console.print(
-            summary_line(summary.status, summary.requests, summary.cost_usd, summary.cache_hit_ratio), soft_wrap=True
+            summary_line(summary.status, summary.requests, summary.cost_usd, summary.cache_hit_ratio or 0.0),
+            soft_wrap=True,
         )
     advice = summary.advice()
     if summary.ok:
