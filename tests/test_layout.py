@@ -296,7 +296,6 @@ def test_orchestrator_folders_hold_at_most_twelve_modules() -> None:
     assert crowded == {}
 
 
-@pytest.mark.xfail(strict=False, reason="goal/runner.py is being split")
 def test_no_orchestrator_module_is_over_450_lines() -> None:
     long = {
         str(path.relative_to(ROOT)): lines
@@ -306,7 +305,6 @@ def test_no_orchestrator_module_is_over_450_lines() -> None:
     assert long == {}
 
 
-@pytest.mark.xfail(strict=False, reason="goal/runner.py is being split")
 def test_no_orchestrator_class_is_over_300_lines() -> None:
     long = {}
     for path in sorted((ROOT / "orchestrator").rglob("*.py")):

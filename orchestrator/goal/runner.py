@@ -20,11 +20,10 @@ from orchestrator.events import EndState, GoalFinished
 from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
 from orchestrator.goal.executing import next_step
 from orchestrator.goal.judging import ask_verdict
-from orchestrator.goal.outcome import GoalOutcome
+from orchestrator.goal.outcome import GoalOutcome, api_error_of, is_cancellation
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
-from orchestrator.goal.stop import api_error_of, is_cancellation
 from plans.schema import StepStatus
 
 __all__ = ["AnyEvent", "GoalOptions", "GoalOutcome", "GoalRunner", "Mode", "SessionOpener"]
