@@ -18,6 +18,7 @@ from typing import Any, Literal
 import trio
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.events import (
     TERMINAL_STATES,
     Escalated,
@@ -72,6 +73,7 @@ class GoalOptions(BaseModel):
     context_window: int = 1_000_000
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
+    retry_from_checkpoint: bool = True
 
 
 @dataclass
@@ -185,6 +187,7 @@ class GoalRunner:
         self._config_dir = config_dir
         self.planner: Session | None = None
         self.executor: Session | None = None
+        self.checkpoints = StepCheckpoints(workspace, store.run_id, retry_from_checkpoint=options.retry_from_checkpoint)
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -426,7 +429,8 @@ class GoalRunner:
                 stuck = [s for s in plan.steps if s.status in (StepStatus.FAILED, StepStatus.BLOCKED)]
                 raise _Finish("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
             self._set_state("executing")
-            await self._run_step(ready[0])
+            async with self.checkpoints.step(ready[0].id):
+                await self._run_step(ready[0])
 
     async def _planner_turn_or_verdict(self, text: str) -> Plan | None:
         plan = await self._planner_turn(text)
@@ -500,6 +504,9 @@ class GoalRunner:
                 return
             self.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
             text = prompts.verify_failed_turn(step, feedback)
+            reset = await self.checkpoints.reset_for_retry()
+            if reset:
+                text += "\n\n" + reset
 
     async def _replan(self, step: Step, feedback: str, *, blocked: bool) -> None:
         assert self.planner is not None
