@@ -61,7 +61,9 @@ class StepCheckpoints:
         if find_git() is None:
             if not _git_missing_said:
                 _git_missing_said = True
-                self._notify("git is not installed: this goal runs without checkpoints, and `reasonix undo` cannot work")
+                self._notify(
+                    "git is not installed: this goal runs without checkpoints, and `reasonix undo` cannot work"
+                )
             return False
         return True
 

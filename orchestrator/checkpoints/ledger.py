@@ -143,4 +143,3 @@ def undone_steps(entries: Iterable[Checkpoint]) -> dict[tuple[str, int], str]:
                 for key in [k for k, by in undone.items() if by == ref.run_id]:
                     del undone[key]
     return undone
-
