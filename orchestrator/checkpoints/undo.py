@@ -108,7 +108,7 @@ async def apply_undo(repo: ShadowRepo, plan: UndoPlan, *, overwrite: bool = Fals
     """Restore the plan's files (conflicts only with ``overwrite``); record the undo. Returns its ``after``."""
     undo_id = new_undo_id()
     before = await take_checkpoint(
-        repo, run_id=undo_id, step_id=UNDO_STEP, kind="before", tree=plan.now, note=f"the workspace before undoing"
+        repo, run_id=undo_id, step_id=UNDO_STEP, kind="before", tree=plan.now, note="the workspace before undoing"
     )
     paths = [c.path for c in plan.restore if overwrite or c.path not in plan.conflicts]
     if paths:
