@@ -183,6 +183,8 @@ class GoalCommand:
                 raise UsageError(f'the objective is empty; say what to achieve, e.g. reasonix {self.prog} "add a test"')
         elif args.objective:
             raise UsageError("give an objective or --resume RUN_ID, not both")
+        else:
+            resume = self._resolve_resume(workspace, resume)
         previous = RunStore.open(workspace, resume).load() if resume is not None else None
         if previous is not None and previous.state == "complete":
             raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
@@ -222,6 +224,19 @@ class GoalCommand:
         if resume is not None:
             return resume_runner(run_id=resume, **common)
         return create_runner(objective=objective, plan=plan, **common)
+
+    def _resolve_resume(self, workspace: Path, resume: str) -> str:
+        """``--resume`` without an id: the latest resumable run (and say which); an unknown id: the nearest ones."""
+        from orchestrator.checkpoints.history import latest_resumable, resolve_run, shorten
+
+        if resume:
+            return resolve_run(workspace, resume).run_id
+        latest = latest_resumable(workspace)
+        if latest is None:
+            raise UsageError("there is no paused or interrupted run to resume here; `reasonix runs` lists the runs")
+        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective)}"
+        self.stderr.print(Text(what, style="dim"), soft_wrap=True)
+        return latest.run_id
 
     # -------------------------------------------------------------------------------------------- advice
 
