@@ -38,6 +38,7 @@ SETTINGS = {
     "core.fsmonitor": "false",
     "core.bare": "false",
     "gc.auto": "0",
+    "core.looseCompression": "1",
     "commit.gpgSign": "false",
     "advice.addEmbeddedRepo": "false",
     "advice.detachedHead": "false",

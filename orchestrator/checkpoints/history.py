@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.goal.store import RUNS_DIR, GoalRecord, RunNotFoundError
-from plans.schema import Plan
+from plans.schema import Plan, StepStatus
 from plans.storage import load_latest
 
 Command = Literal["goal", "plan", "exec", "run"]
@@ -222,7 +222,20 @@ def unknown_run_message(workspace: Path, run_id: str, runs: list[RunSummary]) ->
 
 
 def run_plan(workspace: Path, run_id: str) -> Plan | None:
-    return load_latest(runs_root(workspace) / run_id)
+    """The run's latest plan revision, each step with the state the run recorded for it."""
+    run_dir = runs_root(workspace) / run_id
+    plan = load_latest(run_dir)
+    if plan is None:
+        return None
+    try:
+        record = GoalRecord.model_validate_json((run_dir / "goal.json").read_text(encoding="utf-8"))
+    except (OSError, ValidationError):
+        return plan
+    steps = []
+    for s in plan.steps:
+        status = StepStatus.DONE if s.id in record.verified else StepStatus(record.statuses.get(s.id, s.status.value))
+        steps.append(s.model_copy(update={"status": status, "result": record.results.get(s.id, s.result)}))
+    return plan.model_copy(update={"steps": tuple(steps)})
 
 
 def run_events(workspace: Path, run_id: str) -> list[dict[str, Any]]:

@@ -42,29 +42,34 @@ class _Stop(Exception):
         self.message = message
 
 
+MAX_DIFF_LINES = 40
 ACTIONS = {"A": "remove (the step created it)", "D": "bring back (the step deleted it)"}
 
 
 def _describe(plan: UndoPlan) -> list[str]:
     steps = ", ".join(dict.fromkeys(sr.before.step_id for sr in plan.steps))
-    lines = [f"taking back {steps} of run {plan.run_id}: {len(plan.restore)} file(s)".replace("1 file(s)", "1 file")]
+    from orchestrator.ui.wording import counted
+
+    lines = [f"taking back {steps} of run {plan.run_id}: {counted(len(plan.restore), 'file')}"]
     for c in plan.restore:
-        mark = "  ! " if c.path in plan.conflicts else "    "
-        lines.append(f"{mark}{c.path}: {ACTIONS.get(c.status, 'restore')}")
+        conflict = c.path in plan.conflicts
+        note = " — changed again since the agent" if conflict else ""
+        lines.append(f"{'  ! ' if conflict else '    '}{c.path}: {ACTIONS.get(c.status, 'restore')}{note}")
     return lines
 
 
 async def _conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
-    out = await repo.git(
-        "diff", "--stat", plan.agent_tree, plan.now.tree, "--", *(f":(literal){p}" for p in plan.conflicts)
-    )
-    return out.decode("utf-8", "replace").rstrip()
+    out = await repo.git("diff", plan.agent_tree, plan.now.tree, "--", *(f":(literal){p}" for p in plan.conflicts))
+    lines = out.decode("utf-8", "replace").rstrip().splitlines()
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"… ({len(lines) - MAX_DIFF_LINES} more lines)"]
+    return "\n".join(lines)
 
 
 def _ask(plan: UndoPlan, stat: str) -> bool | None:
     """True: overwrite; False: keep them; None: cancel."""
     print(f"\nchanged after the agent (by hand, or by a later run): {', '.join(plan.conflicts)}")
-    print("your changes compared with what the agent left:\n" + stat)
+    print("what changed since the agent left it:\n" + stat)
     while True:
         try:
             answer = input(
