@@ -158,7 +158,7 @@ class GoalCommand:
 
     # -------------------------------------------------------------------------------------------- building
 
-    def _reviewer(self, *, needs_review: bool) -> Reviewer | None:
+    def _reviewer(self, *, needs_review: bool, estimate: Callable[[Plan], str] | None = None) -> Reviewer | None:
         if self.mode == "exec":
             return None
         yes = bool(getattr(self.args, "yes", False))
@@ -166,7 +166,9 @@ class GoalCommand:
         if not needs_review and not yes and not self.stdin_isatty:
             return None  # a resumed goal past its review: nobody needs to be asked
         # Without --json the goal display has already drawn the plan (and any diff) on the same console.
-        return make_reviewer(console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json))
+        return make_reviewer(
+            console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json), estimate=estimate
+        )
 
     def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
         args = self.args
@@ -202,7 +204,15 @@ class GoalCommand:
             needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
         else:
             needs_review = True
-        reviewer = self._reviewer(needs_review=needs_review)
+        from orchestrator.checkpoints.estimate import estimate_plan
+
+        book = resolved.config.price_book()
+        reviewer = self._reviewer(
+            needs_review=needs_review,
+            estimate=lambda plan: estimate_plan(workspace, plan, model=options.flash_model, book=book).text(
+                options.budget
+            ),
+        )
         record: Path | None = getattr(args, "record", None)
         if record is not None and resume is not None:
             raise UsageError("--record starts a new recording; it cannot continue a resumed run")

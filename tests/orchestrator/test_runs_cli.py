@@ -146,3 +146,40 @@ def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Pa
     assert f"resuming the latest resumable run {run_id} (paused): Grow calc" in resumed.stderr
     summary = json_lines(resumed.stdout)[-1]
     assert summary["run_id"] == run_id and summary["goal_status"] == "complete"
+
+
+async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: Path, tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from orchestrator.checkpoints.estimate import estimate_plan
+    from orchestrator.review.reviewer import TerminalReviewer
+    from plans.schema import Plan
+    from sessions.prices import default_price_book
+
+    plan = Plan.model_validate(
+        {
+            "objective": "three",
+            "steps": [step(f"S{i}", f"step {i}", deps=[f"S{i - 1}"] if i > 1 else []) for i in (1, 2, 3)],
+        }
+    )
+    book = default_price_book()
+    here = estimate_plan(workspace, plan, model="deepseek-v4-flash", book=book)
+    assert here.requests == 21 and here.basis.startswith("7.0 requests a step in 1 finished run here")
+    assert here.usd is not None and here.usd > 0
+    (tmp_path / "fresh").mkdir()
+    fresh = estimate_plan(tmp_path / "fresh", plan, model="deepseek-v4-flash", book=book)
+    assert fresh.requests == 11 and fresh.basis.startswith("no finished runs here yet")
+    assert estimate_plan(workspace, plan, model="no-such-model", book=book).usd is None
+
+    out = StringIO()
+    reviewer = TerminalReviewer(
+        Console(file=out, width=200),
+        read_line=lambda prompt: "a",
+        estimate=lambda p: estimate_plan(workspace, p, model="deepseek-v4-flash", book=book).text(Budget(usd=0.5)),
+    )
+    decision = await reviewer.review(plan)
+    assert decision.kind == "approve"
+    shown = next(line for line in out.getvalue().splitlines() if line.startswith("expected:"))
+    assert shown.startswith("expected: about 21 requests, about $") and shown.endswith(" · budget $0.5")
