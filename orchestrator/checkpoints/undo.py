@@ -46,6 +46,9 @@ class UndoPlan:
     """Each file that goes back, with what the agent had done to it (A: created, so it is removed)."""
     conflicts: tuple[str, ...]
     """Files the agent changed and that were changed again since."""
+    cut_off: bool = False
+    """The last step was cut off before its ``after`` checkpoint: which changes were the agent's is unknown, so every
+    change since the step's checkpoint is a conflict (asked about, never overwritten silently)."""
 
 
 def _pick_run(entries: list[Checkpoint], undone: dict[tuple[str, int], str]) -> str:
@@ -77,11 +80,12 @@ def _chosen(entries: list[Checkpoint], run_id: str, step_id: str | None) -> tupl
     raise NothingToUndoError(f"run {run_id} has no step {step_id} left to undo; its steps: {names}")
 
 
-def _agent_tree(entries: list[Checkpoint], last: StepRun) -> str:
+def _agent_tree(entries: list[Checkpoint], last: StepRun) -> str | None:
+    """The workspace as the last step left it; ``None`` when the step was cut off (killed) before it ended."""
     if last.after is not None:
         return last.after.tree
-    later = [cp for cp in entries if cp.run_id == last.before.run_id and cp.seq >= last.before.seq]
-    return later[-1].tree  # cut off mid-step: the last thing known of it
+    later = [cp for cp in entries if cp.run_id == last.before.run_id and cp.seq > last.before.seq]
+    return later[-1].tree if later else None
 
 
 async def plan_undo(repo: ShadowRepo, *, run_id: str | None = None, step_id: str | None = None) -> UndoPlan:
@@ -92,12 +96,15 @@ async def plan_undo(repo: ShadowRepo, *, run_id: str | None = None, step_id: str
     target = chosen[0].before
     agent_tree = _agent_tree(entries, chosen[-1])
     now = await store_workspace(repo, f"before undoing {run_id}")
+    cut_off = agent_tree is None
+    if agent_tree is None:  # what the step left is unknown: every change since its checkpoint is asked about
+        agent_tree = now.tree
     by_agent = await changes_between(repo, target.tree, agent_tree)
     since = {c.path for c in await changes_between(repo, agent_tree, now.tree)}
     differs = {c.path for c in await changes_between(repo, target.tree, now.tree)}
     restore = tuple(c for c in by_agent if c.path in differs)
-    conflicts = tuple(c.path for c in restore if c.path in since)
-    return UndoPlan(run_id, chosen, target, agent_tree, now, restore, conflicts)
+    conflicts = tuple(c.path for c in restore if cut_off or c.path in since)
+    return UndoPlan(run_id, chosen, target, agent_tree, now, restore, conflicts, cut_off)
 
 
 def new_undo_id() -> str:

@@ -199,3 +199,13 @@ def test_undo_restores_any_file_set_exactly(
 
     trio.run(main)
     assert tree_state(ws) == initial
+
+
+async def test_a_step_cut_off_before_its_end_is_undone_only_with_the_users_word(ws: Path) -> None:
+    repo = ShadowRepo(ws)
+    await take_checkpoint(repo, run_id="r1", step_id="S1", kind="before")  # then the process was killed
+    (ws / "app.py").write_text("print('half done')\n")
+    plan = await plan_undo(repo)
+    assert plan.cut_off and plan.conflicts == ("app.py",)
+    await apply_undo(repo, plan, overwrite=True)  # the user's word (--force, or "overwrite" at the prompt)
+    assert (ws / "app.py").read_text() == "print('v1')\n"

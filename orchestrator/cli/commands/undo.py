@@ -51,9 +51,11 @@ def _describe(plan: UndoPlan) -> list[str]:
     from orchestrator.ui.wording import counted
 
     lines = [f"taking back {steps} of run {plan.run_id}: {counted(len(plan.restore), 'file')}"]
+    if plan.cut_off:
+        lines.append("  (the step was cut off before it ended: every change since its checkpoint needs your word)")
     for c in plan.restore:
         conflict = c.path in plan.conflicts
-        note = " — changed again since the agent" if conflict else ""
+        note = " — changed again since the agent" if conflict and not plan.cut_off else ""
         lines.append(f"{'  ! ' if conflict else '    '}{c.path}: {ACTIONS.get(c.status, 'restore')}{note}")
     return lines
 
