@@ -217,6 +217,7 @@ def goal_options(
         reasoning_effort=config.reasoning_effort,
         escalation=escalation,
         budget=Budget(usd=budget_usd, requests=max_requests, minutes=max_minutes),
+        retry_from_checkpoint=config.goal.retry_from_checkpoint,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)

@@ -158,7 +158,7 @@ class GoalCommand:
 
     # -------------------------------------------------------------------------------------------- building
 
-    def _reviewer(self, *, needs_review: bool) -> Reviewer | None:
+    def _reviewer(self, *, needs_review: bool, estimate: Callable[[Plan], str] | None = None) -> Reviewer | None:
         if self.mode == "exec":
             return None
         yes = bool(getattr(self.args, "yes", False))
@@ -166,7 +166,9 @@ class GoalCommand:
         if not needs_review and not yes and not self.stdin_isatty:
             return None  # a resumed goal past its review: nobody needs to be asked
         # Without --json the goal display has already drawn the plan (and any diff) on the same console.
-        return make_reviewer(console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json))
+        return make_reviewer(
+            console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json), estimate=estimate
+        )
 
     def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
         args = self.args
@@ -183,6 +185,8 @@ class GoalCommand:
                 raise UsageError(f'the objective is empty; say what to achieve, e.g. reasonix {self.prog} "add a test"')
         elif args.objective:
             raise UsageError("give an objective or --resume RUN_ID, not both")
+        else:
+            resume = self._resolve_resume(workspace, resume)
         previous = RunStore.open(workspace, resume).load() if resume is not None else None
         if previous is not None and previous.state == "complete":
             raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
@@ -200,7 +204,15 @@ class GoalCommand:
             needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
         else:
             needs_review = True
-        reviewer = self._reviewer(needs_review=needs_review)
+        from orchestrator.checkpoints.estimate import estimate_plan
+
+        book = resolved.config.price_book()
+        reviewer = self._reviewer(
+            needs_review=needs_review,
+            estimate=lambda plan: estimate_plan(workspace, plan, model=options.flash_model, book=book).text(
+                options.budget
+            ),
+        )
         record: Path | None = getattr(args, "record", None)
         if record is not None and resume is not None:
             raise UsageError("--record starts a new recording; it cannot continue a resumed run")
@@ -222,6 +234,19 @@ class GoalCommand:
         if resume is not None:
             return resume_runner(run_id=resume, **common)
         return create_runner(objective=objective, plan=plan, **common)
+
+    def _resolve_resume(self, workspace: Path, resume: str) -> str:
+        """``--resume`` without an id: the latest resumable run (and say which); an unknown id: the nearest ones."""
+        from orchestrator.checkpoints.history import latest_resumable, resolve_run, shorten
+
+        if resume:
+            return resolve_run(workspace, resume).run_id
+        latest = latest_resumable(workspace)
+        if latest is None:
+            raise UsageError("there is no paused or interrupted run to resume here; `reasonix runs` lists the runs")
+        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective)}"
+        self.stderr.print(Text(what, style="dim"), soft_wrap=True)
+        return latest.run_id
 
     # -------------------------------------------------------------------------------------------- advice
 

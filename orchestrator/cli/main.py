@@ -27,6 +27,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "emulate": ("orchestrator.cli.commands.emulate", "run the DeepSeek API emulator on loopback"),
     "plans": ("orchestrator.cli.commands.plans", "validate, show and diff plan documents"),
     "doctor": ("orchestrator.cli.commands.doctor", "check configuration, key, server, tokenizer and tools"),
+    "runs": ("orchestrator.cli.commands.runs", "past runs, newest first; runs show ID: plan, events, costs"),
+    "checkpoints": (
+        "orchestrator.cli.commands.checkpoints",
+        "the checkpoints taken before each step, with their files",
+    ),
+    "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
 }
 
 

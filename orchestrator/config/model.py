@@ -81,6 +81,13 @@ class PricesConfig(_Section):
     off_peak_multiplier: Decimal | None = Field(None, gt=0, le=1, strict=False, allow_inf_nan=False)
 
 
+class GoalConfig(_Section):
+    """How the goal loop works on the workspace."""
+
+    retry_from_checkpoint: bool = True
+    """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -92,6 +99,7 @@ class Config(_Section):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     client: ClientConfig = Field(default_factory=ClientConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
+    goal: GoalConfig = Field(default_factory=GoalConfig)
 
     @field_validator("base_url")
     @classmethod

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.events import Escalated, GoalEvent, GoalEventBase, GoalState, GoalStateChanged
 from orchestrator.goal import prompts
 from orchestrator.goal.phases import Ended
@@ -49,6 +50,7 @@ class GoalOptions(BaseModel):
     context_window: int = 1_000_000
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
+    retry_from_checkpoint: bool = True
 
 
 class SessionOpener(Protocol):
@@ -111,6 +113,8 @@ class GoalContext:
         self.executor: Session | None = None
         self.pending_planner_note: str | None = None
         """Told to the planner at the start of its next turn (the user's edit of the plan)."""
+        self.checkpoints = StepCheckpoints(workspace, store.run_id, retry_from_checkpoint=options.retry_from_checkpoint)
+        """Snapshots of the workspace around each step (undo, and the retry's starting point)."""
 
     # ------------------------------------------------------------------------------------------------ the plan
 

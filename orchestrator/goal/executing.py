@@ -28,7 +28,8 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
         stuck = [s for s in plan.steps if s.status in (StepStatus.FAILED, StepStatus.BLOCKED)]
         return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
     ctx.set_state("executing")
-    return await run_step(ctx, plan.step(ready[0]))
+    async with ctx.checkpoints.step(ready[0]):  # before the step, and after it whatever happened
+        return await run_step(ctx, plan.step(ready[0]))
 
 
 async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | Ended:
@@ -96,3 +97,6 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
             return Replanning(step, feedback, blocked=False)
         ctx.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
         text = prompts.verify_failed_turn(step, feedback)
+        reset = await ctx.checkpoints.reset_for_retry()  # the retry starts from the step's checkpoint
+        if reset:
+            text += "\n\n" + reset

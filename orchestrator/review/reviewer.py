@@ -140,7 +140,9 @@ class TerminalReviewer:
         read_line: Callable[[str], str] | None = None,
         editor: str | None = None,
         show_plan: bool = True,
+        estimate: Callable[[Plan], str] | None = None,
     ) -> None:
+        self._estimate = estimate
         self._console = console
         self._read_line = read_line or _read_stdin
         self._editor = editor
@@ -159,6 +161,8 @@ class TerminalReviewer:
     def _show(self, plan: Plan, diff_text_: str | None) -> None:
         self._console.print()
         self._console.print(Text(f"Plan review · revision {plan.revision}", style="bold"))
+        if self._estimate is not None:
+            self._console.print(Text(self._estimate(plan), style="dim"), soft_wrap=True)
         if not self._show_plan:
             return
         self._console.print(plan_tree(neutralise_model(plan)))
@@ -233,10 +237,16 @@ def require_interactive(stdin_isatty: bool, yes: bool) -> None:
 
 
 def make_reviewer(
-    console: Console, *, yes: bool, stdin_isatty: bool, editor: str | None = None, show_plan: bool = True
+    console: Console,
+    *,
+    yes: bool,
+    stdin_isatty: bool,
+    editor: str | None = None,
+    show_plan: bool = True,
+    estimate: Callable[[Plan], str] | None = None,
 ) -> Reviewer:
     """The reviewer for a run: :class:`AutoApprove` with ``--yes``, else :class:`TerminalReviewer` (if possible)."""
     require_interactive(stdin_isatty, yes)
     if yes:
         return AutoApprove()
-    return TerminalReviewer(console, editor=editor, show_plan=show_plan)
+    return TerminalReviewer(console, editor=editor, show_plan=show_plan, estimate=estimate)

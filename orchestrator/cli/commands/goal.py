@@ -15,7 +15,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
 
     parser.add_argument("objective", nargs="?", help="what the goal should achieve")
-    parser.add_argument("--resume", metavar="RUN_ID", help="continue the goal of this run (raise a limit to go on)")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="RUN_ID",
+        help="continue the goal of this run, or without an id the latest resumable one (raise a limit to go on)",
+    )
     add_review_option(parser)
     add_connection_options(parser)
     add_record_option(parser)

@@ -1,0 +1,236 @@
+"""The history of runs: what ``reasonix runs`` lists, read from ``.reasonix/runs/*/`` (nothing else is kept).
+
+A goal, plan or exec run has ``goal.json`` (its state and usage), its plan revisions, ``events.jsonl`` and the session
+journals; a ``reasonix run`` task has only its ``executor.jsonl``. Requests, cache hits and costs per session come
+from the journals' usage events. Which command made a goal run is read from what it left: ``plan`` stops with its
+plan approved, ``exec`` never proposes a plan (it starts from one).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from orchestrator.errors import ReasonixError
+from orchestrator.goal.store import RUNS_DIR, GoalRecord, RunNotFoundError, RunStore
+from plans.schema import Plan
+from plans.storage import load_latest
+
+Command = Literal["goal", "plan", "exec", "run"]
+RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})
+"""Paused, or cut off (killed, interrupted) before it reached a final state."""
+PLAN_SAVED = "plan approved and saved"
+
+
+class SessionCost(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    requests: int = 0
+    prompt_tokens: int = 0
+    hit_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def hit_ratio(self) -> float | None:
+        return self.hit_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+
+class RunSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    run_id: str
+    started: str
+    """UTC, ISO 8601 (from the run id, or the directory's time)."""
+    command: Command
+    objective: str
+    status: str
+    steps_done: int | None
+    steps_total: int | None
+    requests: int
+    hit_ratio: float | None
+    cost_usd: float
+    resumable: bool
+    sessions: dict[str, SessionCost]
+
+
+def runs_root(workspace: Path) -> Path:
+    return workspace / RUNS_DIR
+
+
+def _started(run_dir: Path) -> datetime:
+    try:
+        return datetime.strptime(run_dir.name[:15], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return datetime.fromtimestamp(run_dir.stat().st_mtime, UTC)
+
+
+def _jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    out = []
+    with path.open("rb") as fh:
+        for raw in fh:
+            if needle and needle not in raw:
+                continue
+            try:
+                out.append(json.loads(raw))
+            except json.JSONDecodeError:
+                continue  # a torn last line
+    return out
+
+
+def session_costs(run_dir: Path) -> dict[str, SessionCost]:
+    """Per session journal: requests, tokens and dollars, from its usage events."""
+    out: dict[str, SessionCost] = {}
+    for journal in sorted(run_dir.glob("*.jsonl")):
+        if journal.name == "events.jsonl":
+            continue
+        total = SessionCost()
+        for record in _jsonl(journal, b'"usage"'):
+            event = record.get("event") if record.get("t") == "event" else None
+            if not isinstance(event, dict) or event.get("kind") != "usage":
+                continue
+            usage = event.get("usage") or {}
+            total = SessionCost(
+                requests=total.requests + 1,
+                prompt_tokens=total.prompt_tokens + int(usage.get("prompt_tokens", 0)),
+                hit_tokens=total.hit_tokens + int(usage.get("prompt_cache_hit_tokens", 0)),
+                completion_tokens=total.completion_tokens + int(usage.get("completion_tokens", 0)),
+                cost_usd=total.cost_usd + float(event.get("cost_usd", 0.0)),
+            )
+        out[journal.stem] = total
+    return out
+
+
+def _task_objective(journal: Path) -> str:
+    """The task of a ``reasonix run``: its first user message."""
+    for record in _jsonl(journal, b'"msg"'):
+        try:
+            message = json.loads(record.get("raw", ""))
+        except (TypeError, json.JSONDecodeError):
+            continue
+        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return ""
+
+
+def _task_status(journal: Path) -> str:
+    finished = [r["event"] for r in _jsonl(journal, b'"turn_finished"') if isinstance(r.get("event"), dict)]
+    return str(finished[-1].get("status", "done")) if finished else "interrupted"
+
+
+def _command(run_dir: Path, record: GoalRecord) -> Command:
+    if record.reason.startswith(PLAN_SAVED):
+        return "plan"
+    proposed = _jsonl(run_dir / "events.jsonl", b'"plan_proposed"')
+    return "exec" if not proposed and record.plan_revision > 0 else "goal"
+
+
+def summarize(run_dir: Path) -> RunSummary | None:
+    """One run directory, summarized; ``None`` for a directory that is not a run."""
+    sessions = session_costs(run_dir)
+    prompt = sum(s.prompt_tokens for s in sessions.values())
+    hit = sum(s.hit_tokens for s in sessions.values())
+    common: dict[str, Any] = dict(
+        run_id=run_dir.name,
+        started=_started(run_dir).isoformat(timespec="seconds"),
+        hit_ratio=hit / prompt if prompt else None,
+        sessions=sessions,
+    )
+    goal = run_dir / "goal.json"
+    if goal.is_file():
+        try:
+            record = GoalRecord.model_validate_json(goal.read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            return None
+        plan = load_latest(run_dir)
+        command = _command(run_dir, record)
+        return RunSummary(
+            **common,
+            command=command,
+            objective=record.objective,
+            status=record.state,
+            steps_done=len(set(record.verified)) if plan is not None else None,
+            steps_total=len(plan.steps) if plan is not None else None,
+            requests=record.usage_requests or sum(s.requests for s in sessions.values()),
+            cost_usd=record.usage_usd or sum(s.cost_usd for s in sessions.values()),
+            resumable=command != "plan" and record.state in RESUMABLE_STATES,
+        )
+    journal = run_dir / "executor.jsonl"
+    if not journal.is_file():
+        return None
+    return RunSummary(
+        **common,
+        command="run",
+        objective=_task_objective(journal),
+        status=_task_status(journal),
+        steps_done=None,
+        steps_total=None,
+        requests=sum(s.requests for s in sessions.values()),
+        cost_usd=sum(s.cost_usd for s in sessions.values()),
+        resumable=False,
+    )
+
+
+def list_runs(workspace: Path) -> list[RunSummary]:
+    """Every run of the workspace, newest first."""
+    root = runs_root(workspace)
+    if not root.is_dir():
+        return []
+    runs = [s for d in root.iterdir() if d.is_dir() and (s := summarize(d)) is not None]
+    return sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True)
+
+
+def latest_resumable(workspace: Path) -> RunSummary | None:
+    return next((r for r in list_runs(workspace) if r.resumable), None)
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """One line of at most ``width`` characters, control characters neutralised."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def resolve_run(workspace: Path, run_id: str, runs: list[RunSummary] | None = None) -> RunSummary:
+    """The run named by ``run_id`` (or by a prefix of one id). :class:`RunNotFoundError` lists the nearest ids with
+    their objectives."""
+    runs = list_runs(workspace) if runs is None else runs
+    by_id = {r.run_id: r for r in runs}
+    if run_id in by_id:
+        return by_id[run_id]
+    prefixed = [r for r in runs if r.run_id.startswith(run_id)] if run_id else []
+    if len(prefixed) == 1:
+        return prefixed[0]
+    raise RunNotFoundError(unknown_run_message(workspace, run_id, runs))
+
+
+def unknown_run_message(workspace: Path, run_id: str, runs: list[RunSummary]) -> str:
+    if not runs:
+        return f"no run {run_id!r}: there are no runs in {runs_root(workspace)} yet"
+    ids = [r.run_id for r in runs]
+    near = difflib.get_close_matches(run_id, ids, n=5, cutoff=0.5) or [i for i in ids if i.startswith(run_id)][:5]
+    by_id = {r.run_id: r for r in runs}
+    shown = [by_id[i] for i in near] or runs[:5]
+    lead = "the nearest" if near else "the latest"
+    lines = [f"no run {run_id!r} in {runs_root(workspace)}; {lead}:"]
+    lines += [f"  {r.run_id}  {r.status:<9} {shorten(r.objective, 50)}" for r in shown]
+    lines.append("`reasonix runs` lists them all")
+    return "\n".join(lines)
+
+
+def run_plan(workspace: Path, run_id: str) -> Plan | None:
+    """The run's current plan, each step with the state the run recorded for it (``goal.json`` holds it)."""
+    run_dir = runs_root(workspace) / run_id
+    try:
+        record = RunStore.open(workspace, run_id).load()
+    except (OSError, ValueError, ReasonixError):
+        return load_latest(run_dir)
+    return record.plan if record.plan is not None else load_latest(run_dir)
+
+
+def run_events(workspace: Path, run_id: str) -> list[dict[str, Any]]:
+    return _jsonl(runs_root(workspace) / run_id / "events.jsonl")

@@ -1,0 +1,115 @@
+"""Taking a checkpoint: the workspace into the shadow store's index and a commit, and a line in the ledger.
+
+Only what changed since the last checkpoint is hashed again: the index persists, so ``git add -A`` trusts its stat
+cache for the rest. Files over the size limit are left out (and named); ignored files are left out as git would.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from orchestrator.checkpoints.git import HEAD_REF, ShadowRepo, join_nul, split_nul
+from orchestrator.checkpoints.ledger import MAX_CHANGES, Change, Checkpoint, Kind, Ledger, StepRef
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are not checkpointed (and the checkpoint says so)."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The workspace as stored: a commit of the shadow store and its tree."""
+
+    commit: str
+    tree: str
+    skipped: tuple[str, ...] = ()
+
+
+async def _too_big(repo: ShadowRepo, max_bytes: int) -> list[str]:
+    """Changed or new files (not ignored) larger than ``max_bytes``."""
+    listed = await repo.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+    big = []
+    for rel in dict.fromkeys(split_nul(listed)):
+        try:
+            st = os.lstat(repo.workspace / rel)
+        except OSError:
+            continue  # deleted
+        if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+            big.append(rel)
+    return big
+
+
+async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int = MAX_FILE_BYTES) -> Tree:
+    """Stage the whole workspace in the shadow index and commit it (no commit when nothing changed)."""
+    await repo.ensure()
+    big = await _too_big(repo, max_file_bytes)
+    specs = ["."] + [f":(exclude,literal){p}" for p in big]
+    if big:  # a tracked file that grew too big leaves the index too
+        await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(big))
+    await repo.git("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=join_nul(specs))
+    tree = (await repo.git("write-tree")).decode().strip()
+    parent = await repo.head()
+    if parent is not None:
+        parent_tree = (await repo.git("rev-parse", f"{parent}^{{tree}}")).decode().strip()
+        if parent_tree == tree:
+            return Tree(commit=parent, tree=tree, skipped=tuple(big))
+    args = ["commit-tree", tree, "-m", message]
+    if parent is not None:
+        args += ["-p", parent]
+    commit = (await repo.git(*args)).decode().strip()
+    await repo.git("update-ref", HEAD_REF, commit)
+    return Tree(commit=commit, tree=tree, skipped=tuple(big))
+
+
+async def changes_between(repo: ShadowRepo, old: str, new: str) -> list[Change]:
+    """``git diff --name-status`` of two trees (no rename detection: a rename is a D and an A)."""
+    if old == new:
+        return []
+    out = await repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+    parts = split_nul(out)
+    return [Change(status=parts[i], path=parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+async def take_checkpoint(
+    repo: ShadowRepo,
+    *,
+    run_id: str,
+    step_id: str,
+    kind: Kind,
+    since: str | None = None,
+    attempt: int = 1,
+    undoes: tuple[StepRef, ...] = (),
+    note: str = "",
+    tree: Tree | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> Checkpoint:
+    """Snapshot the workspace (or record ``tree``, already stored) and append it to the ledger. ``since``: the tree
+    the changes are counted from (by default the previous checkpoint's)."""
+    ledger = Ledger(repo.workspace)
+    entries = ledger.read()
+    if tree is None:
+        tree = await store_workspace(repo, f"{run_id} {step_id} {kind}", max_file_bytes=max_file_bytes)
+    base = since or (entries[-1].tree if entries else None)
+    changes = await changes_between(repo, base, tree.tree) if base is not None else []
+    checkpoint = Checkpoint(
+        seq=entries[-1].seq + 1 if entries else 1,
+        run_id=run_id,
+        step_id=step_id,
+        kind=kind,
+        commit=tree.commit,
+        tree=tree.tree,
+        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        attempt=attempt,
+        changes=tuple(changes[:MAX_CHANGES]),
+        changes_total=len(changes),
+        skipped=tree.skipped,
+        undoes=undoes,
+        note=note,
+    )
+    ledger.append(checkpoint)
+    return checkpoint

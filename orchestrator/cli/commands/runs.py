@@ -1,0 +1,186 @@
+"""``reasonix runs``: the past runs of the workspace, newest first; ``reasonix runs show ID``: one run's plan, events,
+costs per session and checkpoints. ``--json`` for both. An id may be shortened to any unique prefix; an unknown id
+lists the nearest ones with their objectives.
+
+Exit status: 0; 1 an unknown run; 2 a usage problem (the workspace is not a directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.checkpoints.history import RunSummary
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=("show",), help="show: one run in full")
+    parser.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run to show (a unique prefix will do)")
+    parser.add_argument(
+        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    )
+    parser.add_argument("--limit", type=int, default=0, metavar="N", help="list only the N newest runs")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _pct(ratio: float | None) -> str:
+    return f"{ratio * 100:.1f} %" if ratio is not None else "–"
+
+
+def _steps(run: RunSummary) -> str:
+    return f"{run.steps_done}/{run.steps_total}" if run.steps_total is not None else "–"
+
+
+def _when(run: RunSummary) -> str:
+    return run.started[:16].replace("T", " ")
+
+
+def summary_json(run: RunSummary) -> dict[str, Any]:
+    data = run.model_dump(mode="json")
+    data["hit_ratio"] = round(run.hit_ratio, 6) if run.hit_ratio is not None else None
+    data["cost_usd"] = round(run.cost_usd, 6)
+    data["sessions"] = {
+        name: {**s.model_dump(mode="json"), "hit_ratio": s.hit_ratio, "cost_usd": round(s.cost_usd, 6)}
+        for name, s in run.sessions.items()
+    }
+    if run.resumable:
+        data["resume_command"] = f"reasonix goal --resume {run.run_id}"
+    return data
+
+
+def _list(runs: list[RunSummary], as_json: bool) -> int:
+    from orchestrator.checkpoints.history import shorten
+
+    if as_json:
+        print(json.dumps([summary_json(r) for r in runs], ensure_ascii=False, indent=2))
+        return 0
+    if not runs:
+        print("no runs in this workspace yet (reasonix goal, plan, exec and run each leave one)")
+        return 0
+    header = ("run", "when (UTC)", "command", "status", "steps", "requests", "cache", "cost", "objective")
+    rows = [
+        (
+            r.run_id,
+            _when(r),
+            r.command,
+            r.status,
+            _steps(r),
+            str(r.requests),
+            _pct(r.hit_ratio),
+            f"${r.cost_usd:.4f}",
+            shorten(r.objective, 50),
+        )
+        for r in runs
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+    for row in (header, *rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    resumable = next((r for r in runs if r.resumable), None)
+    if resumable is not None:
+        print(f"\nresume the latest resumable run ({resumable.run_id}) with: reasonix goal --resume")
+    return 0
+
+
+def _event_line(event: dict[str, Any]) -> str | None:
+    kind = event.get("kind")
+    step = event.get("step_id", "")
+    if kind == "goal_state":
+        reason = f": {event['reason']}" if event.get("reason") else ""
+        return f"» {event.get('state')}{reason}"
+    if kind == "plan_proposed":
+        return f"plan r{event.get('revision')} proposed"
+    if kind == "plan_revised":
+        return f"plan revised to r{event.get('revision')} ({event.get('reason', '')})"
+    if kind == "plan_rejected":
+        return f"plan rejected (attempt {event.get('attempt')}): {'; '.join(event.get('errors', []))}"
+    if kind == "review":
+        auto = " (automatic)" if event.get("automatic") else ""
+        return f"review: {event.get('decision')}{auto}"
+    if kind == "step_started":
+        return f"◐ {step} {event.get('title', '')} · attempt {event.get('attempt')} · {event.get('model')}"
+    if kind == "step_reported":
+        return f"  {step} reported {event.get('status')}: {event.get('summary', '')}"
+    if kind == "step_verified":
+        return f"{'✓' if event.get('ok') else '✗'} {step} {'verified' if event.get('ok') else 'failed verification'}"
+    if kind == "escalation":
+        return f"↑ {event.get('session')} escalated to {event.get('to_model')}: {event.get('reason', '')}"
+    if kind == "budget_warning":
+        return f"! budget: {event.get('resource')} {event.get('used')} of {event.get('limit')}"
+    if kind == "goal_finished":
+        return f"■ {event.get('status')}: {event.get('summary', '')}"
+    return None
+
+
+def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
+    from rich.console import Console
+
+    from orchestrator.checkpoints.history import run_events, run_plan, shorten
+    from orchestrator.checkpoints.ledger import Ledger
+    from plans.render import plan_tree
+
+    plan = run_plan(workspace, run.run_id)
+    events = run_events(workspace, run.run_id)
+    checkpoints = [c for c in Ledger(workspace).read() if c.run_id == run.run_id]
+    if as_json:
+        data = {
+            "run": summary_json(run),
+            "plan": plan.model_dump(mode="json") if plan is not None else None,
+            "events": events,
+            "checkpoints": [c.model_dump(mode="json") for c in checkpoints],
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    print(f"run {run.run_id} · {run.command} · {run.status} · started {_when(run)} UTC")
+    print(f"objective: {shorten(run.objective, 200)}")
+    print(f"steps {_steps(run)} · {run.requests} requests · cache {_pct(run.hit_ratio)} · ${run.cost_usd:.4f}")
+    if run.resumable:
+        print(f"resume with: reasonix goal --resume {run.run_id}")
+    if plan is not None:
+        print(f"\nplan r{plan.revision}")
+        Console(highlight=False, soft_wrap=True).print(plan_tree(plan))
+    lines = [line for e in events if (line := _event_line(e)) is not None]
+    if lines:
+        print("\nevents")
+        for line in lines:
+            print("  " + shorten(line, 160))
+    if run.sessions:
+        print("\ncost per session")
+        for name, s in run.sessions.items():
+            print(
+                f"  {name:<9} {s.requests} requests · {s.prompt_tokens} prompt tokens · cache {_pct(s.hit_ratio)}"
+                f" · {s.completion_tokens} output tokens · ${s.cost_usd:.4f}"
+            )
+    if checkpoints:
+        print(f"\ncheckpoints ({len(checkpoints)}): reasonix checkpoints --run {run.run_id}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from orchestrator.build import WorkspaceError, check_workspace
+    from orchestrator.checkpoints.history import list_runs, resolve_run
+    from orchestrator.goal.store import RunNotFoundError
+
+    try:
+        workspace = check_workspace(args.workspace)
+    except WorkspaceError as exc:
+        print(f"reasonix runs: {exc}", file=sys.stderr)
+        return 2
+    runs = list_runs(workspace)
+    if args.action is None:
+        if args.run_id is not None:
+            print(f"reasonix runs: to see one run, say: reasonix runs show {args.run_id}", file=sys.stderr)
+            return 2
+        return _list(runs[: args.limit] if args.limit > 0 else runs, args.json)
+    if args.run_id is None:
+        print("reasonix runs: show which run? reasonix runs show RUN_ID (reasonix runs lists them)", file=sys.stderr)
+        return 2
+    try:
+        found = resolve_run(workspace, args.run_id, runs)
+    except RunNotFoundError as exc:
+        print(f"reasonix runs: {exc}", file=sys.stderr)
+        return 1
+    return _show(workspace, found, args.json)
