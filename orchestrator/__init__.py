@@ -12,9 +12,37 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator import build, cli, config, errors, events, goal, policy, replay, review, task, ui
+    from orchestrator import (
+        build,
+        checkpoints,
+        cli,
+        config,
+        errors,
+        events,
+        goal,
+        policy,
+        replay,
+        review,
+        summary,
+        task,
+        ui,
+    )
 
-__all__ = ["build", "cli", "config", "errors", "events", "goal", "policy", "replay", "review", "task", "ui"]
+__all__ = [
+    "build",
+    "checkpoints",
+    "cli",
+    "config",
+    "errors",
+    "events",
+    "goal",
+    "policy",
+    "replay",
+    "review",
+    "summary",
+    "task",
+    "ui",
+]
 
 if not TYPE_CHECKING:
 

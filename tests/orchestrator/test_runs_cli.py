@@ -86,7 +86,7 @@ def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp
     assert [r["run_id"] for r in runs] == [TASK, PAUSED, FAILED, DONE]
     first = runs[3]
     assert first["status"] == "complete" and first["steps_done"] == 1 and first["steps_total"] == 1
-    assert first["requests"] == 7 and first["cost_usd"] > 0 and 0 < first["hit_ratio"] < 1
+    assert first["requests"] == 7 and first["cost_usd"] > 0 and 0 < first["cache_hit_ratio"] < 1
     assert set(first["sessions"]) == {"planner", "executor"}
     assert sum(s["requests"] for s in first["sessions"].values()) == 7
     assert runs[1]["resumable"] is True and runs[1]["resume_command"] == f"reasonix goal --resume {PAUSED}"
@@ -145,7 +145,7 @@ def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Pa
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming the latest resumable run {run_id} (paused): Grow calc" in resumed.stderr
     summary = json_lines(resumed.stdout)[-1]
-    assert summary["run_id"] == run_id and summary["goal_status"] == "complete"
+    assert summary["run_id"] == run_id and summary["status"] == "complete"
 
 
 async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: Path, tmp_path: Path) -> None:

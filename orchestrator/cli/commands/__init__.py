@@ -9,9 +9,33 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.cli.commands import doctor, emulate, exec_plan, goal, plan, plans, replay, run
+    from orchestrator.cli.commands import (
+        checkpoints,
+        doctor,
+        emulate,
+        exec_plan,
+        goal,
+        plan,
+        plans,
+        replay,
+        run,
+        runs,
+        undo,
+    )
 
-__all__ = ["doctor", "emulate", "exec_plan", "goal", "plan", "plans", "replay", "run"]
+__all__ = [
+    "checkpoints",
+    "doctor",
+    "emulate",
+    "exec_plan",
+    "goal",
+    "plan",
+    "plans",
+    "replay",
+    "run",
+    "runs",
+    "undo",
+]
 
 if not TYPE_CHECKING:
 

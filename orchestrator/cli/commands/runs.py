@@ -41,10 +41,15 @@ def _when(run: RunSummary) -> str:
 
 def summary_json(run: RunSummary) -> dict[str, Any]:
     data = run.model_dump(mode="json")
-    data["hit_ratio"] = round(run.hit_ratio, 6) if run.hit_ratio is not None else None
+    data.pop("hit_ratio", None)  # named as in every other --json summary
+    data["cache_hit_ratio"] = round(run.hit_ratio, 6) if run.hit_ratio is not None else None
     data["cost_usd"] = round(run.cost_usd, 6)
     data["sessions"] = {
-        name: {**s.model_dump(mode="json"), "hit_ratio": s.hit_ratio, "cost_usd": round(s.cost_usd, 6)}
+        name: {
+            **s.model_dump(mode="json", exclude={"hit_ratio"}),
+            "cache_hit_ratio": s.hit_ratio,
+            "cost_usd": round(s.cost_usd, 6),
+        }
         for name, s in run.sessions.items()
     }
     if run.resumable:
