@@ -20,7 +20,7 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.paths import WorkspacePath, display, resolve
-from sessions.tools.textfile import is_binary, split_lines
+from sessions.tools.textfile import is_binary, require_file, split_lines
 from sessions.tools.walk import walk_files
 
 RG_MAX_COLUMNS = 4_000
@@ -188,8 +188,8 @@ class GrepTool(Tool[GrepArgs]):
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         target = resolve(ctx.root, args.path)
-        if not target.path.exists():
-            raise ToolInputError(f"not found: {target.rel!r}; use list_dir or glob to find the right path")
+        if not target.path.is_dir():
+            require_file(target)  # missing, or a FIFO that would block the search: a clear error instead
         rg = self._rg()
         if rg is not None:
             found = await ripgrep(rg, ctx.root, target, args, ctx.limits)
