@@ -48,6 +48,8 @@ class ToolLimits:
     glob_max_results: int = 400
     grep_max_matches: int = 200
     grep_line_max_chars: int = 300
+    grep_timeout_s: float = 20.0
+    """CPU seconds the Python fallback of grep may spend (ripgrep needs no such bound: its regexes never backtrack)."""
     bash_timeout_s: float = 120.0
     bash_max_timeout_s: float = 600.0
     bash_head_bytes: int = 11_000

@@ -1,25 +1,29 @@
 """``grep``: regex search over workspace files, as ``path:line:text``, sorted by path, capped.
 
-Ripgrep runs when it is on PATH (streamed, so a huge result never sits in memory); otherwise a pure-Python search over
-the same walk. Both honour ``.gitignore`` (ripgrep natively, Python via pathspec), skip ``.git`` and ``.reasonix``,
-search hidden files, ignore no other ignore files, and format lines the same way.
+Ripgrep runs when it is installed (the ``ripgrep`` wheel is a dependency; streamed, so a huge result never sits in
+memory); otherwise a pure-Python search over the same walk. Both honour ``.gitignore`` (ripgrep natively, Python via
+pathspec), skip ``.git`` and ``.reasonix``, search hidden files, ignore no other ignore files, and format lines the same
+way. The Python search uses the ``regex`` engine with a time limit and without holding the GIL, so a pattern that
+backtracks without end is stopped with a clear error and Ctrl-C is always heard (issue 11 item 9).
 """
 
 from __future__ import annotations
 
-import re
-import shutil
 import subprocess
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+import regex
 import trio
 from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.paths import WorkspacePath, display, resolve
+from sessions.tools.ripgrep import find_rg
 from sessions.tools.textfile import is_binary, require_file, split_lines
 from sessions.tools.walk import walk_files
 
@@ -43,6 +47,8 @@ class Matches:
     """The ``glob`` argument: only paths (relative to the workspace root) that match it."""
     lines: list[str] = field(default_factory=list)
     total: int = 0
+    stopped: str | None = None
+    """Why the search ended before the end of the tree, if it did."""
 
     def wanted(self, rel: str) -> bool:
         return self.only is None or bool(self.only.match_file(rel))
@@ -59,17 +65,20 @@ class Matches:
 
     def render(self, pattern: str, where: str) -> str:
         if not self.total:
-            return f"no matches for {pattern!r} in {where}"
-        out = list(self.lines)
-        if self.total > self.cap:
-            out.append(f"… {self.total - self.cap} more matches not shown; narrow the pattern, path or glob")
+            out = [f"no matches for {pattern!r} in {where}"]
+        else:
+            out = list(self.lines)
+            if self.total > self.cap:
+                out.append(f"… {self.total - self.cap} more matches not shown; narrow the pattern, path or glob")
+        if self.stopped:
+            out.append(self.stopped)
         return "\n".join(out)
 
 
-def _compile(args: GrepArgs) -> re.Pattern[str]:
+def _compile(args: GrepArgs) -> regex.Pattern[str]:
     try:
-        return re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
-    except re.error as exc:
+        return regex.compile(args.pattern, regex.V0 | (regex.IGNORECASE if args.ignore_case else 0))
+    except regex.error as exc:
         raise ToolInputError(f"invalid regular expression {args.pattern!r}: {exc}") from None
 
 
@@ -81,11 +90,24 @@ def _matches(args: GrepArgs, limits: ToolLimits) -> Matches:
     return Matches(limits.grep_max_matches, limits.grep_line_max_chars, only)
 
 
-def python_grep(root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits) -> Matches:
-    regex = _compile(args)
+def python_grep(
+    root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits, cancelled: threading.Event | None = None
+) -> Matches:
+    """The Python search. At most ``limits.grep_timeout_s`` of this thread's CPU time; each match runs without the GIL
+    and with the time that is left as its timeout; ``cancelled`` ends the search between lines."""
+    pattern = _compile(args)
     real_root = root.resolve()
     found = _matches(args, limits)
+    budget = limits.grep_timeout_s
+    began = time.thread_time()
     for file in walk_files(real_root, target.path):
+        if cancelled is not None and cancelled.is_set():
+            break
+        if time.thread_time() - began > budget:
+            found.stopped = (
+                f"… search stopped after {budget:g} s at {display(real_root, file)}; narrow the path or glob"
+            )
+            break
         rel = display(real_root, file)
         if not found.wanted(rel):
             continue
@@ -96,8 +118,19 @@ def python_grep(root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolL
         if is_binary(data):
             continue
         for number, line in enumerate(split_lines(data.decode("utf-8", errors="replace")), start=1):
-            if regex.search(line):
+            left = budget - (time.thread_time() - began)
+            try:
+                hit = pattern.search(line, concurrent=True, timeout=max(left, 0.001))
+            except TimeoutError:
+                raise ToolInputError(
+                    f"the regular expression {args.pattern!r} took more than {budget:g} s on {rel}:{number} and was "
+                    "stopped; nested or overlapping repetition such as (a+)+ or (a|aa)+ backtracks without end: "
+                    "simplify the pattern"
+                ) from None
+            if hit:
                 found.add(rel, number, line)
+            if cancelled is not None and cancelled.is_set():
+                return found
     return found
 
 
@@ -181,9 +214,9 @@ class GrepTool(Tool[GrepArgs]):
     def _rg(self) -> str | None:
         if self.use_ripgrep is False:
             return None
-        rg = shutil.which("rg")
+        rg = find_rg()
         if rg is None and self.use_ripgrep:
-            raise ToolError("grep is configured to use ripgrep, but rg is not on PATH")
+            raise ToolError("grep is configured to use ripgrep, but rg is not installed; pip install ripgrep")
         return rg
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
@@ -194,9 +227,13 @@ class GrepTool(Tool[GrepArgs]):
         if rg is not None:
             found = await ripgrep(rg, ctx.root, target, args, ctx.limits)
         else:
+            cancelled = threading.Event()
 
             def work() -> Matches:
-                return python_grep(ctx.root, target, args, ctx.limits)
+                return python_grep(ctx.root, target, args, ctx.limits, cancelled)
 
-            found = await trio.to_thread.run_sync(work, abandon_on_cancel=True)
+            try:
+                found = await trio.to_thread.run_sync(work, abandon_on_cancel=True)
+            finally:
+                cancelled.set()  # an abandoned search stops at its next line
         return ToolResult(content=found.render(args.pattern, target.rel), data={"matches": found.total})
