@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,10 +23,11 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
+from sessions.tools.listing import RG_FILTERS, AboveRules
 from sessions.tools.paths import WorkspacePath, display, resolve
 from sessions.tools.ripgrep import find_rg
 from sessions.tools.textfile import is_binary, require_file, split_lines
-from sessions.tools.walk import walk_files
+from sessions.tools.walk import IgnoreRules, walk_files
 
 RG_MAX_COLUMNS = 4_000
 
@@ -45,13 +47,15 @@ class Matches:
     line_max_chars: int
     only: pathspec.GitIgnoreSpec | None = None
     """The ``glob`` argument: only paths (relative to the workspace root) that match it."""
+    keep: Callable[[str], bool] | None = None
+    """Ignore rules ripgrep did not apply (those of the folders above the one searched)."""
     lines: list[str] = field(default_factory=list)
     total: int = 0
     stopped: str | None = None
     """Why the search ended before the end of the tree, if it did."""
 
     def wanted(self, rel: str) -> bool:
-        return self.only is None or bool(self.only.match_file(rel))
+        return (self.only is None or bool(self.only.match_file(rel))) and (self.keep is None or self.keep(rel))
 
     def add(self, rel: str, number: int | str, text: str) -> None:
         if not self.wanted(rel):
@@ -134,27 +138,42 @@ def python_grep(
     return found
 
 
-def rg_argv(rg: str, target: WorkspacePath, args: GrepArgs) -> list[str]:
+def rg_argv(rg: str, where: str, args: GrepArgs, *, honour_ignore: bool = True) -> list[str]:
     argv = [
         rg, "--line-number", "--no-heading", "--with-filename", "--null", "--color=never", "--sort=path",
-        "--hidden", "--no-require-git", "--no-config", "--no-ignore-dot", "--no-ignore-global",
-        "--no-ignore-exclude", "--no-ignore-parent", "--glob=!.git", "--glob=!.reasonix",
-        f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview",
+        *RG_FILTERS, f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview",
     ]  # fmt: skip
+    if not honour_ignore:
+        argv.append("--no-ignore")
     if args.ignore_case:
         argv.append("--ignore-case")
     # The glob argument is applied to rg's output, not passed as --glob: rg's --glob overrides .gitignore.
     argv += ["--regexp", args.pattern, "--"]
-    if target.rel != ".":
-        argv.append(target.rel)
+    if where != ".":
+        argv.append(where)
     return argv
+
+
+def _rg_scope(root: Path, target: WorkspacePath) -> tuple[Path, bool, Callable[[str], bool] | None]:
+    """The real root, whether ignore rules apply (not to an ignored path asked for explicitly), and the rules of the
+    folders above the target that ripgrep does not read."""
+    real_root = root.resolve()
+    rules = IgnoreRules(real_root)
+    is_dir = target.path.is_dir()
+    honour = not rules.ignored(target.path, is_dir=is_dir)
+    keep = None
+    if honour and is_dir and target.path != real_root:
+        above = AboveRules(rules, target.path)
+        keep = above.keeps if above.specs else None
+    return real_root, honour, keep
 
 
 async def ripgrep(rg: str, root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits) -> Matches:
     found = _matches(args, limits)
+    real_root, honour, found.keep = await trio.to_thread.run_sync(_rg_scope, root, target)
     proc = await trio.lowlevel.open_process(
-        rg_argv(rg, target, args),
-        cwd=root,
+        rg_argv(rg, display(real_root, target.path), args, honour_ignore=honour),
+        cwd=real_root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
