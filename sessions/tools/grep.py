@@ -9,6 +9,7 @@ backtracks without end is stopped with a clear error and Ctrl-C is always heard 
 
 from __future__ import annotations
 
+import bisect
 import subprocess
 import threading
 import time
@@ -23,7 +24,7 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
-from sessions.tools.listing import RG_FILTERS, AboveRules
+from sessions.tools.listing import RG_FILTERS, AboveRules, path_order
 from sessions.tools.paths import WorkspacePath, display, resolve
 from sessions.tools.ripgrep import find_rg
 from sessions.tools.textfile import is_binary, require_file, split_lines
@@ -41,7 +42,10 @@ class GrepArgs(ToolArgs):
 
 @dataclass
 class Matches:
-    """Collected ``path:line:text`` lines, at most ``cap`` kept, all counted."""
+    """Collected ``path:line:text`` lines, all counted; the first ``cap`` in path order are kept.
+
+    Files may arrive in any order (ripgrep searches in parallel), each file's lines together and in order. Only the
+    files that can still hold one of the first ``cap`` lines are kept, so memory stays bounded."""
 
     cap: int
     line_max_chars: int
@@ -49,10 +53,13 @@ class Matches:
     """The ``glob`` argument: only paths (relative to the workspace root) that match it."""
     keep: Callable[[str], bool] | None = None
     """Ignore rules ripgrep did not apply (those of the folders above the one searched)."""
-    lines: list[str] = field(default_factory=list)
     total: int = 0
     stopped: str | None = None
     """Why the search ended before the end of the tree, if it did."""
+    _files: dict[str, list[str]] = field(default_factory=dict)
+    _order: list[str] = field(default_factory=list)
+    """The kept files' sort keys, in order."""
+    _kept: int = 0
 
     def wanted(self, rel: str) -> bool:
         return (self.only is None or bool(self.only.match_file(rel))) and (self.keep is None or self.keep(rel))
@@ -61,11 +68,26 @@ class Matches:
         if not self.wanted(rel):
             return
         self.total += 1
-        if len(self.lines) < self.cap:
-            text = text.removesuffix("\r")
-            if len(text) > self.line_max_chars:
-                text = text[: self.line_max_chars] + "…"
-            self.lines.append(f"{rel}:{number}:{text}")
+        key = path_order(rel)
+        bucket = self._files.get(key)
+        if bucket is None:
+            if self._kept >= self.cap and key > self._order[-1]:
+                return  # after the first ``cap`` lines in path order: counted only
+            bucket = self._files[key] = []
+            bisect.insort(self._order, key)
+        if len(bucket) >= self.cap:
+            return
+        text = text.removesuffix("\r")
+        if len(text) > self.line_max_chars:
+            text = text[: self.line_max_chars] + "…"
+        bucket.append(f"{rel}:{number}:{text}")
+        self._kept += 1
+        while len(self._order) > 1 and self._kept - len(self._files[self._order[-1]]) >= self.cap:
+            self._kept -= len(self._files.pop(self._order.pop()))
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for key in self._order for line in self._files[key]][: self.cap]
 
     def render(self, pattern: str, where: str) -> str:
         if not self.total:
@@ -140,7 +162,7 @@ def python_grep(
 
 def rg_argv(rg: str, where: str, args: GrepArgs, *, honour_ignore: bool = True) -> list[str]:
     argv = [
-        rg, "--line-number", "--no-heading", "--with-filename", "--null", "--color=never", "--sort=path",
+        rg, "--line-number", "--no-heading", "--with-filename", "--null", "--color=never",
         *RG_FILTERS, f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview",
     ]  # fmt: skip
     if not honour_ignore:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import signal
 import subprocess
 import sys
@@ -11,8 +12,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolLimits, default_registry
+from sessions.tools.grep import Matches
 from sessions.tools.ripgrep import find_rg
 from tests.sessions.tools.helpers import call
 
@@ -164,3 +168,30 @@ def test_ctrl_c_stops_a_catastrophic_search(ws: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
+
+
+@given(
+    files=st.dictionaries(
+        st.text(alphabet="ab./", min_size=1, max_size=6).filter(lambda p: not p.startswith("/")),
+        st.integers(min_value=1, max_value=6),
+        max_size=12,
+    ),
+    cap=st.integers(min_value=1, max_value=10),
+    seed=st.randoms(use_true_random=False),
+)
+def test_matches_keep_the_first_lines_in_path_order_whatever_order_files_arrive(
+    files: dict[str, int], cap: int, seed: random.Random
+) -> None:
+    """ripgrep searches in parallel: files arrive in any order, yet the kept lines are the first in path order."""
+    expected = Matches(cap, 100)
+    for rel in sorted(files, key=lambda p: p.replace("/", "\0")):
+        for n in range(1, files[rel] + 1):
+            expected.add(rel, n, "x")
+    shuffled = Matches(cap, 100)
+    arrival = list(files)
+    seed.shuffle(arrival)
+    for rel in arrival:
+        for n in range(1, files[rel] + 1):
+            shuffled.add(rel, n, "x")
+    assert shuffled.lines == expected.lines and shuffled.total == expected.total == sum(files.values())
+    assert len(shuffled._order) <= cap + 1  # bounded: only files that can still hold a kept line
