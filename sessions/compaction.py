@@ -100,7 +100,7 @@ def bound_text(text: str, max_chars: int) -> tuple[str, bool]:
     cut = len(text) - len(head) - len(tail)
     cut_lines = text.count("\n", half, len(text) - half)
     marker = (
-        f"\n[… {cut} characters ({cut_lines} lines) cut here to keep the context small; the full text is in the "
-        "session journal. Narrow the request (a line range, a tighter pattern) to see the middle …]\n"
+        f"\n[… {cut} characters ({cut_lines} lines) cut here to keep the context small. "
+        "Narrow the request (a line range, a tighter pattern) to see the middle …]\n"
     )
     return head + marker + tail, True

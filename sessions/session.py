@@ -47,6 +47,7 @@ from sessions.journal import (
     mend,
     read_journal,
 )
+from sessions.kept_output import keep_output
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, prefix_hash
 from sessions.prices import PriceBook, default_price_book
@@ -55,7 +56,7 @@ from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall
 from sessions.repair.storm import StormGuard
 from sessions.stream import Completed, Reply, StreamEvent
 from sessions.tail import TailBlock, compose_user_turn
-from sessions.tools.base import ToolContext, ToolResult
+from sessions.tools.base import RESULT_MAX_CHARS, ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
 from sessions.wire import (
@@ -90,7 +91,7 @@ class SessionSettings(BaseModel):
     context_window: int = Field(default=1_000_000, gt=0)
     compaction_ratio: float = Field(default=0.8, gt=0, le=1)
     compaction_keep_ratio: float = Field(default=0.25, gt=0, lt=1)
-    tool_result_max_chars: int = Field(default=24_000, ge=1_000)
+    tool_result_max_chars: int = Field(default=RESULT_MAX_CHARS, ge=1_000)
     read_only: bool = False
 
 
@@ -175,7 +176,10 @@ class Session:
         self.client = client
         self.prefix = prefix
         self.registry = registry
-        self.tool_context = tool_context
+        # One bound on results: the tools cut their own windows under the session's cap (issue 11 item 3).
+        self.tool_context = dataclasses.replace(
+            tool_context, limits=tool_context.limits.within(settings.tool_result_max_chars)
+        )
         self.settings = settings
         self.journal = journal
         self.log = log or MessageLog()
@@ -532,10 +536,10 @@ class Session:
         note = repair_note(tuple(repairs))
         content = f"{note}\n{result.content}" if note else result.content
         bounded, was_cut = bound_text(content, self.settings.tool_result_max_chars)
-        if (was_cut or result.full_text) and self.journal is not None:
-            self.journal.write_event(
-                {"kind": "tool_full_text", "call_id": call_id, "text": result.full_text or content}
-            )
+        full = result.full_text or (content if was_cut else None)
+        if full is not None and self.journal is not None:  # the journal keeps what the model saw, and a pointer
+            kept = keep_output(self.journal.path, call_id, full)
+            self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
         self.emit(
             ToolFinished(
                 session=self.name,

@@ -5,7 +5,6 @@ Nothing here ever prints or returns the API key: only the name of the variable t
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -158,12 +157,14 @@ def check_tokenizer() -> Check:
 
 
 def check_ripgrep() -> Check:
-    path = shutil.which("rg")
+    from sessions.tools.ripgrep import find_rg
+
+    path = find_rg()
     if path:
         return Check("ripgrep", "ok", f"found at {path}")
     return Check(
         "ripgrep",
         "warn",
-        "not on PATH (optional: search falls back to a slower built-in scan)",
-        ("install ripgrep (apt install ripgrep, brew install ripgrep, or cargo install ripgrep)",),
+        "not installed (search falls back to a slower built-in scan)",
+        ("install it: pip install ripgrep (or apt install ripgrep, brew install ripgrep)",),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -30,23 +30,43 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+RESULT_MAX_CHARS = 24_000
+"""The one bound on a tool result the model sees (the session's default cap). Tools that cut their own output stay
+under it, so the session never cuts them again and their "read on from here" hints stay true (issue 11 item 3)."""
+RESULT_MARGIN_CHARS = 1_000
+"""Room under the cap for what follows a tool's window: its continuation line, a repair note."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolLimits:
     """Bounds on what one call may read, run or return. Defaults match the numbers the tool descriptions state."""
 
     read_max_lines: int = 400
-    read_max_chars: int = 40_000
+    read_max_chars: int = RESULT_MAX_CHARS - RESULT_MARGIN_CHARS
     line_max_chars: int = 2_000
     list_max_entries: int = 400
     glob_max_results: int = 400
     grep_max_matches: int = 200
     grep_line_max_chars: int = 300
+    grep_timeout_s: float = 20.0
+    """CPU seconds the Python fallback of grep may spend (ripgrep needs no such bound: its regexes never backtrack)."""
     bash_timeout_s: float = 120.0
     bash_max_timeout_s: float = 600.0
-    bash_head_bytes: int = 12_000
-    bash_tail_bytes: int = 12_000
+    bash_head_bytes: int = 11_000
+    bash_tail_bytes: int = 11_000
     bash_full_text_bytes: int = 4_000_000
     bash_exit_grace_s: float = 1.0
+
+    def within(self, result_max_chars: int) -> ToolLimits:
+        """These limits with every self-cut window under a result cap of ``result_max_chars``."""
+        budget = result_max_chars - min(RESULT_MARGIN_CHARS, result_max_chars // 4)
+        return replace(
+            self,
+            read_max_chars=min(self.read_max_chars, budget),
+            line_max_chars=min(self.line_max_chars, budget // 2),
+            bash_head_bytes=min(self.bash_head_bytes, (budget - 500) // 2),
+            bash_tail_bytes=min(self.bash_tail_bytes, (budget - 500) // 2),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,14 @@
-"""``read_file``: a text file, or a range of its lines, with line numbers; bounded, saying how to read on."""
+"""``read_file``: a text file, or a range of its lines, with line numbers; bounded, saying how to read on.
+
+Only regular files are read (a FIFO would block), and only as far as the lines returned: a huge file costs memory for
+the window, not for the file.
+"""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import BinaryIO
 
 import trio
 from pydantic import Field, model_validator
@@ -8,7 +16,7 @@ from pydantic import Field, model_validator
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolInputError
 from sessions.tools.paths import resolve
-from sessions.tools.textfile import read_text, shown, split_lines
+from sessions.tools.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, shown
 
 
 class ReadFileArgs(ToolArgs):
@@ -23,33 +31,84 @@ class ReadFileArgs(ToolArgs):
         return self
 
 
-def render(text: str, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> str:
-    """Numbered lines ``N<TAB>text``, cut at ``limits.read_max_lines`` lines or ``read_max_chars`` characters."""
-    lines = split_lines(text)
-    total = len(lines)
-    if total == 0:
-        return f"({rel} is empty)"
+COUNT_MAX_BYTES = 32 * 1024 * 1024
+"""Past the lines returned, the rest of a file is read to count its lines only when it is at most this big."""
+SKIP_CHUNK = 1024 * 1024
+
+
+def _lines(fh: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, raw)`` per line: at most ``max_bytes`` of each line are kept; the rest of a longer line is skipped
+    in chunks, and only when the next line is asked for."""
+    while True:
+        offset = fh.tell()
+        raw = fh.readline(max_bytes)
+        if not raw:
+            return
+        yield offset, raw
+        if len(raw) == max_bytes and not raw.endswith(b"\n"):
+            while (more := fh.readline(SKIP_CHUNK)) and not more.endswith(b"\n"):
+                pass
+
+
+def _count_from(fh: BinaryIO, offset: int, size: int) -> int | None:
+    """Lines from ``offset`` to the end, or None when that part is too big to count."""
+    if size - offset > COUNT_MAX_BYTES:
+        return None
+    fh.seek(offset)
+    count, last = 0, b"\n"
+    while chunk := fh.read(SKIP_CHUNK):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> str:
+    """Numbered lines ``N<TAB>text``, cut at ``limits.read_max_lines`` lines or ``read_max_chars`` characters.
+
+    The file is streamed: only the lines returned are kept, each line at most ``line_max_chars`` characters."""
+    size = os.fstat(fh.fileno()).st_size
+    if is_binary(fh.read(BINARY_SNIFF_BYTES)):
+        raise ToolInputError(f"{rel!r} looks like a binary file; only text files can be read or edited")
+    fh.seek(0)
     first = start or 1
-    if first > total:
-        raise ToolInputError(f"start_line={first} is past the end of {rel!r}, which has {total} lines")
-    last = min(end or total, total)
     out: list[str] = []
-    size = 0
-    for number in range(first, last + 1):
-        line = lines[number - 1]
+    chars = 0
+    number = 0
+    stop: int | None = None  # offset of the first line not returned, if the read stopped before the end
+    cut = False
+    for offset, raw in _lines(fh, 4 * limits.line_max_chars + 4):
+        number += 1
+        if number < first:
+            continue
+        if end is not None and number > end:
+            stop = offset
+            break
+        line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="surrogateescape")
         if len(line) > limits.line_max_chars:
             line = line[: limits.line_max_chars] + f"… [line cut at {limits.line_max_chars} characters]"
         entry = f"{number}\t{shown(line)}"
-        if out and (len(out) >= limits.read_max_lines or size + len(entry) + 1 > limits.read_max_chars):
-            shown_to = number - 1
-            out.append(
-                f"… truncated at line {shown_to} of {total}; call read_file with start_line={shown_to + 1} to read more"
-            )
-            return "\n".join(out)
+        if out and (len(out) >= limits.read_max_lines or chars + len(entry) + 1 > limits.read_max_chars):
+            stop, cut = offset, True
+            break
         out.append(entry)
-        size += len(entry) + 1
-    if first > 1 or last < total:
-        out.append(f"(lines {first}-{last} of {total})")
+        chars += len(entry) + 1
+    else:
+        number += 1  # the loop ran to the end of the file: ``number - 1`` lines in all
+    seen = number - 1
+    total = seen if stop is None else _count_from(fh, stop, size)
+    if stop is not None and total is not None:
+        total += seen
+    if stop is None and seen == 0:
+        return f"({rel} is empty)"
+    if first > seen and stop is None:
+        raise ToolInputError(f"start_line={first} is past the end of {rel!r}, which has {seen} lines")
+    of = f"of {total}" if total is not None else f"of a file of {size} bytes, too large to count its lines"
+    if cut:
+        return "\n".join(
+            [*out, f"… truncated at line {seen} {of}; call read_file with start_line={seen + 1} to read more"]
+        )
+    if first > 1 or stop is not None:
+        out.append(f"(lines {first}-{seen} {of})")
     return "\n".join(out)
 
 
@@ -66,6 +125,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> str:
             target = resolve(ctx.root, args.path)
-            return render(read_text(target), target.rel, args.start_line, args.end_line, ctx.limits)
+            with open_regular(target) as fh:
+                return render(fh, target.rel, args.start_line, args.end_line, ctx.limits)
 
         return ToolResult(content=await trio.to_thread.run_sync(work, abandon_on_cancel=True))

@@ -47,7 +47,7 @@ class ToolRegistry:
 def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
     """The built-ins: read_file, write_file, edit_file, list_dir, glob, grep, bash.
 
-    ``use_ripgrep``: None picks ripgrep when ``rg`` is on PATH; False forces the pure-Python grep.
+    ``use_ripgrep``: None picks ripgrep when it is installed; False forces the pure-Python grep and glob.
     """
     from sessions.tools.bash import BashTool
     from sessions.tools.edit_file import EditFileTool
@@ -63,7 +63,7 @@ def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
             WriteFileTool(),
             EditFileTool(),
             ListDirTool(),
-            GlobTool(),
+            GlobTool(use_ripgrep=use_ripgrep),
             GrepTool(use_ripgrep=use_ripgrep),
             BashTool(),
         ]

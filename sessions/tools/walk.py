@@ -23,7 +23,7 @@ class IgnoreRules:
         self.root = root.resolve()
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
-    def _spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+    def spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._specs:
             spec = None
             try:
@@ -45,7 +45,7 @@ class IgnoreRules:
         verdict = False
         directory = self.root
         for depth in range(len(rel_parts)):
-            spec = self._spec(directory)
+            spec = self.spec(directory)
             if spec is not None:
                 rel = "/".join(rel_parts[depth:]) + ("/" if is_dir else "")
                 include = spec.check_file(rel).include

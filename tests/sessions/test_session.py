@@ -179,7 +179,7 @@ async def test_compaction_rewrites_once_and_explains_the_miss(tmp_path: Path) ->
     assert [d for _, d in state.messages] == list(session.log.encoded)
 
 
-async def test_large_tool_results_are_bounded_once_with_the_full_text_in_the_journal(tmp_path: Path) -> None:
+async def test_large_tool_results_are_bounded_once_with_the_full_text_kept_beside_the_journal(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     script = Script(
         sessions=(
@@ -199,10 +199,10 @@ async def test_large_tool_results_are_bounded_once_with_the_full_text_in_the_jou
         await session.send("count")
     result = session.log[2].message
     assert isinstance(result, ToolMessage)
-    assert len(result.content) < 4600 and "cut here" in result.content
+    assert len(result.content) <= 4000 and "cut" in result.content and "cut here" not in result.content  # cut once
     full = [json.loads(line) for line in (ws / ".reasonix" / "s.jsonl").read_text().splitlines()]
-    texts = [r["event"]["text"] for r in full if r["t"] == "event" and r["event"].get("kind") == "tool_full_text"]
-    assert texts and "29999\n30000" in texts[0]
+    kept = [r["event"]["path"] for r in full if r["t"] == "event" and r["event"].get("kind") == "tool_full_text"]
+    assert kept and "14999\n15000\n" in (ws / ".reasonix" / kept[0]).read_text()
     assert next(e for e in events if isinstance(e, TurnFinished)).status == "done"
 
 

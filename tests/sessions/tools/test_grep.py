@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
-import shutil
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
+import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolLimits, default_registry
+from sessions.tools.grep import Matches
+from sessions.tools.ripgrep import find_rg
 from tests.sessions.tools.helpers import call
 
-HAVE_RG = shutil.which("rg") is not None
+HAVE_RG = find_rg() is not None
 BACKENDS = [
     pytest.param(False, id="python"),
-    pytest.param(True, id="ripgrep", marks=pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not on PATH")),
+    pytest.param(True, id="ripgrep", marks=pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed")),
 ]
+
+
+def test_ripgrep_comes_with_reasonix() -> None:
+    """The ripgrep wheel is a dependency: rg is found next to this Python even when it is not on PATH."""
+    rg = find_rg()
+    assert rg is not None
+    version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.startswith("ripgrep ")
 
 
 def make_tree(ws: Path) -> None:
@@ -93,3 +111,87 @@ async def test_both_backends_agree_on_a_real_tree(ws: Path, ctx: ToolContext) ->
         py = await call(default_registry(use_ripgrep=False), ctx, "grep", pattern=pattern)
         rg = await call(default_registry(use_ripgrep=True), ctx, "grep", pattern=pattern)
         assert py.content == rg.content, pattern
+
+
+CATASTROPHIC = "(a|aa)+$"  # backtracks without end in Python's re and in the regex package alike
+
+
+async def test_a_catastrophic_pattern_is_stopped_with_a_clear_error(ws: Path) -> None:
+    (ws / "a.txt").write_text("a" * 60 + "!\n")
+    ctx = ToolContext(root=ws, limits=ToolLimits(grep_timeout_s=0.5))
+    with trio.move_on_after(60) as guard:  # a guard against the old hang, not a timing assertion
+        result = await call(default_registry(use_ripgrep=False), ctx, "grep", pattern=CATASTROPHIC)
+    assert not guard.cancelled_caught
+    assert result.is_error
+    assert result.content == (
+        "the regular expression '(a|aa)+$' took more than 0.5 s on a.txt:1 and was stopped; nested or overlapping "
+        "repetition such as (a+)+ or (a|aa)+ backtracks without end: simplify the pattern"
+    )
+    # The issue's own example finishes at once (the regex engine handles it), with an honest answer.
+    (ws / "b.txt").write_text("a" * 36 + "!\n")
+    plain = await call(default_registry(use_ripgrep=False), ctx, "grep", pattern="(a+)+$", path="b.txt")
+    assert plain.content == "no matches for '(a+)+$' in b.txt"
+
+
+def test_ctrl_c_stops_a_catastrophic_search(ws: Path) -> None:
+    """A real Ctrl-C (SIGINT) while the Python search runs a catastrophic regex ends the process at once."""
+    (ws / "a.txt").write_text("a" * 60 + "!\n")
+    child = textwrap.dedent(
+        f"""
+        import functools
+        from pathlib import Path
+
+        import trio
+
+        from sessions.tools import ToolContext, default_registry
+        from tests.sessions.tools.helpers import call
+
+        grep = functools.partial(call, default_registry(use_ripgrep=False), ToolContext(root=Path({str(ws)!r})))
+        print("ready", flush=True)
+        trio.run(functools.partial(grep, "grep", pattern={CATASTROPHIC!r}))
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child],
+        cwd=Path(__file__).parents[3],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        time.sleep(1.0)  # let the search reach the regex (the child is a plain process, not a trio test)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+
+
+@given(
+    files=st.dictionaries(
+        st.text(alphabet="ab./", min_size=1, max_size=6).filter(lambda p: not p.startswith("/")),
+        st.integers(min_value=1, max_value=6),
+        max_size=12,
+    ),
+    cap=st.integers(min_value=1, max_value=10),
+    seed=st.randoms(use_true_random=False),
+)
+def test_matches_keep_the_first_lines_in_path_order_whatever_order_files_arrive(
+    files: dict[str, int], cap: int, seed: random.Random
+) -> None:
+    """ripgrep searches in parallel: files arrive in any order, yet the kept lines are the first in path order."""
+    expected = Matches(cap, 100)
+    for rel in sorted(files, key=lambda p: p.replace("/", "\0")):
+        for n in range(1, files[rel] + 1):
+            expected.add(rel, n, "x")
+    shuffled = Matches(cap, 100)
+    arrival = list(files)
+    seed.shuffle(arrival)
+    for rel in arrival:
+        for n in range(1, files[rel] + 1):
+            shuffled.add(rel, n, "x")
+    assert shuffled.lines == expected.lines and shuffled.total == expected.total == sum(files.values())
+    assert len(shuffled._order) <= cap + 1  # bounded: only files that can still hold a kept line
