@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "emulate": ("orchestrator.cli.commands.emulate", "run the DeepSeek API emulator on loopback"),
     "plans": ("orchestrator.cli.commands.plans", "validate, show and diff plan documents"),
     "doctor": ("orchestrator.cli.commands.doctor", "check configuration, key, server, tokenizer and tools"),
+    "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
 }
 
 
