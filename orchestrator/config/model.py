@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -38,7 +38,7 @@ from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
 from sessions.prices import FamilyPrice, PriceBook, default_price_book
-from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxMode, SandboxPolicy
+from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
 from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
@@ -148,7 +148,7 @@ class Config(_Section):
         if chosen not in SANDBOX_MODES:
             raise ValueError(f"--sandbox: expected one of {', '.join(SANDBOX_MODES)}, got {chosen!r}")
         return SandboxPolicy(
-            mode=cast(SandboxMode, chosen),
+            mode=chosen,
             network=s.network,
             forbid_read=tuple(s.forbid_read),
             writable=tuple(Path(p).expanduser() for p in s.writable),
