@@ -29,8 +29,9 @@ from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook, PriceError
+from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import ReplySource, Session, SessionSettings
-from sessions.tools.base import ToolContext
+from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
 
 DEFAULT_BASE_URL = Config().base_url
@@ -60,6 +61,10 @@ class RunOptions:
     read_only: bool = False
     max_requests: int | None = None
     """Requests allowed for the task; ``None`` keeps the session default."""
+    sandbox: Sandbox | None = None
+    """What confines commands (default: no sandbox, the allowlisted environment only)."""
+    gate: Gate | None = None
+    """The permission gate consulted before each call."""
 
 
 def run_dir(workspace: Path, run_id: str) -> Path:
@@ -149,7 +154,7 @@ def build_executor(
         client=client,
         prefix=prefix,
         registry=registry,
-        tool_context=ToolContext(root=workspace),
+        tool_context=ToolContext(root=workspace, sandbox=options.sandbox or NoSandbox(), gate=options.gate),
         settings=settings,
         on_event=on_event,
         price_book=price_book,
@@ -193,6 +198,8 @@ def create_runner(
     price_book: PriceBook | None = None,
     clock: Callable[[], datetime] | None = None,
     plan: Plan | None = None,
+    sandbox: Sandbox | None = None,
+    gate: Gate | None = None,
 ) -> GoalRunner:
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
     store = RunStore.create(workspace, run_id)
@@ -216,6 +223,8 @@ def create_runner(
         price_book=price_book,
         clock=clock,
         config_dir=config_dir,
+        sandbox=sandbox,
+        gate=gate,
     )
 
 
@@ -230,6 +239,8 @@ def resume_runner(
     config_dir: Path | None = None,
     price_book: PriceBook | None = None,
     clock: Callable[[], datetime] | None = None,
+    sandbox: Sandbox | None = None,
+    gate: Gate | None = None,
 ) -> GoalRunner:
     """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
     store = RunStore.open(workspace, run_id)
@@ -255,4 +266,6 @@ def resume_runner(
         price_book=price_book,
         clock=clock,
         config_dir=config_dir,
+        sandbox=sandbox,
+        gate=gate,
     )

@@ -49,8 +49,9 @@ from sessions.events import SessionEvent, UsageReported
 from sessions.memory import load_standing_memory
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook
+from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import Session, SessionSettings, TurnResult
-from sessions.tools.base import ToolContext
+from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
 
 AnyEvent = SessionEvent | GoalEvent
@@ -156,7 +157,11 @@ class GoalRunner:
         price_book: PriceBook | None = None,
         clock: Callable[[], datetime] | None = None,
         config_dir: Path | None = None,
+        sandbox: Sandbox | None = None,
+        gate: Gate | None = None,
     ) -> None:
+        self.sandbox = sandbox or NoSandbox()
+        self.gate = gate
         self.workspace = workspace
         self.client = client
         self.store = store
@@ -230,7 +235,7 @@ class GoalRunner:
             name=name,
             client=self.client,
             registry=registry,
-            tool_context=ToolContext(root=self.workspace),
+            tool_context=ToolContext(root=self.workspace, sandbox=self.sandbox, gate=self.gate),
             settings=SessionSettings(
                 model=self.options.flash_model,
                 thinking=self.options.thinking,
@@ -466,7 +471,9 @@ class GoalRunner:
                     self._save()
                     await self._replan(step, report.summary, blocked=True)
                     return
-            outcomes = await run_verify(step, self.workspace, default_timeout_s=self.options.verify_timeout_s)
+            outcomes = await run_verify(
+                step, self.workspace, default_timeout_s=self.options.verify_timeout_s, sandbox=self.sandbox
+            )
             ok = all(o.ok for o in outcomes)
             self.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
             if ok:

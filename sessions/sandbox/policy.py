@@ -17,8 +17,26 @@ from typing import Literal
 SandboxMode = Literal["workspace-write", "read-only", "full-access"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("workspace-write", "read-only", "full-access")
 
-#: The variables every command gets (when set); ``[sandbox] env`` adds names, nothing else passes.
-BASE_ENV: tuple[str, ...] = ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL", "TMPDIR")
+#: The variables every command gets (when set); ``[sandbox] env`` adds names, nothing else passes. Besides the seven
+#: that name the user, the shell and the terminal: the locale, the time zone, and how Python and colour behave, which
+#: change what tests print but carry nothing secret.
+BASE_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "TERM",
+    "USER",
+    "SHELL",
+    "TMPDIR",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "NO_COLOR",
+    "COLORTERM",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "VIRTUAL_ENV",
+)
 
 #: Credentials and configuration a command never needs to read.
 DEFAULT_FORBID_READ: tuple[str, ...] = (
