@@ -74,6 +74,12 @@ class PermissionGate:
         rule = f"bash({' '.join(subject.split())})" if kind == "bash" else f"{kind}({subject})"
         if verdict.decision == "deny":
             return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+        if self.mode == "read-only" and kind != "read":
+            if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
+                return None
+            return (
+                f"refused: {tool.name} can change the workspace and approvals are read-only (--permissions read-only)"
+            )
         if verdict.decision == "allow":
             return None
         if verdict.decision is None and self._default_allows(kind, ctx):

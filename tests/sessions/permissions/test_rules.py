@@ -110,3 +110,12 @@ async def test_a_read_only_session_runs_bash_in_the_read_only_sandbox(tmp_path: 
     full = ToolContext(root=tmp_path, sandbox=sandbox(require_bwrap()).with_mode("full-access"))
     assert (await call(REGISTRY, full, "bash", read_only=True, command="true")).data == {"refused": "read_only"}
     assert SandboxPolicy().mode == "workspace-write"
+
+
+async def test_read_only_approvals_refuse_changes_but_not_reads(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("kept")
+    ctx = ToolContext(root=tmp_path, gate=PermissionGate(Rules.parse(allow=["bash(touch:*)"]), mode="read-only"))
+    assert "read-only" in (await call(REGISTRY, ctx, "bash", command="touch x")).content
+    assert "read-only" in (await call(REGISTRY, ctx, "write_file", path="b.txt", content="x")).content
+    assert "kept" in (await call(REGISTRY, ctx, "read_file", path="a.txt")).content
+    assert not (tmp_path / "x").exists() and not (tmp_path / "b.txt").exists()
