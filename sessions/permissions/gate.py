@@ -90,7 +90,8 @@ class PermissionGate:
         if kind == "read":
             return True
         if self.mode == "auto":
-            return kind == "write" or bool(ctx.sandbox.confines)
+            # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
+            return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"
         return False
 
     async def _ask(self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any) -> str | None:

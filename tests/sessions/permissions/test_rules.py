@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.permissions import Answer, PermissionGate, Question, Rules, split_command
-from sessions.sandbox import SandboxPolicy
+from sessions.sandbox import NoSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
 from tests.sessions.sandbox.conftest import require_bwrap, sandbox
 from tests.sessions.tools.helpers import call
@@ -119,3 +119,14 @@ async def test_read_only_approvals_refuse_changes_but_not_reads(tmp_path: Path) 
     assert "read-only" in (await call(REGISTRY, ctx, "write_file", path="b.txt", content="x")).content
     assert "kept" in (await call(REGISTRY, ctx, "read_file", path="a.txt")).content
     assert not (tmp_path / "x").exists() and not (tmp_path / "b.txt").exists()
+
+
+async def test_explicit_full_access_runs_in_auto_but_an_unavailable_sandbox_asks(tmp_path: Path) -> None:
+    full = ToolContext(
+        root=tmp_path,
+        sandbox=NoSandbox(SandboxPolicy(mode="full-access")),
+        gate=PermissionGate(Rules(), mode="auto"),
+    )
+    assert (await call(REGISTRY, full, "bash", command="true")).content == "[exit code 0]"
+    missing = ToolContext(root=tmp_path, sandbox=NoSandbox(), gate=PermissionGate(Rules(), mode="auto"))
+    assert "needs approval" in (await call(REGISTRY, missing, "bash", command="true")).content
