@@ -30,8 +30,9 @@ from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook, PriceError
+from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import ReplySource, Session, SessionSettings
-from sessions.tools.base import ToolContext
+from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
 
 DEFAULT_BASE_URL = Config().base_url
@@ -61,6 +62,10 @@ class RunOptions:
     read_only: bool = False
     max_requests: int | None = None
     """Requests allowed for the task; ``None`` keeps the session default."""
+    sandbox: Sandbox | None = None
+    """What confines commands (default: no sandbox, the allowlisted environment only)."""
+    gate: Gate | None = None
+    """The permission gate consulted before each call."""
 
 
 def run_dir(workspace: Path, run_id: str) -> Path:
@@ -123,6 +128,10 @@ class SessionBuilder:
     clock: Callable[[], datetime] | None = None
     memory_config_dir: Path | None = None
     """The user's config directory, for its memory files; ``None``: no user memory."""
+    sandbox: Sandbox | None = None
+    """What confines the session's commands (default: no sandbox, the allowlisted environment only)."""
+    gate: Gate | None = None
+    """The permission gate consulted before each call."""
 
     def __call__(
         self,
@@ -143,7 +152,7 @@ class SessionBuilder:
             name=name,
             client=self.client,
             registry=registry,
-            tool_context=ToolContext(root=self.workspace),
+            tool_context=ToolContext(root=self.workspace, sandbox=self.sandbox or NoSandbox(), gate=self.gate),
             settings=settings,
             on_event=on_event,
             price_book=self.price_book,
@@ -186,7 +195,12 @@ def build_executor(
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
     )
     builder = SessionBuilder(
-        workspace, client, price_book=price_book, memory_config_dir=memory_config_dir or user_config_dir()
+        workspace,
+        client,
+        price_book=price_book,
+        memory_config_dir=memory_config_dir or user_config_dir(),
+        sandbox=options.sandbox,
+        gate=options.gate,
     )
     return builder(
         name=EXECUTOR_SESSION,
@@ -236,6 +250,8 @@ def create_runner(
     price_book: PriceBook | None = None,
     clock: Callable[[], datetime] | None = None,
     plan: Plan | None = None,
+    sandbox: Sandbox | None = None,
+    gate: Gate | None = None,
 ) -> GoalRunner:
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
     store = RunStore.create(workspace, run_id)
@@ -257,8 +273,9 @@ def create_runner(
         record=record,
         options=options,
         reviewer=reviewer,
-        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir),
+        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate),
         on_event=on_event,
+        sandbox=sandbox,
     )
 
 
@@ -273,6 +290,8 @@ def resume_runner(
     config_dir: Path | None = None,
     price_book: PriceBook | None = None,
     clock: Callable[[], datetime] | None = None,
+    sandbox: Sandbox | None = None,
+    gate: Gate | None = None,
 ) -> GoalRunner:
     """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
     store = RunStore.open(workspace, run_id)
@@ -294,6 +313,7 @@ def resume_runner(
         record=record,
         options=options,
         reviewer=reviewer,
-        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir),
+        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate),
         on_event=on_event,
+        sandbox=sandbox,
     )

@@ -168,3 +168,13 @@ def check_ripgrep() -> Check:
         "not installed (search falls back to a slower built-in scan)",
         ("install it: pip install ripgrep (or apt install ripgrep, brew install ripgrep)",),
     )
+
+
+def check_sandbox() -> Check:
+    """bubblewrap confines commands; without it every command asks first."""
+    from sessions.sandbox import INSTALL_HINT, sandbox_unavailable_reason
+
+    problem = sandbox_unavailable_reason()
+    if problem is None:
+        return Check("sandbox", "ok", "bubblewrap works: commands run confined to the workspace, without network")
+    return Check("sandbox", "warn", f"no sandbox: {problem}; every command will ask first", (INSTALL_HINT,))

@@ -34,6 +34,8 @@ from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
+from orchestrator.policy.approval import terminal_asker
+from orchestrator.policy.commands import command_setup
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
@@ -191,6 +193,15 @@ class GoalCommand:
         if previous is not None and previous.state == "complete":
             raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        commands = command_setup(
+            resolved,
+            workspace,
+            sandbox_mode=getattr(args, "sandbox", None),
+            permissions=getattr(args, "permissions", None),
+            asker=terminal_asker() if self.stdin_isatty and not args.json else None,
+        )
+        if commands.notice:
+            Console(stderr=True).print(Text(f"reasonix: {commands.notice}", style="red"))
         preset = args.preset or (_previous_preset(previous.settings) if previous is not None else None) or "auto"
         options = goal_options(
             resolved.config,
@@ -230,6 +241,8 @@ class GoalCommand:
             on_event=on_event,
             config_dir=user_config_dir(dict(os.environ)),
             price_book=resolved.config.price_book(),
+            sandbox=commands.sandbox,
+            gate=commands.gate,
         )
         if resume is not None:
             return resume_runner(run_id=resume, **common)

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the checkpoints taken before each step, with their files",
     ),
     "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
+    "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
 }
 
 

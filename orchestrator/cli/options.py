@@ -11,6 +11,7 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
         "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
     )
     parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
+    add_command_options(parser)
     parser.add_argument(
         "--preset",
         choices=("flash", "auto", "pro"),
@@ -20,6 +21,19 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-requests", type=int, metavar="N", help="pause the goal after N requests to the model")
     parser.add_argument("--max-minutes", type=float, metavar="M", help="pause the goal after M minutes of work")
     parser.add_argument("--json", action="store_true", help="print events as JSON lines, then a summary object")
+
+
+def add_command_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=("workspace-write", "read-only", "full-access"),
+        help="how commands are confined (default: [sandbox] mode, workspace-write)",
+    )
+    parser.add_argument(
+        "--permissions",
+        choices=("ask", "auto", "read-only"),
+        help="ask before commands and writes no rule allows, run them (sandboxed), or refuse changes",
+    )
 
 
 def add_record_option(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,9 @@ Sources, highest first:
 1. command-line flags (``flags``: dotted keys such as ``base_url`` or ``client.deadline_s``; ``None`` values ignored);
 2. the environment: ``DEEPSEEK_BASE_URL`` overrides ``base_url``; the API key itself is read from the variable that
    ``api_key_env`` names (``DEEPSEEK_API_KEY`` by default) and lives only on :class:`ResolvedConfig`, never in a file;
-3. the project file ``<workspace>/reasonix.toml``;
+3. the project files ``<workspace>/reasonix.local.toml`` (the user's answers to permission prompts) over
+   ``<workspace>/reasonix.toml``; keys that redirect requests, pick the key, open the network, drop the sandbox or
+   allow commands are refused there until the user trusts the workspace (:mod:`orchestrator.config.trust`);
 4. the user file ``$XDG_CONFIG_HOME/reasonix/config.toml`` (``~/.config/reasonix/config.toml`` by default);
 5. the built-in defaults below.
 
@@ -26,18 +28,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
 from orchestrator.config.messages import validate_layer
+from orchestrator.config.trust import trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
 from sessions.prices import FamilyPrice, PriceBook, default_price_book
+from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
 from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
+LOCAL_FILE = "reasonix.local.toml"
 USER_FILE = "config.toml"
 ENV_BASE_URL = "DEEPSEEK_BASE_URL"
 DEFAULT_SOURCE = "default"
@@ -88,6 +93,26 @@ class GoalConfig(_Section):
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
 
 
+class SandboxConfig(_Section):
+    """How commands are confined (``sessions.sandbox``)."""
+
+    mode: Literal["workspace-write", "read-only", "full-access"] = "workspace-write"
+    network: bool = False
+    forbid_read: list[str] = Field(default_factory=lambda: list(DEFAULT_FORBID_READ))
+    writable: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)
+    """Environment variables passed to commands besides PATH, HOME, LANG, TERM, USER, SHELL and TMPDIR."""
+
+
+class PermissionsConfig(_Section):
+    """Rules such as ``bash(git status)``, ``bash(npm test:*)``, ``write(src/**)``, ``read(secrets/**)``."""
+
+    mode: Literal["ask", "auto", "read-only"] | None = None
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -100,6 +125,8 @@ class Config(_Section):
     client: ClientConfig = Field(default_factory=ClientConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
     goal: GoalConfig = Field(default_factory=GoalConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
 
     @field_validator("base_url")
     @classmethod
@@ -124,6 +151,21 @@ class Config(_Section):
             "max_attempts": self.client.max_attempts,
             "max_reply_chars": self.client.max_reply_chars,
         }
+
+    def sandbox_policy(self, mode: str | None = None) -> SandboxPolicy:
+        """The sandbox policy (``mode`` from ``--sandbox`` wins); the ``api_key_env`` variable is never passed."""
+        s = self.sandbox
+        chosen = mode or s.mode
+        if chosen not in SANDBOX_MODES:
+            raise ValueError(f"--sandbox: expected one of {', '.join(SANDBOX_MODES)}, got {chosen!r}")
+        return SandboxPolicy(
+            mode=chosen,
+            network=s.network,
+            forbid_read=tuple(s.forbid_read),
+            writable=tuple(Path(p).expanduser() for p in s.writable),
+            env=tuple(s.env),
+            secret_env=tuple(dict.fromkeys((self.api_key_env, "DEEPSEEK_API_KEY"))),
+        )
 
     def price_book(self) -> PriceBook:
         """The shipped dated tables, with this configuration's overrides winning where it has any."""
@@ -187,11 +229,15 @@ def load_config(
     env = os.environ if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
     files: list[Path] = []
-    for path in (user_config_path(env, user_config_dir), workspace / PROJECT_FILE):
+    user_file = user_config_path(env, user_config_dir)
+    trust_problems: list[ConfigProblem] = []
+    for path in (user_file, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
         data = read_toml(path)
         if data is not None:
             layers.append((str(path), data))
             files.append(path)
+            if path != user_file:
+                trust_problems.extend(untrusted_problems(path, data, trust_path(user_file)))
     env_values: dict[str, object] = {}
     if env.get(ENV_BASE_URL, "").strip():
         env_values["base_url"] = env[ENV_BASE_URL].strip()
@@ -204,6 +250,7 @@ def load_config(
     problems: list[ConfigProblem] = []
     for source, data in layers:
         problems.extend(validate_layer(Config, source, data))
+    problems.extend(trust_problems)
     if problems:
         raise ConfigError(problems)
 

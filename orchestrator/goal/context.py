@@ -27,6 +27,7 @@ from orchestrator.review.reviewer import Reviewer
 from plans.schema import Plan
 from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, UsageReported
+from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import ReplySource, Session, SessionSettings, TurnResult
 from sessions.tools.registry import ToolRegistry, default_registry
 
@@ -84,8 +85,11 @@ class GoalContext:
         reviewer: Reviewer | None,
         open_session: SessionOpener,
         on_event: Callable[[AnyEvent], None] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.workspace = workspace
+        self.sandbox: Sandbox = sandbox or NoSandbox()
+        """What confines the supervisor's verify commands (the sessions' commands are confined by their builder)."""
         self.client = client
         """The client the sessions send through (the caller opens and closes it)."""
         self.store = store

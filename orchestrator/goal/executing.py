@@ -63,7 +63,9 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
                 ctx.update_step(step.id, status=StepStatus.BLOCKED)
                 ctx.save()
                 return Replanning(step, report.summary, blocked=True)
-        outcomes = await run_verify(step, ctx.workspace, default_timeout_s=options.verify_timeout_s)
+        outcomes = await run_verify(
+            step, ctx.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox
+        )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
         if ok:

@@ -5,10 +5,11 @@ Each command runs with ``bash -c`` in the workspace root:
 * no stdin (``/dev/null``); a new session, so the command and all it starts form one process group;
 * stdout and stderr merged, kept as a bounded head and tail (``sessions.tools.bounded.HeadTail``), so the text is a
   deterministic function of what the command printed: nothing of ours (no clock, no temp path) is added to it;
-* provider credentials removed from the environment (``DEEPSEEK_API_KEY``, ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET*``);
+* through the run's sandbox (:mod:`sessions.sandbox`; bubblewrap confines writes to the workspace, without network)
+  and with the allowlisted environment, never the API key;
 * on timeout the whole process group is killed; on cancellation too, and the cancellation propagates;
-* when the command exits but something it started keeps the output open, that leftover gets a short grace, then the
-  group is killed: a verify command never leaves processes behind.
+* when the command exits, whatever it left running is killed (a leftover keeping the output open gets a short grace
+  first): a verify command never leaves processes behind.
 
 An outcome is ok iff the exit code equals the command's ``expect_exit``.
 """
@@ -24,8 +25,9 @@ import trio
 from orchestrator.errors import ReasonixError
 from orchestrator.events import VerifyOutcome
 from plans.schema import Step, VerifyCommand
+from sessions.sandbox import Sandbox
 from sessions.tools.bounded import HeadTail
-from sessions.tools.process import child_env, run_shell
+from sessions.tools.process import run_shell
 
 #: How long a command that has exited may keep its output open through a background process before the group dies.
 EXIT_GRACE_S = 1.0
@@ -42,8 +44,10 @@ async def run_command(
     default_timeout_s: float = 300,
     output_chars: int = 4000,
     env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> VerifyOutcome:
-    """Run one verify command; see the module docstring. ``env`` is the base environment (default ``os.environ``)."""
+    """Run one verify command; see the module docstring. ``env`` holds overrides joining the allowlisted environment;
+    ``sandbox`` defaults to none."""
     bash = shutil.which("bash")
     if bash is None:
         raise VerifyError("bash is not installed on this machine; install it so verify commands can run")
@@ -57,11 +61,12 @@ async def run_command(
             bash,
             verify.command,
             cwd=workspace,
-            env=child_env({}, env),
+            env=env or {},
             timeout_s=timeout,
             output=output,
             exit_grace_s=EXIT_GRACE_S,
-            kill_leftovers=True,  # whatever the command left running dies with it
+            sandbox=sandbox,
+            workspace=workspace,
         )
     except OSError as exc:
         raise VerifyError(f"could not start bash for a verify command in {workspace}: {exc}") from exc
@@ -84,12 +89,18 @@ async def run_verify(
     output_chars: int = 4000,
     env: Mapping[str, str] | None = None,
     stop_on_failure: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> tuple[VerifyOutcome, ...]:
     """Run every verify command of ``step`` in order (all of them, unless ``stop_on_failure``)."""
     outcomes: list[VerifyOutcome] = []
     for verify in step.verify:
         outcome = await run_command(
-            verify, workspace, default_timeout_s=default_timeout_s, output_chars=output_chars, env=env
+            verify,
+            workspace,
+            default_timeout_s=default_timeout_s,
+            output_chars=output_chars,
+            env=env,
+            sandbox=sandbox,
         )
         outcomes.append(outcome)
         if stop_on_failure and not outcome.ok:

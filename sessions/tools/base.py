@@ -14,10 +14,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools.schema import lean_schema
 from sessions.wire import FunctionSchema, ToolSchema
 
@@ -71,11 +72,14 @@ class ToolLimits:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Where and how tools run: the workspace root, environment overrides for processes, and limits."""
+    """Where and how tools run: the workspace root, environment overrides for processes, limits, the sandbox that
+    confines commands, and the permission gate consulted before each call (``None``: every call may run)."""
 
     root: Path
     env: Mapping[str, str] = field(default_factory=dict)
     limits: ToolLimits = field(default_factory=ToolLimits)
+    sandbox: Sandbox = field(default_factory=NoSandbox)
+    gate: Gate | None = None
 
 
 class ToolResult(BaseModel):
@@ -94,6 +98,12 @@ class ToolResult(BaseModel):
         return cls(content=message, is_error=True, data=data)
 
 
+class Gate(Protocol):
+    """Decides, before a call runs, whether it may: ``None`` to go ahead, or the refusal text the model reads."""
+
+    async def check(self, tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> str | None: ...
+
+
 class Tool(ABC, Generic[ArgsT]):
     """One tool. Subclasses set the class attributes and implement :meth:`run`."""
 
@@ -102,6 +112,8 @@ class Tool(ABC, Generic[ArgsT]):
     args_model: type[ArgsT]
     read_only: ClassVar[bool]
     parallel_safe: ClassVar[bool]
+    sandboxed: ClassVar[bool] = False
+    """Runs through ``ctx.sandbox``: in a read-only session it may run when the sandbox enforces read-only mode."""
 
     def schema(self) -> ToolSchema:
         """The function schema sent in the request prefix: the same bytes every time."""

@@ -5,8 +5,9 @@
 * On timeout and on cancellation the whole process group is killed (SIGKILL) and reaped before returning.
 * Output (stdout and stderr interleaved) keeps its head and tail with a marker saying how much was cut.
 * If the command exits but background processes keep its output open, they get a short grace and are then killed.
-* Provider credentials are removed from the environment: ``DEEPSEEK_API_KEY`` and every ``*_API_KEY``, ``*_TOKEN``
-  and ``*_SECRET*`` variable.
+* It runs through the context's sandbox (:mod:`sessions.sandbox`): bubblewrap confines it to the workspace, without
+  network; the environment is an allowlist, never the API key.
+* Nothing the command starts outlives it; the status says how many leftovers were killed, and only those seen gone.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.bounded import HeadTail
 from sessions.tools.errors import ToolError
-from sessions.tools.process import child_env, is_credential, run_shell
+from sessions.tools.process import ShellRun, run_shell
 
-__all__ = ["BashArgs", "BashTool", "child_env", "is_credential"]
+__all__ = ["BashArgs", "BashTool"]
 
 
 class BashArgs(ToolArgs):
@@ -30,14 +31,23 @@ class BashArgs(ToolArgs):
     )
 
 
-def _status_line(exit_code: int | None, timeout: float, timed_out: bool, lingering: bool) -> str:
-    if timed_out:
-        return f"[timed out after {timeout:g}s; the process group was killed]"
-    signalled = exit_code is not None and exit_code < 0
-    status = f"[killed by signal {-(exit_code or 0)}" if signalled else f"[exit code {exit_code}"
-    if lingering:
-        status += "; background processes still holding the output were killed"
+def _status_line(exit_code: int | None, timeout: float, run: ShellRun) -> str:
+    if run.timed_out:
+        status = f"[timed out after {timeout:g}s; the process group was killed"
+    else:
+        signalled = exit_code is not None and exit_code < 0
+        status = f"[killed by signal {-(exit_code or 0)}" if signalled else f"[exit code {exit_code}"
+        if run.lingering and not (run.leftovers_killed or run.leftovers_survived):
+            status += "; background processes held the output open"
+    if run.leftovers_killed:
+        status += f"; killed {counted(run.leftovers_killed, 'process')} it left running"
+    if run.leftovers_survived:
+        status += f"; {counted(run.leftovers_survived, 'process')} it left running could not be killed"
     return status + "]"
+
+
+def counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}es"
 
 
 def _with_status(body: str, status: str) -> str:
@@ -55,6 +65,7 @@ class BashTool(Tool[BashArgs]):
     args_model = BashArgs
     read_only = False
     parallel_safe = False
+    sandboxed = True
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         bash = shutil.which("bash")
@@ -67,13 +78,15 @@ class BashTool(Tool[BashArgs]):
             bash,
             args.command,
             cwd=ctx.root,
-            env=child_env(ctx.env),
+            env=ctx.env,
             timeout_s=timeout,
             output=output,
             exit_grace_s=limits.bash_exit_grace_s,
+            sandbox=ctx.sandbox,
+            workspace=ctx.root,
         )
-        exit_code, timed_out, lingering = run.exit_code, run.timed_out, run.lingering
-        status = _status_line(exit_code, timeout, timed_out, lingering)
+        exit_code, timed_out = run.exit_code, run.timed_out
+        status = _status_line(exit_code, timeout, run)
         full = output.full_text() if output.bounded else None
         return ToolResult(
             content=_with_status(output.text(), status),

@@ -2,6 +2,10 @@
 
 * An unknown tool, arguments that fail the tool's model, and a non-read-only tool in read-only mode each give an error
   result; the other calls still run and the turn goes on. Schemas never change with the mode (DESIGN §3.4).
+* In read-only mode a sandboxed tool (``bash``) may still run when the sandbox confines it: it runs in the sandbox's
+  ``read-only`` mode, the workspace mounted read-only. Without a sandbox it is refused as before.
+* The context's permission gate (rules, approval mode) is consulted before each call; a refusal is an error result
+  like any other, appended to the conversation.
 * Consecutive calls to parallel-safe tools run concurrently in one nursery; any other call is a barrier that waits for
   the batch before it and runs alone. Results come back in call order whatever order they finish in.
 """
@@ -9,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import trio
@@ -37,6 +41,8 @@ OnFinish = Callable[[PreparedCall, ToolResult], None]
 class _Runnable:
     tool: Tool[Any]
     args: BaseModel
+    ctx: ToolContext | None = None
+    """A narrower context for this call (the read-only sandbox)."""
 
 
 def refusal(tool_name: str) -> str:
@@ -55,18 +61,40 @@ def format_validation_error(tool_name: str, exc: ValidationError) -> str:
     return f"invalid arguments for {tool_name}: " + "; ".join(problems) + ". Fix the arguments and call again."
 
 
-def _prepare(registry: ToolRegistry, call: PreparedCall, *, read_only: bool) -> _Runnable | ToolResult:
+def _read_only_context(tool: Tool[Any], ctx: ToolContext) -> ToolContext | None:
+    """The context a mutating tool may run in within a read-only session, or None when it must be refused."""
+    sandbox = ctx.sandbox
+    if tool.sandboxed and sandbox.confines and sandbox.policy.mode != "full-access":
+        return replace(ctx, sandbox=sandbox.with_mode("read-only"))
+    return None
+
+
+def _prepare(
+    registry: ToolRegistry, call: PreparedCall, *, read_only: bool, ctx: ToolContext | None = None
+) -> _Runnable | ToolResult:
     tool = registry.get(call.name)
     if tool is None:
         valid = ", ".join(registry.names())
         return ToolResult.error(f"unknown tool {call.name!r}; the valid tools are: {valid}")
+    narrowed = None
     if read_only and not tool.read_only:
-        return ToolResult.error(refusal(tool.name), data={"refused": "read_only"})
+        narrowed = _read_only_context(tool, ctx) if ctx is not None else None
+        if narrowed is None:
+            return ToolResult.error(refusal(tool.name), data={"refused": "read_only"})
     try:
         args = tool.args_model.model_validate(call.args)
     except ValidationError as exc:
         return ToolResult.error(format_validation_error(tool.name, exc))
-    return _Runnable(tool, args)
+    return _Runnable(tool, args, narrowed)
+
+
+async def _gated(item: _Runnable, ctx: ToolContext) -> ToolResult:
+    ctx = item.ctx or ctx
+    if ctx.gate is not None:
+        refused = await ctx.gate.check(item.tool, item.args, ctx)
+        if refused is not None:
+            return ToolResult.error(refused, data={"refused": "permission"})
+    return await run_one(item.tool, item.args, ctx)
 
 
 async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolResult:
@@ -92,7 +120,7 @@ async def dispatch(
 ) -> list[ToolResult]:
     """Run ``calls`` and return one result per call, in call order."""
     results: list[ToolResult | None] = [None] * len(calls)
-    prepared = [_prepare(registry, call, read_only=read_only) for call in calls]
+    prepared = [_prepare(registry, call, read_only=read_only, ctx=ctx) for call in calls]
 
     def started(index: int) -> None:
         if on_start is not None:
@@ -100,7 +128,7 @@ async def dispatch(
 
     async def execute(index: int) -> None:
         call, item = calls[index], prepared[index]
-        result = item if isinstance(item, ToolResult) else await run_one(item.tool, item.args, ctx)
+        result = item if isinstance(item, ToolResult) else await _gated(item, ctx)
         results[index] = result
         if on_finish is not None:
             on_finish(call, result)

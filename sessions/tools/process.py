@@ -1,18 +1,19 @@
 """Running a shell command the way both the ``bash`` tool and the supervisor's verify commands need it.
 
-``bash -c`` in a directory, with no stdin and a new session (the command and everything it starts form one process
-group, with no terminal to prompt on); stdout and stderr merged into a bounded head + tail; the whole group killed
-(SIGKILL) and reaped on timeout, on cancellation and on error; provider credentials removed from the environment.
-When the command exits but something it started keeps the output open, that leftover gets a short grace and is then
-killed. ``kill_leftovers`` also kills what the command left running with its output redirected (verify commands must
-leave nothing behind; the ``bash`` tool lets a deliberately detached server live).
+The command goes through a :class:`~sessions.sandbox.Sandbox` (bubblewrap, or none), which decides the argv and the
+environment (an allowlist: never the API key). ``bash -c`` in a directory, with no stdin and a new session; stdout
+and stderr merged into a bounded head + tail; everything killed and reaped on timeout, on cancellation and on error.
+
+When the command exits, nothing it started outlives it: in a sandbox its PID namespace ends with it; without one,
+Reasonix is a child subreaper and hunts the leftovers down by a marker variable and process group
+(:mod:`sessions.sandbox.reaper`). A leftover that keeps the output open gets a short grace first. What the status says
+was killed is what was seen gone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -21,19 +22,9 @@ from pathlib import Path
 
 import trio
 
+from sessions.sandbox import NoSandbox, Sandbox
+from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
 from sessions.tools.bounded import HeadTail
-
-_CREDENTIAL = re.compile(r"(^|_)API_KEY$|(^|_)TOKEN$|_SECRET|^SECRET(_|$)")
-
-
-def is_credential(name: str) -> bool:
-    return name.upper() == "DEEPSEEK_API_KEY" or _CREDENTIAL.search(name.upper()) is not None
-
-
-def child_env(overrides: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment: ``base`` (default ``os.environ``) plus ``overrides``, minus credentials."""
-    merged = {**(os.environ if base is None else base), **overrides}
-    return {name: value for name, value in merged.items() if not is_credential(name)}
 
 
 def kill_group(pgid: int) -> None:
@@ -47,7 +38,11 @@ class ShellRun:
     """None when the command timed out; negative when a signal killed it."""
     timed_out: bool
     lingering: bool
-    """Background processes kept the output open after the command exited and were killed."""
+    """Background processes kept the output open after the command exited."""
+    leftovers_killed: int = 0
+    """Processes the command left behind, seen gone after SIGKILL (unconfined commands only)."""
+    leftovers_survived: int = 0
+    """Processes the command left behind that could not be killed."""
 
 
 async def run_shell(
@@ -59,13 +54,23 @@ async def run_shell(
     timeout_s: float,
     output: HeadTail,
     exit_grace_s: float = 1.0,
-    kill_leftovers: bool = False,
+    sandbox: Sandbox | None = None,
+    workspace: Path | None = None,
 ) -> ShellRun:
-    """Run ``command``; what it prints goes into ``output``. Raises OSError when bash cannot start."""
+    """Run ``command`` through ``sandbox`` (default: none); ``env`` holds overrides joining the allowlisted
+    environment. What it prints goes into ``output``. Raises OSError when the command cannot start."""
+    sandbox = sandbox if sandbox is not None else NoSandbox()
+    launch = sandbox.wrap([bash, "-c", command], workspace=workspace or cwd, cwd=cwd, env=env)
+    child_env = dict(launch.env)
+    marker = ""
+    if not launch.contained:
+        become_subreaper()
+        marker = new_marker()
+        child_env[MARKER] = marker
     proc = await trio.lowlevel.open_process(
-        [bash, "-c", command],
+        list(launch.argv),
         cwd=cwd,
-        env=dict(env),
+        env=child_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -75,6 +80,7 @@ async def run_shell(
     assert stdout is not None
     lingering = False
     done = False
+    sweep = Sweep(0, 0)
     try:
         with trio.move_on_after(timeout_s) as deadline:
             eof = trio.Event()
@@ -90,17 +96,27 @@ async def run_shell(
                 with trio.move_on_after(exit_grace_s):
                     await eof.wait()
                 lingering = not eof.is_set()
-                if lingering or kill_leftovers:
-                    kill_group(proc.pid)
-                with trio.move_on_after(exit_grace_s):  # a process that left the group keeps the pipe: stop reading
+                if marker:  # counts what it kills, the process group included
+                    sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)
+                kill_group(proc.pid)
+                with trio.move_on_after(exit_grace_s):  # something unkillable keeps the pipe: stop reading
                     await eof.wait()
                 nursery.cancel_scope.cancel()
         done = not deadline.cancelled_caught
     finally:
         if not done:  # timeout, cancellation or an error: nothing of the command may outlive the call
             kill_group(proc.pid)
+            if marker:
+                with trio.CancelScope(shield=True):
+                    sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)
         with trio.CancelScope(shield=True):
             await proc.wait()
             await stdout.aclose()
     timed_out = deadline.cancelled_caught
-    return ShellRun(exit_code=None if timed_out else proc.returncode, timed_out=timed_out, lingering=lingering)
+    return ShellRun(
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        lingering=lingering,
+        leftovers_killed=sweep.killed,
+        leftovers_survived=sweep.survived,
+    )

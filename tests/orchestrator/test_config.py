@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from orchestrator.config.messages import leaf_keys
 from orchestrator.config.model import Config, load_config, user_config_path
+from orchestrator.config.trust import record_trust, trust_path
 from orchestrator.errors import ConfigError
 from sessions.prices import UnknownModelPriceError
 from sessions.wire import Usage
@@ -64,6 +65,7 @@ def test_precedence_flag_env_project_user_default(dirs: tuple[Path, Path]) -> No
         workspace / "reasonix.toml",
         'base_url = "https://project.example"\n[models]\nflash = "project-flash"\n[client]\nmax_attempts = 2\n',
     )
+    record_trust(trust_path(user / "config.toml"), [project_file])
     resolved = load_config(
         workspace=workspace,
         user_config_dir=user,
@@ -119,7 +121,7 @@ def test_api_key_from_the_configured_variable_and_never_shown(dirs: tuple[Path, 
     assert secret not in repr(resolved) and secret not in str(resolved)
     assert "'***'" in repr(resolved)
 
-    write(workspace / "reasonix.toml", 'api_key_env = "MY_DS_KEY"\n')
+    record_trust(trust_path(user / "config.toml"), [write(workspace / "reasonix.toml", 'api_key_env = "MY_DS_KEY"\n')])
     other = load_config(
         workspace=workspace, user_config_dir=user, env={"DEEPSEEK_API_KEY": secret, "MY_DS_KEY": " sk-2 "}
     )

@@ -103,7 +103,7 @@ def test_run_on_the_terminal_shows_tools_and_the_cost_footer(tmp_path: Path) -> 
         proc = reasonix("run", "Fix add() in calc.py", "--workspace", str(ws), "--base-url", url, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("executor on deepseek-v4-flash · journal ")
+    assert lines[0].startswith("executor on deepseek-v4-flash · ") and " · journal " in lines[0]
     assert "▸ read_file calc.py · ok" in lines
     assert any(line.startswith("▸ edit_file ") and line.endswith(" · ok") for line in lines)
     assert any(line.startswith("▸ bash ") and line.endswith(" · ok") for line in lines)

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         check_key,
         check_prices,
         check_ripgrep,
+        check_sandbox,
         check_tokenizer,
         probe_base_url,
     )
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         record(check_prices(resolved))
     record(check_tokenizer())
     record(check_ripgrep())
+    record(check_sandbox())
 
     failed = [c.name for c in checks if c.failed]
     if failed:

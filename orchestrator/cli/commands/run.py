@@ -28,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
     parser.add_argument("--json", action="store_true", help="print events as JSON lines, then a summary object")
     parser.add_argument("--read-only", action="store_true", help="refuse every tool call that would change anything")
+    from orchestrator.cli.options import add_command_options
+
+    add_command_options(parser)
     parser.add_argument(
         "--max-requests", type=int, metavar="N", help="stop after N requests to the model (default: 60)"
     )
@@ -50,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cli.signals import cancel_on_sigint
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.policy.approval import terminal_asker
+    from orchestrator.policy.commands import command_setup
     from orchestrator.replay.recorder import Recorder
     from orchestrator.task.run import RunSummary, TaskRun
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
@@ -71,25 +76,43 @@ def run(args: argparse.Namespace) -> int:
     try:
         workspace = check_workspace(args.workspace)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        interactive = sys.stdin.isatty() and not args.json
+        commands = command_setup(
+            resolved,
+            workspace,
+            sandbox_mode=args.sandbox,
+            permissions=args.permissions,
+            default_permissions="ask" if interactive else "auto",
+            asker=terminal_asker() if interactive else None,
+        )
+        read_only = args.read_only or args.permissions == "read-only"
         recorder = Recorder.start(workspace) if args.record is not None else None
         client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
         task_run = TaskRun(
             args.task,
             resolved=resolved,
             workspace=workspace,
-            options=RunOptions(model=args.model, read_only=args.read_only, max_requests=args.max_requests),
+            options=RunOptions(
+                model=args.model,
+                read_only=read_only,
+                max_requests=args.max_requests,
+                sandbox=commands.sandbox,
+                gate=commands.gate,
+            ),
             on_event=json_out if json_out is not None else terminal,
             client=client,
         )
     except ReasonixError as exc:
         return fail(str(exc), 2)
 
+    if commands.notice:
+        err.print(Text(f"reasonix run: {commands.notice}", style="red"))
     if terminal is not None:
-        mode = " · read-only" if args.read_only else ""
-        console.print(
-            Text(f"executor on {task_run.session.settings.model}{mode} · journal {task_run.journal_path}", style="dim"),
-            soft_wrap=True,
-        )
+        mode = " · read-only" if read_only else ""
+        header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
+        header.append(commands.label, style="red" if commands.danger else "dim")
+        header.append(f" · journal {task_run.journal_path}", style="dim")
+        console.print(header, soft_wrap=True)
 
     async def main() -> RunSummary:
         summary: RunSummary | None = None

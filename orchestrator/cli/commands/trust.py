@@ -1,0 +1,49 @@
+"""``reasonix trust``: accept a workspace's own configuration (``reasonix.toml``, ``reasonix.local.toml``) as it is now.
+
+Until then, the keys that redirect requests, pick the API key, open the network, drop the sandbox or allow commands
+are refused in those files. The hashes go to ``trusted.json`` in the user's configuration directory; a changed file
+must be trusted again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from orchestrator.config.files import read_toml
+    from orchestrator.config.model import LOCAL_FILE, PROJECT_FILE, user_config_path
+    from orchestrator.config.trust import guarded_keys, record_trust, trust_path
+    from orchestrator.errors import ReasonixError
+
+    workspace = args.workspace.expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"reasonix trust: {args.workspace} is not a directory; pass --workspace DIR")
+        return 2
+    files = [p for p in (workspace / PROJECT_FILE, workspace / LOCAL_FILE) if p.exists()]
+    if not files:
+        print(f"reasonix trust: {workspace} has no {PROJECT_FILE} or {LOCAL_FILE}; there is nothing to trust")
+        return 0
+    try:
+        for path in files:
+            data = read_toml(path) or {}
+            keys = guarded_keys(data)
+            print(f"{path}: " + ("no keys that need trust" if not keys else "trusting:"))
+            for key, why in keys:
+                print(f"  {key}: {why}")
+    except ReasonixError as exc:
+        print(f"reasonix trust: {exc}")
+        return 2
+    store = trust_path(user_config_path(os.environ))
+    record_trust(store, files)
+    print(f"recorded in {store}; if a file changes, run reasonix trust again")
+    return 0

@@ -1,0 +1,118 @@
+"""The permission gate: before a call runs, its rules and the approval mode decide allow, ask or deny.
+
+Approval modes (``--permissions``): ``auto`` runs what is not denied (commands sandboxed; without a sandbox every
+command asks), ``ask`` asks for every command and write no rule allows, ``read-only`` is the session's read-only mode.
+An answer "always" adds a rule through ``remember``. Without someone to ask, ``ask`` refuses with the rule to add. A
+refusal is an ordinary error result: appended to the conversation, the prefix untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from sessions.permissions.rules import Rules, Verdict
+from sessions.sandbox import describe
+
+ApprovalMode = Literal["ask", "auto", "read-only"]
+_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+_READ_TOOLS = frozenset({"read_file", "list_dir", "grep", "glob"})
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    tool: str
+    subject: str
+    """The whole command, or the path."""
+    cwd: str
+    sandbox: str
+    """What confines it: ``bubblewrap · workspace-write · no network`` or ``no sandbox available``."""
+    rule: str
+    """The rule that "always" would add: ``bash(git push)``, ``write(src/app.py)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    allow: bool
+    always: bool = False
+    note: str = ""
+    """With a no: what the user wants the model to know."""
+
+
+Asker = Callable[[Question], Awaitable[Answer]]
+
+
+def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
+    """(rule kind, subject) for the calls rules govern."""
+    data: dict[str, Any] = args.model_dump()
+    if tool == "bash":
+        return "bash", str(data.get("command", ""))
+    if tool in _WRITE_TOOLS and "path" in data:
+        return "write", str(data["path"])
+    if tool in _READ_TOOLS and isinstance(data.get("path"), str):
+        return "read", str(data["path"])
+    return None
+
+
+@dataclass
+class PermissionGate:
+    rules: Rules
+    mode: ApprovalMode = "auto"
+    asker: Asker | None = None
+    remember: Callable[[str], None] | None = None
+    """Saves an "always" rule (to ``reasonix.local.toml``)."""
+
+    async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        found = _subject(tool.name, args)
+        if found is None:
+            return None
+        kind, subject = found
+        verdict: Verdict = self.rules.for_command(subject) if kind == "bash" else self.rules.for_path(kind, subject)
+        rule = f"bash({' '.join(subject.split())})" if kind == "bash" else f"{kind}({subject})"
+        if verdict.decision == "deny":
+            return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+        if self.mode == "read-only" and kind != "read":
+            if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
+                return None
+            return (
+                f"refused: {tool.name} can change the workspace and approvals are read-only (--permissions read-only)"
+            )
+        if verdict.decision == "allow":
+            return None
+        if verdict.decision is None and self._default_allows(kind, ctx):
+            return None
+        return await self._ask(tool.name, kind, subject, rule, verdict, ctx)
+
+    def _default_allows(self, kind: str, ctx: Any) -> bool:
+        if kind == "read":
+            return True
+        if self.mode == "auto":
+            # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
+            return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"
+        return False
+
+    async def _ask(self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any) -> str | None:
+        why = "it cannot be parsed into simple commands" if verdict.rule == "unparseable" else ""
+        if self.asker is None:
+            reason = f" ({why})" if why else ""
+            return (
+                f"refused: {tool} `{subject}` needs approval{reason} and there is no terminal to ask; the user can "
+                f"allow it by adding {rule!r} to [permissions] allow in reasonix.toml"
+            )
+        answer = await self.asker(
+            Question(tool=tool, subject=subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
+        )
+        if answer.allow:
+            if answer.always and self.remember is not None and verdict.rule != "unparseable":
+                self.remember(rule)
+                self.rules = Rules(
+                    allow=(*self.rules.allow, *Rules.parse(allow=[rule]).allow),
+                    ask=self.rules.ask,
+                    deny=self.rules.deny,
+                )
+            return None
+        note = f" The user says: {answer.note}" if answer.note.strip() else ""
+        return f"refused: the user declined {tool} `{subject}`.{note}"

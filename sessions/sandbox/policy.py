@@ -1,0 +1,73 @@
+"""What a sandboxed command may see and do: the mode, network, hidden paths, extra writable paths, environment names.
+
+Modes (``--sandbox`` / ``[sandbox] mode``):
+
+* ``workspace-write``: the whole filesystem read-only, the workspace (and the extra ``writable`` paths) writable, a
+  private ``/tmp``; the default when a sandbox is available;
+* ``read-only``: the workspace read-only too (the planner and ``run --read-only`` may then run bash to read);
+* ``full-access``: no sandbox at all; only when the user asks for it explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+SandboxMode = Literal["workspace-write", "read-only", "full-access"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("workspace-write", "read-only", "full-access")
+
+#: The variables every command gets (when set); ``[sandbox] env`` adds names, nothing else passes. Besides the seven
+#: that name the user, the shell and the terminal: the locale, the time zone, and how Python and colour behave, which
+#: change what tests print but carry nothing secret.
+BASE_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "TERM",
+    "USER",
+    "SHELL",
+    "TMPDIR",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "NO_COLOR",
+    "COLORTERM",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "VIRTUAL_ENV",
+)
+
+#: Credentials and configuration a command never needs to read.
+DEFAULT_FORBID_READ: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.config/reasonix",
+    "~/.config/gh",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pypirc",
+    "~/.npmrc",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    mode: SandboxMode = "workspace-write"
+    network: bool = False
+    forbid_read: tuple[str, ...] = DEFAULT_FORBID_READ
+    """Paths (``~`` expands to the user's home) hidden from commands: an empty directory or an empty file."""
+    writable: tuple[Path, ...] = ()
+    """Paths writable besides the workspace (workspace-write mode only)."""
+    env: tuple[str, ...] = ()
+    """Environment variables passed besides :data:`BASE_ENV`."""
+    secret_env: tuple[str, ...] = ("DEEPSEEK_API_KEY",)
+    """Variables never passed, whatever ``env`` says: the one ``api_key_env`` names belongs here."""
+
+    def with_mode(self, mode: SandboxMode) -> SandboxPolicy:
+        return replace(self, mode=mode)

@@ -1,0 +1,136 @@
+"""Containment without a sandbox: finding and killing what an unconfined command left behind.
+
+Reasonix becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so a process that a command detached
+(``setsid cmd &``, a double fork) is re-parented to Reasonix instead of to init and stays findable. Each command
+carries a marker variable in its environment, inherited by everything it starts; after the command, every process
+with the marker, in the command's process group, or descended from one of those is killed with SIGKILL, and the
+count reported is the count of processes seen gone, never the count of signals sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER = "REASONIX_COMMAND"
+_PR_SET_CHILD_SUBREAPER = 36
+_counter = itertools.count(1)
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux); False where that is not possible."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        name = ctypes.util.find_library("c")
+        if name is not None and hasattr(os, "getpid"):
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(name, use_errno=True)
+                _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+def new_marker() -> str:
+    return f"{os.getpid()}.{next(_counter)}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Proc:
+    pid: int
+    ppid: int
+    pgid: int
+    state: str
+
+
+def _stat(pid: int) -> _Proc | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    rest = raw[raw.rfind(")") + 2 :].split()
+    return _Proc(pid=pid, state=rest[0], ppid=int(rest[1]), pgid=int(rest[2]))
+
+
+def _has_marker(pid: int, marker: bytes) -> bool:
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _procs() -> list[_Proc]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            proc = _stat(int(entry))
+            if proc is not None and proc.state not in ("Z", "X"):
+                out.append(proc)
+    return out
+
+
+def leftovers(marker: str, pgid: int) -> set[int]:
+    """Live processes the command started: its marker, its process group, and their descendants."""
+    if not os.path.isdir("/proc"):
+        return set()
+    me = os.getpid()
+    wanted = f"{MARKER}={marker}".encode()
+    procs = [p for p in _procs() if p.pid != me]
+    found = {p.pid for p in procs if p.pgid == pgid or _has_marker(p.pid, wanted)}
+    children: dict[int, list[int]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p.pid)
+    stack = list(found)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def _reap(pids: set[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _gone(pid: int) -> bool:
+    proc = _stat(pid)
+    return proc is None or proc.state in ("Z", "X")
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    killed: int
+    """Processes seen gone after SIGKILL."""
+    survived: int
+    """Processes still alive (another user's, or unkillable): never reported as killed."""
+
+
+def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:
+    """SIGKILL what the command left (repeating while new processes appear) and count what is really gone."""
+    seen: set[int] = set()
+    for _ in range(rounds):
+        found = leftovers(marker, pgid) - {pid for pid in seen if _gone(pid)}
+        if not found:
+            break
+        seen |= found
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    # SIGKILL is delivered before kill() returns for our own processes, but the exit itself may take a moment.
+    for _ in range(400):
+        if all(_gone(pid) for pid in seen):
+            break
+        time.sleep(0.005)
+    _reap(seen)
+    alive = {pid for pid in seen if not _gone(pid)}
+    return Sweep(killed=len(seen) - len(alive), survived=len(alive))
