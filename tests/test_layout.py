@@ -209,6 +209,34 @@ PUBLIC: dict[str, list[str]] = {
         "read_journal",
         "stream_reply",
     ],
+    "sessions.permissions": [
+        "Answer",
+        "ApprovalMode",
+        "Asker",
+        "PermissionGate",
+        "Question",
+        "Rule",
+        "RuleError",
+        "Rules",
+        "Verdict",
+        "split_command",
+    ],
+    "sessions.sandbox": [
+        "BASE_ENV",
+        "BubblewrapSandbox",
+        "DEFAULT_FORBID_READ",
+        "INSTALL_HINT",
+        "Launch",
+        "NoSandbox",
+        "SANDBOX_MODES",
+        "Sandbox",
+        "SandboxMode",
+        "SandboxPolicy",
+        "command_env",
+        "describe",
+        "sandbox_for",
+        "sandbox_unavailable_reason",
+    ],
     "sessions.repair": [
         "BatchItem",
         "FlatMap",
@@ -252,7 +280,9 @@ PUBLIC: dict[str, list[str]] = {
 """Each package's public surface, sorted. A change to what a package exports shows up here as a visible diff."""
 
 LIGHT_PACKAGES = sorted(p for p in PUBLIC if p.split(".")[0] in ("orchestrator", "sessions", "scenarios"))
-LIGHT_PACKAGES = [p for p in LIGHT_PACKAGES if p not in ("sessions.repair", "sessions.tools", "scenarios.emulator")]
+EAGER = ("sessions.permissions", "sessions.repair", "sessions.tools", "scenarios.emulator")
+"""Packages that import their modules at once: never imported by ``reasonix --help``."""
+LIGHT_PACKAGES = [p for p in LIGHT_PACKAGES if p not in EAGER]
 HEAVY = ("trio", "httpx", "pydantic", "rich", "tenacity", "tokenizers")
 
 

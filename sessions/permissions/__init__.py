@@ -1,4 +1,7 @@
-"""Permission rules and the gate that applies them before each tool call."""
+"""Permission rules and the gate that applies them before each tool call: ``allow`` / ``ask`` / ``deny`` lists of
+``bash(git status)``, ``bash(npm test:*)``, ``write(src/**)``, ``read(secrets/**)``, with deny > ask > allow > the
+mode's default; compound shell commands are split with a real parser and every part must pass. A refusal reaches the
+model as a tool result, so the prefix never changes."""
 
 from sessions.permissions.gate import Answer, ApprovalMode, Asker, PermissionGate, Question
 from sessions.permissions.rules import Rule, RuleError, Rules, Verdict, split_command

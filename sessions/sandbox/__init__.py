@@ -1,4 +1,7 @@
-"""Running commands confined: the :class:`Sandbox` seam, bubblewrap, no sandbox, and the allowlisted environment."""
+"""Running commands confined (DESIGN §5, Safety): the :class:`Sandbox` seam that turns a command into an argv and an
+environment, the bubblewrap implementation (read-only root, writable workspace, private ``/tmp``, new PID namespace,
+no network unless asked), :class:`NoSandbox` where none exists, and the allowlisted environment every command gets
+(never the API key's variable)."""
 
 from sessions.sandbox.base import Launch, Sandbox, describe
 from sessions.sandbox.bwrap import BubblewrapSandbox
