@@ -12,9 +12,14 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+    from orchestrator.cli.options import (
+        add_connection_options,
+        add_record_option,
+        add_review_option,
+        add_text_argument,
+    )
 
-    parser.add_argument("objective", nargs="?", help="what the goal should achieve")
+    add_text_argument(parser, "objective", "what the goal should achieve")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue the goal of this run (raise a limit to go on)")
     add_review_option(parser)
     add_connection_options(parser)

@@ -12,9 +12,14 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+    from orchestrator.cli.options import (
+        add_connection_options,
+        add_record_option,
+        add_review_option,
+        add_text_argument,
+    )
 
-    parser.add_argument("objective", help="what the plan should achieve")
+    add_text_argument(parser, "objective", "what the plan should achieve")
     add_review_option(parser)
     add_connection_options(parser)
     add_record_option(parser)
