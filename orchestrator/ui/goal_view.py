@@ -38,6 +38,7 @@ from orchestrator.events import (
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
 from orchestrator.ui.wording import counted
+from orchestrator.ui.wording import shorten as _short
 from plans.render import plan_tree, verify_text
 from plans.schema import Plan, VerifyCommand
 from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, TurnFinished, UsageReported
@@ -45,11 +46,6 @@ from sessions.events import DiagnosticsReported, SessionEvent, StreamUpdate, Tur
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
 STREAM_REFRESH_S = 0.1
-
-
-def _short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 def _percent(ratio: float | None) -> str:
@@ -393,10 +389,7 @@ def summary_text(summary: dict[str, object]) -> Text:
                 shown.append(f"{name} {_percent(float(ratio) if isinstance(ratio, int | float) else None)}")
         text.append(f" ({', '.join(shown)})", style="dim")
     text.append(
-        f" · {_count(summary['escalations'], 'escalation')} · {_count(summary['replans'], 'replan')}", style="dim"
+        f" · {counted(summary['escalations'], 'escalation')} · {counted(summary['replans'], 'replan')}",  # type: ignore[arg-type]
+        style="dim",
     )
     return text
-
-
-def _count(n: object, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

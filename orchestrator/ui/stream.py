@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from orchestrator.ui.wording import counted
+from orchestrator.ui.wording import shorten as _short
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -41,11 +42,6 @@ def cost_style(usd: float, scale: float = 1) -> str:
     if usd < TURN_YELLOW_BELOW * scale:
         return "yellow"
     return "red"
-
-
-def _short(text: str, limit: int) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 def footer(turn_usd: float, session_usd: float, hit_ratio: float) -> Text:
