@@ -88,6 +88,8 @@ def escaped(exc: BaseException, prog: str = "reasonix") -> int | None:
     if is_broken_pipe(exc):
         silence_stdout()
         return ExitCode.BROKEN_PIPE
+    if isinstance(exc, SystemExit):
+        return None  # argparse's usage errors and --help: already said, and nothing below needs importing
     found = list(leaves(exc))
     if any(isinstance(leaf, KeyboardInterrupt) for leaf in found):
         _say(prog, "interrupted")
