@@ -48,3 +48,7 @@ class ReviewUnavailableError(ReasonixError):
 
 class ReviewScriptExhaustedError(ReasonixError):
     """A scripted plan review was asked more often than its scenario has answers for: the scenario is at fault."""
+
+
+class UsageError(ReasonixError):
+    """The user is at fault: a bad combination or value of command-line options, or an objective that cannot be read."""

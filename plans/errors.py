@@ -5,6 +5,8 @@
 * :class:`PlanRevisionError`: a revision tried to change or drop a step that is already done.
 * :class:`PlanReadError`: a model-made plan could not be understood at all; its message is written for the model.
 * :class:`PlanStorageError`: a plan file is missing, unreadable, or would overwrite a different revision.
+* :class:`PlanFileError` (a :class:`PlanStorageError`): a file is not a plan, for any reason; the one error of
+  :mod:`plans.loader`, used by every command that reads a plan file.
 """
 
 from __future__ import annotations
@@ -77,3 +79,24 @@ class PlanReadError(PlanError):
 
 class PlanStorageError(PlanError):
     """A plan file could not be read or written (the message names the file and what to do)."""
+
+
+class PlanFileError(PlanStorageError):
+    """A plan file cannot be read, or is not a (valid) plan. The message names the file and every problem.
+
+    ``unreadable``: the file could not be opened at all (the commands exit 2 for it, 1 for the rest); ``graph``: it is
+    a plan document whose dependency graph is invalid.
+    """
+
+    def __init__(self, path: object, message: str, *, unreadable: bool = False, graph: bool = False) -> None:
+        self.path = path
+        self.unreadable = unreadable
+        self.graph = graph
+        super().__init__(message)
+
+    @classmethod
+    def invalid(cls, path: object, *problems: str) -> PlanFileError:
+        """``<path> is not a valid plan document: <problem>``, or one ``- problem`` line each when there are several."""
+        if len(problems) == 1:
+            return cls(path, f"{path} is not a valid plan document: {problems[0]}")
+        return cls(path, f"{path} is not a valid plan document:\n" + "\n".join(f"- {p}" for p in problems))

@@ -9,7 +9,9 @@ Everything here is deterministic: ties are broken by the steps' order in the doc
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
+import heapq
 import posixpath
 import re
 from collections import defaultdict
@@ -39,6 +41,12 @@ def normalize_path(path: str) -> str:
 
 def _is_glob(path: str) -> bool:
     return any(ch in path for ch in "*?[")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The text of a glob before its first wildcard: every path it matches starts with it."""
+    cut = min((i for i in (pattern.find(ch) for ch in "*?[") if i >= 0), default=len(pattern))
+    return pattern[:cut]
 
 
 def paths_overlap(a: str, b: str) -> bool:
@@ -134,14 +142,23 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
                 for owner in literal.get(parent_key, ()):
                     for mine in owners:
                         note(owner, mine, path)
+    # A glob can only match paths that start with its literal prefix (the text before its first wildcard): compare it
+    # with that range of the sorted paths, not with every path, so the check stays near linear in the plan's size.
+    sorted_paths = sorted(literal)
+    prefixes = [_literal_prefix(pattern) for _, _, pattern in globs]
     for g, (i, sid, pattern) in enumerate(globs):
         matches = re.compile(fnmatch.translate(pattern)).match
-        for path, owners in literal.items():
+        prefix = prefixes[g]
+        for k in range(bisect.bisect_left(sorted_paths, prefix), len(sorted_paths)):
+            path = sorted_paths[k]
+            if not path.startswith(prefix):
+                break
             if matches(path) or matches(path.rstrip("/")):
-                for owner in owners:
+                for owner in literal[path]:
                     note((i, sid), owner, path)
-        for j, other_sid, other in globs[g + 1 :]:
-            if _overlap(pattern, other):
+        for h in range(g + 1, len(globs)):
+            j, other_sid, other = globs[h]
+            if (prefix.startswith(prefixes[h]) or prefixes[h].startswith(prefix)) and _overlap(pattern, other):
                 note((i, sid), (j, other_sid), pattern)
 
     descendants: dict[str, set[str]] = {}
@@ -237,7 +254,13 @@ def _bits(mask: int) -> Iterator[int]:
 
 
 class PlanGraph:
-    """Scheduling views of a valid plan. Building one validates the plan (raising :class:`PlanValidationError`)."""
+    """Scheduling views of a valid plan. Building one validates the plan (raising :class:`PlanValidationError`).
+
+    Building, :meth:`order`, :meth:`generations`, :meth:`ready` and :meth:`critical_path` are linear in the plan's
+    size (steps plus dependencies); :meth:`schedule` follows a run step by step at a cost per step of that step's
+    dependents. Only :meth:`depends_on` and :meth:`parallel_pairs` need the transitive closure, which is computed on
+    first use as one bitset per step (``bench/plans_scale_bench.py`` measures all of these up to 10,000 steps).
+    """
 
     def __init__(self, plan: Plan) -> None:
         validate(plan)
@@ -247,19 +270,25 @@ class PlanGraph:
         self._order: tuple[str, ...] = tuple(
             nx.lexicographical_topological_sort(self.graph, key=self._index.__getitem__)
         )
-        # ancestors as bitsets over document positions, filled in execution order
-        self._ancestors: list[int] = [0] * len(plan.steps)
-        for sid in self._order:
-            i = self._index[sid]
-            mask = 0
-            for dep in self.graph.predecessors(sid):
-                d = self._index[dep]
-                mask |= self._ancestors[d] | (1 << d)
-            self._ancestors[i] = mask
-        self._descendants: list[int] = [0] * len(plan.steps)
-        for i, mask in enumerate(self._ancestors):
-            for a in _bits(mask):
-                self._descendants[a] |= 1 << i
+        self._closure: tuple[list[int], list[int]] | None = None
+
+    def _reach(self) -> tuple[list[int], list[int]]:
+        """(ancestors, descendants) of each step as bitsets over document positions, built once in execution order."""
+        if self._closure is None:
+            n = len(self.plan.steps)
+            ancestors, descendants = [0] * n, [0] * n
+            for sid in self._order:
+                i = self._index[sid]
+                for dep in self.graph.predecessors(sid):
+                    d = self._index[dep]
+                    ancestors[i] |= ancestors[d] | (1 << d)
+            for sid in reversed(self._order):
+                i = self._index[sid]
+                for succ in self.graph.successors(sid):
+                    s = self._index[succ]
+                    descendants[i] |= descendants[s] | (1 << s)
+            self._closure = (ancestors, descendants)
+        return self._closure
 
     def order(self) -> tuple[str, ...]:
         """A topological execution order; among steps free to go, the earlier in the document goes first."""
@@ -272,7 +301,8 @@ class PlanGraph:
     def ready(self, statuses: Mapping[str, StepStatus] | None = None) -> tuple[str, ...]:
         """Pending steps whose dependencies are all done or skipped, in execution order.
 
-        ``statuses`` overrides the steps' own ``status`` for the ids it names.
+        ``statuses`` overrides the steps' own ``status`` for the ids it names. To follow a run step by step, build a
+        :meth:`schedule` once instead of calling this after every step.
         """
         given = statuses or {}
 
@@ -286,13 +316,17 @@ class PlanGraph:
             and all(status(dep) in SATISFIED for dep in self.graph.predecessors(sid))
         )
 
+    def schedule(self, statuses: Mapping[str, StepStatus] | None = None) -> Schedule:
+        """An incremental view of :meth:`ready` that is updated as steps change status."""
+        return Schedule(self, statuses)
+
     def critical_path(self) -> tuple[str, ...]:
         """The longest chain of dependent steps (by number of steps), first step first."""
         return tuple(nx.dag_longest_path(self.graph, topo_order=self._order))
 
     def depends_on(self, a: str, b: str) -> bool:
         """Whether step ``a`` depends on step ``b``, directly or through others."""
-        return bool(self._ancestors[self._index[a]] >> self._index[b] & 1)
+        return bool(self._reach()[0][self._index[a]] >> self._index[b] & 1)
 
     def may_run_in_parallel(self, a: str, b: str) -> bool:
         """Two distinct steps with no path between them (validation already made their writes disjoint)."""
@@ -300,12 +334,73 @@ class PlanGraph:
 
     def parallel_pairs(self) -> tuple[tuple[str, str], ...]:
         """Every pair that :meth:`may_run_in_parallel`, each pair and the list in document order."""
+        ancestors, descendants = self._reach()
         steps = self.plan.steps
         n = len(steps)
         everyone = (1 << n) - 1
         pairs: list[tuple[str, str]] = []
         for i in range(n):
             later = everyone & ~((1 << (i + 1)) - 1)
-            free = later & ~(self._ancestors[i] | self._descendants[i])
+            free = later & ~(ancestors[i] | descendants[i])
             pairs.extend((steps[i].id, steps[j].id) for j in _bits(free))
         return tuple(pairs)
+
+
+class Schedule:
+    """Which steps may start, kept current as steps change status: :meth:`set_status` costs the step's number of
+    dependents, so following a whole run is linear in the plan's size (the graph is never rebuilt per step).
+
+    It always agrees with ``PlanGraph.ready`` given the same statuses (a property test holds it to that).
+    """
+
+    def __init__(self, graph: PlanGraph, statuses: Mapping[str, StepStatus] | None = None) -> None:
+        given = statuses or {}
+        self._graph = graph
+        self._position = {sid: i for i, sid in enumerate(graph.order())}
+        self._status: dict[str, StepStatus] = {
+            sid: given.get(sid, graph.plan.steps[graph._index[sid]].status) for sid in graph.order()
+        }
+        self._waiting: dict[str, int] = {
+            sid: sum(1 for dep in graph.graph.predecessors(sid) if self._status[dep] not in SATISFIED)
+            for sid in graph.order()
+        }
+        self._ready: set[str] = {sid for sid in graph.order() if self._free(sid)}
+        self._heap: list[tuple[int, str]] = sorted((self._position[sid], sid) for sid in self._ready)
+
+    def _free(self, sid: str) -> bool:
+        return self._status[sid] is StepStatus.PENDING and self._waiting[sid] == 0
+
+    def _update(self, sid: str) -> None:
+        if self._free(sid):
+            if sid not in self._ready:
+                self._ready.add(sid)
+                heapq.heappush(self._heap, (self._position[sid], sid))
+        else:
+            self._ready.discard(sid)  # its heap entry is dropped when it comes up
+
+    def status(self, sid: str) -> StepStatus:
+        return self._status[sid]
+
+    def set_status(self, sid: str, status: StepStatus) -> None:
+        """Record a step's new status; its dependents become ready (or stop being ready) accordingly."""
+        before = self._status[sid]
+        self._status[sid] = status
+        change = (status in SATISFIED) - (before in SATISFIED)
+        if change:
+            for succ in self._graph.graph.successors(sid):
+                self._waiting[succ] -= change
+                self._update(succ)
+        self._update(sid)
+
+    def next(self) -> str | None:
+        """The first step that may start, in execution order (``None`` when none may)."""
+        while self._heap:
+            _, sid = self._heap[0]
+            if sid in self._ready:
+                return sid
+            heapq.heappop(self._heap)
+        return None
+
+    def ready(self) -> tuple[str, ...]:
+        """Every step that may start, in execution order (as ``PlanGraph.ready``)."""
+        return tuple(sorted(self._ready, key=self._position.__getitem__))

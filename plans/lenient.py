@@ -24,6 +24,7 @@ import json_repair
 from pydantic import ValidationError
 
 from .errors import PlanReadError
+from .limits import MAX_PLAN_STEPS, too_many_steps
 from .schema import RUNTIME_PLAN_FIELDS, RUNTIME_STEP_FIELDS, Plan, Risk
 
 _PLAN_KEYS: dict[str, str] = {
@@ -377,9 +378,17 @@ def read_plan(data: object, *, objective: str | None = None) -> LenientPlan:
     Raises :class:`PlanReadError` listing every problem, phrased for the model to fix in its next turn.
     """
     reader = _Reader()
-    raw = reader.plan(_decode(data, reader), objective)
+    try:
+        raw = reader.plan(_decode(data, reader), objective)
+    except RecursionError:
+        raise PlanReadError(
+            ["the plan is nested too deeply to read; a plan is an object with a list of steps"]
+        ) from None
     if reader.problems or raw is None:
         raise PlanReadError(reader.problems)
+    steps = raw.get("steps") if isinstance(raw, dict) else None
+    if isinstance(steps, list) and len(steps) > MAX_PLAN_STEPS:
+        raise PlanReadError([too_many_steps(len(steps))])
     try:
         plan = Plan.model_validate(raw)
     except ValidationError as exc:

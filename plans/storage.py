@@ -11,9 +11,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from .errors import PlanStorageError
+from .errors import PlanFileError, PlanStorageError
+from .loader import load_plan_file, parse_plan_text
 from .schema import Plan
 
 _NAME = re.compile(r"^plan\.r(\d{3,})\.json$")
@@ -29,11 +28,13 @@ def dump_plan(plan: Plan) -> str:
 
 
 def parse_plan(text: str | bytes, *, source: str = "plan") -> Plan:
-    """A plan from its JSON (strictly: use :mod:`plans.lenient` for model-made plans)."""
-    try:
-        return Plan.model_validate_json(text)
-    except ValidationError as exc:
-        raise PlanStorageError(f"{source} is not a valid plan document: {exc}") from exc
+    """A plan from its JSON (strictly: use :mod:`plans.lenient` for model-made plans); :class:`PlanFileError` if not."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PlanFileError.invalid(source, f"it is not UTF-8 text (byte {exc.start})") from None
+    return parse_plan_text(text, source).plan
 
 
 def write_atomic(path: Path, data: str) -> None:
@@ -58,11 +59,8 @@ def save_plan(path: Path, plan: Plan) -> Path:
 
 
 def load_plan(path: Path) -> Plan:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanStorageError(f"cannot read plan file {path}: {exc.strerror or exc}") from exc
-    return parse_plan(text, source=str(path))
+    """The plan stored in ``path`` (strictly); :class:`PlanFileError` names the file and every problem."""
+    return load_plan_file(path).plan
 
 
 def save_revision(run_dir: Path, plan: Plan) -> Path:

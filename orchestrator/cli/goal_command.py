@@ -1,9 +1,9 @@
 """What ``reasonix goal``, ``reasonix plan`` and ``reasonix exec`` share: their options, building the runner, Ctrl-C,
 showing the outcome and the exit status.
 
-Exit status: 0 complete (``plan``: the plan was approved and saved); 1 failed, blocked, cancelled at review, or stopped
-by a DeepSeek error; 2 a usage or configuration problem; 3 paused (the resume command is printed); 130 interrupted by
-Ctrl-C (the goal is paused and resumable; a second Ctrl-C exits at once).
+Exit status: the table in ``orchestrator/cli/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
+blocked, cancelled at review, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or
+configuration; 3 paused, with the resume command; 130 interrupted by Ctrl-C, paused and resumable).
 
 This module is imported inside the commands' ``run`` (it pulls in trio, rich and the orchestrator).
 """
@@ -11,26 +11,24 @@ This module is imported inside the commands' ``run`` (it pulls in trio, rich and
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
 import shlex
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
-import trio
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from orchestrator.build import api_key_for, build_client, check_workspace, create_runner, goal_options, resume_runner
+from orchestrator.cli.exits import ExitCode, leaves
+from orchestrator.cli.options import read_text_argument
+from orchestrator.cli.signals import hard_exit, run_interruptible, watch_interrupts
 from orchestrator.config.model import load_config
-from orchestrator.errors import ReasonixError
+from orchestrator.errors import ReasonixError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
@@ -40,27 +38,16 @@ from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
-from orchestrator.ui.wording import counted
-from plans import Plan, find_issues
+from plans import Plan, PlanError
+from plans.errors import PlanFileError
+from plans.loader import load_plan_file
 from plans.storage import revision_path
 from sessions.errors import DeepSeekError
 from sessions.memory import user_config_dir
 
 Mode = Literal["goal", "plan", "exec"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_PAUSED = 3
-EXIT_INTERRUPTED = 130
-
-
-class UsageError(ReasonixError):
-    """The user is at fault: a bad combination or value of command-line options."""
-
-
-class PlanFileError(ReasonixError):
-    """The user is at fault: the plan file given to ``reasonix exec`` is not a valid plan."""
+__all__ = ["GoalCommand", "hard_exit", "read_plan_file", "run_command", "watch_interrupts"]
 
 
 # ------------------------------------------------------------------------------------------------ options
@@ -79,62 +66,8 @@ def check_limits(args: argparse.Namespace) -> None:
 
 
 def read_plan_file(path: Path) -> Plan:
-    """An approved plan from its file; :class:`PlanFileError` names every problem (schema and graph)."""
-    from plans.lenient import explain_validation_error
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanFileError(f"cannot read the plan file {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PlanFileError(f"{path} is not JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    try:
-        plan = Plan.model_validate(data)
-    except ValidationError as exc:
-        problems = "\n".join(f"- {p}" for p in explain_validation_error(exc, data))
-        raise PlanFileError(f"{path} is not a plan document:\n{problems}") from None
-    issues = find_issues(plan)
-    if issues:
-        problems = "\n".join(f"- {issue.message}" for issue in issues)
-        raise PlanFileError(
-            f"{path} is not a valid plan ({counted(len(issues), 'problem')}):\n{problems}\n"
-            "Fix it (`reasonix plans validate FILE` checks it), or make a new one with `reasonix plan`."
-        )
-    return plan
-
-
-# ------------------------------------------------------------------------------------------------ Ctrl-C
-
-
-def hard_exit(code: int = EXIT_INTERRUPTED) -> NoReturn:
-    """Flush what was printed and leave now, without unwinding (the second Ctrl-C)."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
-
-
-async def watch_interrupts(
-    scope: trio.CancelScope,
-    *,
-    on_first: Callable[[], None] = lambda: None,
-    on_second: Callable[[], None] = hard_exit,
-) -> None:
-    """The first SIGINT cancels ``scope`` (the turn unwinds, the goal pauses); the second calls ``on_second``
-    (by default: exit at once with status 130). Off the main thread this waits forever and does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        await trio.sleep_forever()
-    with trio.open_signal_receiver(signal.SIGINT) as signals:
-        seen = 0
-        async for _ in signals:
-            seen += 1
-            if seen == 1:
-                on_first()
-                scope.cancel()
-            else:
-                on_second()
+    """An approved plan from its file; :class:`plans.errors.PlanFileError` names every problem (schema and graph)."""
+    return load_plan_file(path, check_graph=True).plan
 
 
 # ------------------------------------------------------------------------------------------------ the run
@@ -182,10 +115,10 @@ class GoalCommand:
         if self.mode == "exec":
             plan = read_plan_file(args.plan_file)
         elif resume is None:
-            objective = (args.objective or "").strip()
+            objective = (read_text_argument(args, "objective") or "").strip()
             if not objective:
                 raise UsageError(f'the objective is empty; say what to achieve, e.g. reasonix {self.prog} "add a test"')
-        elif args.objective:
+        elif args.objective or args.objective_file:
             raise UsageError("give an objective or --resume RUN_ID, not both")
         else:
             resume = self._resolve_resume(workspace, resume)
@@ -302,11 +235,12 @@ class GoalCommand:
         try:
             runner = self.build(on_event)
         except PlanFileError as exc:
-            return self.fail(str(exc), EXIT_FAILED)
+            hint = "Fix it (`reasonix plans validate FILE` checks it), or make a new one with `reasonix plan`."
+            return self.fail(f"{exc}\n{hint}", ExitCode.FAILED)
         except ReasonixError as exc:
-            return self.fail(str(exc), EXIT_USAGE)
+            return self.fail(str(exc), ExitCode.USAGE)
         except ValidationError as exc:
-            return self.fail(f"invalid option: {exc.errors()[0]['msg']}", EXIT_USAGE)
+            return self.fail(f"invalid option: {exc.errors()[0]['msg']}", ExitCode.USAGE)
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(
@@ -324,22 +258,16 @@ class GoalCommand:
                 style="yellow",
             )
 
-        async def main() -> GoalOutcome | None:
-            outcome: GoalOutcome | None = None
-            async with runner.client, trio.open_nursery() as nursery:
-                work = trio.CancelScope()
-                nursery.start_soon(lambda: watch_interrupts(work, on_first=interrupted_notice))
-                with work:
-                    outcome = await runner.run(self.mode)
-                nursery.cancel_scope.cancel()
-            return outcome
+        async def work() -> GoalOutcome:
+            return await runner.run(self.mode)
 
         error: str | None = None
         outcome: GoalOutcome | None = None
         try:
-            outcome = trio.run(main)
-        except DeepSeekError as exc:
-            outcome, error = None, str(exc)
+            outcome = run_interruptible(work, resource=runner.client, on_first=interrupted_notice)
+        except* (DeepSeekError, ReasonixError, PlanError) as group:
+            # What stopped the goal from outside (an API error, most often): one message, never the group's traceback.
+            error = str(next(leaves(group)))
         finally:
             if ui is not None:
                 ui.stop()
@@ -369,15 +297,15 @@ class GoalCommand:
         command = self.resume_command(runner)
         if json_out is not None:
             json_out.write({"kind": "error", "run_id": runner.store.run_id, "error": error, "resume_command": command})
-        self.fail(f"{error}\nThe goal is saved; once the cause is fixed, continue it with: {command}", EXIT_FAILED)
-        return EXIT_FAILED
+        self.fail(f"{error}\nThe goal is saved; once the cause is fixed, continue it with: {command}", ExitCode.FAILED)
+        return ExitCode.FAILED
 
     def _interrupted(self, runner: GoalRunner, json_out: JsonLinesRenderer | None) -> int:
         command = self.resume_command(runner)
         if runner.record.state in TERMINAL_STATES:
             self._show_summary(runner.outcome(), json_out, resume_command=command)
         self.stderr.print(Text(f"reasonix {self.prog}: interrupted; the goal is paused. Resume it with: {command}"))
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
 
     def _show_summary(self, outcome: GoalOutcome, json_out: JsonLinesRenderer | None, **extra: object) -> None:
         summary = outcome.to_summary(self.mode).model_copy(update={k: v for k, v in extra.items() if v is not None})
@@ -398,24 +326,24 @@ class GoalCommand:
             out = self.stderr if json_out is not None else self.stdout
             out.print(Text(f"plan approved and saved: {path}", style="green"), soft_wrap=True)
             out.print(Text(f"execute it with: {command}"), soft_wrap=True)
-            return EXIT_OK
+            return ExitCode.OK
         if status == "paused":
             command = self.resume_command(runner)
             self._show_summary(outcome, json_out, resume_command=command)
             out = self.stderr if json_out is not None else self.stdout
             out.print(Text(f"paused: {outcome.summary}", style="yellow"), soft_wrap=True)
             out.print(Text(f"resume with: {command}"), soft_wrap=True)
-            return EXIT_PAUSED
+            return ExitCode.PAUSED
         self._show_summary(outcome, json_out)
         if status == "complete":
             if json_out is None:
                 self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
-            return EXIT_OK
+            return ExitCode.OK
         what = {
             "blocked": "blocked: the planner needs an answer only you can give",
             "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
-        return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, EXIT_FAILED)
+        return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
 
 
 def _previous_preset(settings: dict[str, Any]) -> str | None:

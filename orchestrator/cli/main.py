@@ -4,6 +4,10 @@ Each subcommand lives in ``orchestrator/cli/commands/<name>.py`` and exposes ``c
 ``run(args) -> int``.
 Command modules import only the standard library at module level and pull in heavy things (trio, httpx, pydantic,
 rich, the tokenizer) inside ``run``, so that ``reasonix --help`` answers at once (DESIGN §7).
+
+:func:`main` is the one place where whatever escapes a command ends: exit statuses are the table in
+:mod:`orchestrator.cli.exits`, an API error or Ctrl-C becomes one line (also from inside trio's exception groups), and
+a closed standard output (``reasonix replay | head -3``) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
+
+from orchestrator.cli.exits import ExitCode, escaped
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -34,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
+    "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
 }
 
 
@@ -57,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="reasonix",
         description="A DeepSeek-native coding agent: a cache-stable planner and executor under one supervisor.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         command = _load(module)
@@ -68,19 +76,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("reasonix")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
-        return 2
+        return ExitCode.USAGE
     command = _load(args._module)
     assert command is not None
+    code = command.run(args)
+    sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return command.run(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return _dispatch(argv)
+    except BaseException as exc:
+        code = escaped(exc, _prog(argv))
+        if code is None:
+            raise
+        return code
+
+
+def _prog(argv: Sequence[str] | None) -> str:
+    """``reasonix goal`` for the messages of ``reasonix goal ...``."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    name = next((w for w in words if w in COMMANDS), None)
+    return f"reasonix {name}" if name else "reasonix"
 
 
 if __name__ == "__main__":

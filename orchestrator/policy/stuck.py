@@ -21,6 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.ui.wording import shorten
+
 #: Longer texts keep this many characters of their head and of their tail before normalizing.
 _KEEP = 4000
 _CUT = " … "
@@ -76,7 +78,7 @@ def _headline(text: str, limit: int = 120) -> str:
     if not lines:
         return "(no output)"
     line = next((candidate for candidate in lines if _ERROR_LINE.search(candidate)), lines[0])
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return shorten(line, limit)
 
 
 _TIMES = {2: "twice", 3: "three times", 4: "four times", 5: "five times"}

@@ -39,9 +39,10 @@ from orchestrator.events import (
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
 from orchestrator.ui.goal_lines import escalation_line, verify_failure_text
-from orchestrator.ui.safe_text import neutralise, neutralise_model
+from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
+from orchestrator.ui.tool_lines import short as _short
 from orchestrator.ui.wording import counted
 from plans.render import plan_tree
 from plans.schema import Plan
@@ -57,11 +58,6 @@ from sessions.events import (
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
 STREAM_REFRESH_S = 0.1
-
-
-def _short(text: str, limit: int) -> str:
-    one_line = " ".join(neutralise(text).split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 def _percent(ratio: float | None) -> str:

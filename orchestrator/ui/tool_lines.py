@@ -19,7 +19,7 @@ from typing import Any
 from rich.text import Text
 
 from orchestrator.ui.safe_text import neutralise
-from orchestrator.ui.wording import counted
+from orchestrator.ui.wording import counted, shorten
 
 PREVIEW_LIMIT = 60
 """The raw argument preview, when the arguments themselves are not known."""
@@ -31,9 +31,8 @@ INDENT = "    "
 
 
 def short(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    one_line = " ".join(neutralise(text).split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+    """``text`` on one line, control characters made visible, cut to ``limit`` characters with an ellipsis."""
+    return shorten(neutralise(text), limit)
 
 
 def _str(args: Mapping[str, Any], key: str) -> str | None:

@@ -76,7 +76,7 @@ def test_validate_lenient_reads_model_slips(tmp_path: Path, capsys: pytest.Captu
         tmp_path, "sloppy.json", {"goal": "g", "steps": [{"id": 1, "title": "a"}, {"id": 2, "title": "b", "deps": [1]}]}
     )
     code, _, err = run(capsys, "validate", str(sloppy))
-    assert code == 1 and "not a plan document" in err
+    assert code == 1 and "not a valid plan document" in err
     code, out, err = run(capsys, "validate", "--lenient", str(sloppy))
     assert code == 0 and "valid plan" in out
     assert "normalized: read 'deps' as 'depends_on' (step 2)" in err

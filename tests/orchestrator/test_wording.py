@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.ui.stream import summary_line
-from orchestrator.ui.wording import counted
+from orchestrator.ui.wording import counted, shorten
 
 
 def test_counted_nouns() -> None:
@@ -16,3 +16,10 @@ def test_counted_nouns() -> None:
 def test_a_run_of_one_request_says_one_request() -> None:
     assert summary_line("done", 1, 0.0002, 0.0).plain == "done · 1 request · session $0.0002 · cache 0.0%"
     assert " · 4 requests · " in summary_line("done", 4, 0.0002, 0.5).plain
+
+
+def test_shorten_puts_text_on_one_line_and_cuts_it_with_an_ellipsis() -> None:
+    assert shorten("  a\n\tb  c ", 10) == "a b c"
+    assert shorten("abcdefghij", 10) == "abcdefghij"
+    assert shorten("abcdefghijk", 10) == "abcdefghi…" and len(shorten("x" * 500, 80)) == 80
+    assert shorten("abc", 0) == "…"

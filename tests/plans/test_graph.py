@@ -208,3 +208,83 @@ def test_write_conflicts_are_exactly_the_unordered_pairs_sharing_a_file(plan: Pl
     }
     found = {frozenset(i.steps) for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT}
     assert found == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(dag_plans(statuses=True), st.data())
+def test_a_schedule_agrees_with_ready_after_every_change(plan: Plan, data: st.DataObject) -> None:
+    """The incremental schedule, after any sequence of status changes, is what ``ready`` computes from scratch."""
+    graph = PlanGraph(plan)
+    schedule = graph.schedule()
+    statuses = {s.id: s.status for s in plan.steps}
+    assert schedule.ready() == graph.ready(statuses)
+    for _ in range(data.draw(st.integers(0, 30))):
+        sid = data.draw(st.sampled_from(plan.ids))
+        statuses[sid] = data.draw(st.sampled_from(STATUSES))
+        schedule.set_status(sid, statuses[sid])
+        expected = graph.ready(statuses)
+        assert schedule.ready() == expected
+        assert schedule.next() == (expected[0] if expected else None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(dag_plans())
+def test_following_a_schedule_runs_every_step_once_in_a_topological_order(plan: Plan) -> None:
+    schedule = PlanGraph(plan).schedule()
+    ran: list[str] = []
+    while (sid := schedule.next()) is not None:
+        assert all(dep in ran for dep in plan.step(sid).depends_on)
+        schedule.set_status(sid, StepStatus.DONE)
+        ran.append(sid)
+    assert sorted(ran) == sorted(plan.ids)
+
+
+def test_a_10000_step_chain_is_scheduled_to_the_end() -> None:
+    """The largest plan allowed; rebuilding the graph per step made this take minutes (bench/plans_scale_bench.py)."""
+    plan = Plan(objective="chain", steps=tuple(step(f"S{i}", [f"S{i - 1}"] if i else []) for i in range(10_000)))
+    graph = PlanGraph(plan)
+    assert graph.depends_on("S9999", "S0") and not graph.depends_on("S0", "S9999")
+    schedule = graph.schedule()
+    count = 0
+    while (sid := schedule.next()) is not None:
+        assert sid == f"S{count}"
+        schedule.set_status(sid, StepStatus.DONE)
+        count += 1
+    assert count == 10_000
+
+
+WRITES = [
+    "src/a.py",
+    "src/b/c.py",
+    "src/b/",
+    "src",
+    "src/*.py",
+    "src/b/*",
+    "docs/x.md",
+    "d*",
+    "src/b/[cd].py",
+    "?rc/a.py",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(dag_plans(max_steps=8), st.data())
+def test_write_conflicts_with_globs_and_directories_are_exactly_the_overlapping_unordered_pairs(
+    plan: Plan, data: st.DataObject
+) -> None:
+    """Globs are compared only with the paths under their literal prefix; that must miss no overlap."""
+    files = {sid: data.draw(st.lists(st.sampled_from(WRITES), max_size=2, unique=True)) for sid in plan.ids}
+    plan = plan.model_copy(
+        update={"steps": tuple(s.model_copy(update={"writes": tuple(files[s.id])}) for s in plan.steps)}
+    )
+    ids = plan.ids
+    expected = {
+        frozenset((a, b))
+        for i, a in enumerate(ids)
+        for b in ids[i + 1 :]
+        if any(paths_overlap(x, y) for x in files[a] for y in files[b])
+        and not reaches(plan, a, b)
+        and not reaches(plan, b, a)
+    }
+    found = {frozenset(i.steps) for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT}
+    assert found == expected

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         checkpoints,
+        completion,
         doctor,
         emulate,
         exec_plan,
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
         replay,
         run,
         runs,
+        trust,
         undo,
     )
 
 __all__ = [
     "checkpoints",
+    "completion",
     "doctor",
     "emulate",
     "exec_plan",
@@ -34,6 +37,7 @@ __all__ = [
     "replay",
     "run",
     "runs",
+    "trust",
     "undo",
 ]
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 SYMBOLS = {"ok": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "dim"), "warn": ("–", "yellow")}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
-    )
-    parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL (overrides config and environment)")
+    from orchestrator.cli.options import add_base_url_option, add_workspace_option
+
+    add_workspace_option(parser)
+    add_base_url_option(parser)
     parser.add_argument("--offline", action="store_true", help="skip the checks that need a key or the network")
     parser.add_argument(
         "--timeout", type=float, default=5.0, metavar="SECONDS", help="bound on the server check (default: 5)"

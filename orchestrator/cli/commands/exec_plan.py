@@ -1,8 +1,9 @@
 """``reasonix exec PLAN_FILE``: execute an approved plan (e.g. one saved by ``reasonix plan``) as a new goal, without
-planning or review. The plan file is validated first; an invalid one is refused with every problem named.
+planning or review. The plan file is read by ``plans.loader`` and validated first; an invalid one is refused with every
+problem named.
 
-Exit status: 0 complete; 1 failed, blocked, or an invalid plan file; 2 a usage or configuration problem; 3 paused (the
-resume command is printed); 130 interrupted by Ctrl-C.
+Exit status (the table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, or an invalid plan file;
+2 a usage or configuration problem; 3 paused (the resume command is printed); 130 interrupted by Ctrl-C.
 """
 
 from __future__ import annotations

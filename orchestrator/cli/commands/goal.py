@@ -2,8 +2,11 @@
 complete, blocked, paused or out of budget. ``--resume RUN_ID`` continues a paused, interrupted or killed goal from its
 run directory; a step that was verified never runs again.
 
-Exit status: 0 complete; 1 failed, blocked or cancelled at review; 2 a usage or configuration problem; 3 paused (the
-resume command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
+The objective is the argument, ``-`` for standard input, or ``--objective-file FILE`` (``orchestrator/cli/options.py``).
+
+Exit status (the one table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
+stopped by a DeepSeek error (the resume command is printed); 2 a usage or configuration problem; 3 paused (the resume
+command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
 """
 
 from __future__ import annotations
@@ -12,9 +15,14 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+    from orchestrator.cli.options import (
+        add_connection_options,
+        add_record_option,
+        add_review_option,
+        add_text_argument,
+    )
 
-    parser.add_argument("objective", nargs="?", help="what the goal should achieve")
+    add_text_argument(parser, "objective", "what the goal should achieve")
     parser.add_argument(
         "--resume",
         nargs="?",

@@ -2,8 +2,10 @@
 review it (approve / revise with feedback / edit / cancel). The approved plan is saved in the run directory
 (``.reasonix/runs/<run_id>/plan.r00N.json``); run it later with ``reasonix exec PLAN_FILE``.
 
-Exit status: 0 approved and saved; 1 cancelled or failed; 2 a usage or configuration problem (also: no terminal to
-review on and no ``--yes``); 3 paused (budget); 130 interrupted by Ctrl-C.
+The objective is the argument, ``-`` for standard input, or ``--objective-file FILE``.
+
+Exit status (the table is in ``orchestrator/cli/exits.py``): 0 approved and saved; 1 cancelled or failed; 2 a usage or
+configuration problem (also: no terminal to review on and no ``--yes``); 3 paused (budget); 130 interrupted by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -12,9 +14,14 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options, add_record_option, add_review_option
+    from orchestrator.cli.options import (
+        add_connection_options,
+        add_record_option,
+        add_review_option,
+        add_text_argument,
+    )
 
-    parser.add_argument("objective", help="what the plan should achieve")
+    add_text_argument(parser, "objective", "what the plan should achieve")
     add_review_option(parser)
     add_connection_options(parser)
     add_record_option(parser)

@@ -6,17 +6,18 @@
 * ``plans diff OLD NEW [--format text|json]``: steps added, removed and changed field by field.
 
 ``--lenient`` reads a model-made plan the way the supervisor does (aliases, integer ids, ...) and lists what it
-normalized. A file that cannot be opened exits 2; a file that is not a plan exits 1.
+normalized. A file that cannot be opened exits 2; a file that is not a plan exits 1 (``plans.loader`` reads every plan
+file, and names each problem: not UTF-8, not JSON, nested too deeply, over the size limit, not a plan document).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.cli.exits import ExitCode
 from orchestrator.ui.wording import counted
 
 if TYPE_CHECKING:
@@ -52,32 +53,16 @@ def _fail(code: int, *lines: str) -> _Failed:
 
 
 def _read(path: Path, lenient: bool) -> Plan:
-    from pydantic import ValidationError
-
-    from plans import Plan, PlanReadError, read_plan
-    from plans.lenient import explain_validation_error
+    from plans.errors import PlanFileError
+    from plans.loader import load_plan_file
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise _fail(2, f"{path}: cannot read: {exc.strerror or exc}") from None
-    if lenient:
-        try:
-            result = read_plan(text)
-        except PlanReadError as exc:
-            raise _fail(1, f"{path}: not a plan:", *(f"- {p}" for p in exc.problems)) from None
-        for note in result.notes:
-            print(f"{path}: normalized: {note}", file=sys.stderr)
-        return result.plan
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(1, f"{path}: not JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    try:
-        return Plan.model_validate(data)
-    except ValidationError as exc:
-        problems = explain_validation_error(exc, data)
-        raise _fail(1, f"{path}: not a plan document:", *(f"- {p}" for p in problems)) from None
+        loaded = load_plan_file(path, lenient=lenient)
+    except PlanFileError as exc:
+        raise _fail(ExitCode.USAGE if exc.unreadable else ExitCode.FAILED, str(exc)) from None
+    for note in loaded.notes:
+        print(f"{path}: normalized: {note}", file=sys.stderr)
+    return loaded.plan
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -109,7 +94,8 @@ def _show(args: argparse.Namespace) -> int:
     issues = find_issues(plan)
     if issues:
         print(
-            f"{args.file}: warning: the plan is invalid ({len(issues)} problems); run `plans validate`", file=sys.stderr
+            f"{args.file}: warning: the plan is invalid ({counted(len(issues), 'problem')}); run `plans validate`",
+            file=sys.stderr,
         )
     fmt = args.format
     if fmt != "json":  # shown to a person: control characters made visible, not executed (JSON escapes them)

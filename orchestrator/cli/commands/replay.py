@@ -69,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
+    from orchestrator.cli.exits import ExitCode
     from scenarios.format import ScenarioError, library_paths, load_scenario
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     console = Console(highlight=False, soft_wrap=True)
     if args.all and args.scenario:
         err.print(Text("reasonix replay: give a scenario or --all, not both", style="red"))
-        return 2
+        return ExitCode.USAGE
     if args.list:
         return _list(console, err)
     try:
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = [load_scenario(p) for p in paths]
     except ScenarioError as exc:
         err.print(Text(f"reasonix replay: {exc}", style="red"))
-        return 2
+        return ExitCode.USAGE
 
     show_live = not args.json and not args.quiet and (args.verbose or not args.all)
     failed = 0
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json and len(loaded) > 1:
         style = "bold green" if not failed else "bold red"
         console.print(Text(f"{len(loaded) - failed} of {len(loaded)} scenarios passed", style=style))
-    return 1 if failed else 0
+    return ExitCode.FAILED if failed else ExitCode.OK
 
 
 def _list(console: Console, err: Console) -> int:

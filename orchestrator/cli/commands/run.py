@@ -5,9 +5,11 @@ turn's and the session's cost and the cache-hit ratio. ``--json`` prints every e
 ends with a summary object (status, text, requests, token counts and cost summed over every request). ``--record FILE``
 writes the run as a replayable scenario (``reasonix replay FILE``); the API key is never written.
 
-Exit status: 0 when the task finished; 1 when the model or DeepSeek stopped it (the message says what to do); 2 for a
-configuration problem; 130 when interrupted (Ctrl-C cancels cleanly; the run stays journaled under
-``<workspace>/.reasonix/runs/``).
+The task is the argument, ``-`` for standard input, or ``--task-file FILE`` (see ``orchestrator/cli/options.py``).
+
+Exit status (the table is in ``orchestrator/cli/exits.py``): 0 when the task finished; 1 when the model or DeepSeek
+stopped it (the message says what to do); 2 for a usage or configuration problem; 130 when interrupted (Ctrl-C cancels
+cleanly; the run stays journaled under ``<workspace>/.reasonix/runs/``).
 """
 
 from __future__ import annotations
@@ -18,22 +20,26 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task", help="what the executor should do")
-    parser.add_argument(
-        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    from orchestrator.cli.options import (
+        add_base_url_option,
+        add_json_option,
+        add_max_requests_option,
+        add_text_argument,
+        add_workspace_option,
     )
+
+    add_text_argument(parser, "task", "what the executor should do")
+    add_workspace_option(parser)
     parser.add_argument(
         "--model", default="flash", metavar="flash|pro|ID", help="the configured flash or pro model, or a model id"
     )
-    parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
-    parser.add_argument("--json", action="store_true", help="print events as JSON lines, then a summary object")
+    add_base_url_option(parser)
+    add_json_option(parser)
     parser.add_argument("--read-only", action="store_true", help="refuse every tool call that would change anything")
     from orchestrator.cli.options import add_command_options
 
     add_command_options(parser)
-    parser.add_argument(
-        "--max-requests", type=int, metavar="N", help="stop after N requests to the model (default: 60)"
-    )
+    add_max_requests_option(parser, "stop after N requests to the model (default: 60)")
     parser.add_argument(
         "--record",
         type=Path,
@@ -45,18 +51,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
-    import trio
     from rich.console import Console
     from rich.text import Text
 
     from orchestrator.build import RunOptions, build_client, check_workspace
-    from orchestrator.cli.signals import cancel_on_sigint
+    from orchestrator.cli.exits import ExitCode
+    from orchestrator.cli.options import read_text_argument
+    from orchestrator.cli.signals import run_interruptible
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.replay.recorder import Recorder
-    from orchestrator.task.run import RunSummary, TaskRun
+    from orchestrator.task.run import TaskRun
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -66,9 +73,13 @@ def run(args: argparse.Namespace) -> int:
         return code
 
     if args.max_requests is not None and args.max_requests < 1:
-        return fail("--max-requests must be at least 1", 2)
-    if not args.task.strip():
-        return fail('the task is empty; say what to do, e.g. reasonix run "make the tests pass"', 2)
+        return fail("--max-requests must be at least 1", ExitCode.USAGE)
+    try:
+        task = read_text_argument(args, "task") or ""
+    except ReasonixError as exc:
+        return fail(str(exc), ExitCode.USAGE)
+    if not task.strip():
+        return fail('the task is empty; say what to do, e.g. reasonix run "make the tests pass"', ExitCode.USAGE)
 
     json_out = JsonLinesRenderer(sys.stdout) if args.json else None
     console = Console(highlight=False, soft_wrap=True)
@@ -89,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         recorder = Recorder.start(workspace) if args.record is not None else None
         client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
         task_run = TaskRun(
-            args.task,
+            task,
             resolved=resolved,
             workspace=workspace,
             options=RunOptions(
@@ -103,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             client=client,
         )
     except ReasonixError as exc:
-        return fail(str(exc), 2)
+        return fail(str(exc), ExitCode.USAGE)
 
     if commands.notice:
         err.print(Text(f"reasonix run: {commands.notice}", style="red"))
@@ -114,15 +125,7 @@ def run(args: argparse.Namespace) -> int:
         header.append(f" · journal {task_run.journal_path}", style="dim")
         console.print(header, soft_wrap=True)
 
-    async def main() -> RunSummary:
-        summary: RunSummary | None = None
-        async with task_run.client, trio.open_nursery() as nursery:
-            nursery.start_soon(cancel_on_sigint, nursery.cancel_scope)
-            summary = await task_run.execute()
-            nursery.cancel_scope.cancel()
-        return summary if summary is not None else task_run.summary("cancelled")
-
-    summary = trio.run(main)
+    summary = run_interruptible(task_run.execute, resource=task_run.client) or task_run.summary("cancelled")
     if recorder is not None:
         from scenarios.format import ScenarioSettings
 
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             thinking=config.thinking,
             reasoning_effort=config.reasoning_effort,
         )
-        recorder.write(args.record, command="run", objective=args.task, status=summary.status, settings=settings)
+        recorder.write(args.record, command="run", objective=task, status=summary.status, settings=settings)
         err.print(Text(f"recorded {len(recorder.exchanges)} exchanges to {args.record}", style="dim"))
     if json_out is not None:
         json_out.write(summary.model_dump(mode="json"))
@@ -146,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
         )
     advice = summary.advice()
     if summary.ok:
-        return 0
+        return ExitCode.OK
     assert advice is not None
     if summary.status == "cancelled":
         err.print(Text(f"reasonix run: {advice}", style="yellow"))
-        return 130
-    return fail(advice, 1)
+        return ExitCode.INTERRUPTED
+    return fail(advice, ExitCode.FAILED)
