@@ -49,6 +49,7 @@ PUBLIC: dict[str, list[str]] = {
         "errors",
         "events",
         "goal",
+        "mcp",
         "policy",
         "replay",
         "review",
@@ -57,6 +58,7 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.checkpoints": [
         "Checkpoint",
         "CheckpointError",
