@@ -34,6 +34,7 @@ from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
+from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.commands import command_setup
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
@@ -153,6 +154,8 @@ class GoalCommand:
     last_review: str | None = None
     recorder: Recorder | None = None
     objective: str = ""
+    mcp: McpHub | None = None
+    """The MCP servers, opened around the run (their tools join both sessions)."""
 
     def fail(self, message: str, code: int) -> int:
         self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
@@ -243,7 +246,9 @@ class GoalCommand:
             price_book=resolved.config.price_book(),
             sandbox=commands.sandbox,
             gate=commands.gate,
+            mcp=McpHub(resolved.config.mcp, workspace, on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}"))),
         )
+        self.mcp = common["mcp"]
         if resume is not None:
             return resume_runner(run_id=resume, **common)
         return create_runner(objective=objective, plan=plan, **common)
@@ -326,7 +331,8 @@ class GoalCommand:
 
         async def main() -> GoalOutcome | None:
             outcome: GoalOutcome | None = None
-            async with runner.client, trio.open_nursery() as nursery:
+            mcp = self.mcp.open() if self.mcp is not None else contextlib.nullcontext()
+            async with runner.client, mcp, trio.open_nursery() as nursery:
                 work = trio.CancelScope()
                 nursery.start_soon(lambda: watch_interrupts(work, on_first=interrupted_notice))
                 with work:

@@ -13,13 +13,16 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from orchestrator.config.mcp import McpConfig
-from orchestrator.mcp.connection import ServerConnection, State
 from orchestrator.mcp.naming import tool_name
-from orchestrator.mcp.tool import McpTool, make_tool
+
+if TYPE_CHECKING:  # the SDK is imported only when a server is configured
+    from orchestrator.mcp.connection import ServerConnection, State
+    from orchestrator.mcp.tool import McpTool
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,14 @@ class ServerReport:
 class McpHub:
     def __init__(self, config: McpConfig, workspace: Path, *, on_notice: Callable[[str], None] | None = None) -> None:
         self.config = config
-        self.connections = [
-            ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s)
-            for name, server in sorted(config.servers.items())
-        ]
+        self.connections: list[ServerConnection] = []
+        if config.servers:
+            from orchestrator.mcp.connection import ServerConnection
+
+            self.connections = [
+                ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s)
+                for name, server in sorted(config.servers.items())
+            ]
         self._on_notice = on_notice
         self._tools: tuple[McpTool, ...] = ()
         self._skipped: list[str] = []
@@ -54,6 +61,8 @@ class McpHub:
             self._on_notice(text)
 
     def _build_tools(self, nursery: trio.Nursery) -> tuple[McpTool, ...]:
+        from orchestrator.mcp.tool import make_tool
+
         tools: dict[str, McpTool] = {}
         for conn in self.connections:
             if conn.state == "failed":

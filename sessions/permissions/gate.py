@@ -66,7 +66,7 @@ class PermissionGate:
     """Saves an "always" rule (to ``reasonix.local.toml``)."""
 
     async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
-        found = _subject(tool.name, args)
+        found = getattr(tool, "rule_subject", None) or _subject(tool.name, args)
         if found is None:
             return None
         kind, subject = found
@@ -74,7 +74,7 @@ class PermissionGate:
         rule = f"bash({' '.join(subject.split())})" if kind == "bash" else f"{kind}({subject})"
         if verdict.decision == "deny":
             return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
-        if self.mode == "read-only" and kind != "read":
+        if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
             if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
                 return None
             return (
@@ -82,13 +82,15 @@ class PermissionGate:
             )
         if verdict.decision == "allow":
             return None
-        if verdict.decision is None and self._default_allows(kind, ctx):
+        if verdict.decision is None and self._default_allows(kind, ctx, read_only=bool(tool.read_only)):
             return None
         return await self._ask(tool.name, kind, subject, rule, verdict, ctx)
 
-    def _default_allows(self, kind: str, ctx: Any) -> bool:
-        if kind == "read":
+    def _default_allows(self, kind: str, ctx: Any, *, read_only: bool = False) -> bool:
+        if kind == "read" or (kind == "mcp" and read_only):
             return True
+        if kind == "mcp":
+            return self.mode == "auto"  # an MCP tool that may write: auto runs it, ask asks
         if self.mode == "auto":
             # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"

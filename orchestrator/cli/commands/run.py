@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cli.signals import cancel_on_sigint
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.replay.recorder import Recorder
@@ -87,8 +88,14 @@ def run(args: argparse.Namespace) -> int:
         )
         read_only = args.read_only or args.permissions == "read-only"
         recorder = Recorder.start(workspace) if args.record is not None else None
-        client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
-        task_run = TaskRun(
+        client = build_client(resolved, transport=recorder.transport() if recorder is not None else None)
+        hub = McpHub(resolved.config.mcp, workspace, on_notice=lambda text: err.print(Text(f"reasonix run: {text}")))
+    except ReasonixError as exc:
+        return fail(str(exc), 2)
+
+    def make_task_run() -> TaskRun:
+        """Built once the MCP servers are up: their tools are in the frozen prefix."""
+        return TaskRun(
             args.task,
             resolved=resolved,
             workspace=workspace,
@@ -98,23 +105,32 @@ def run(args: argparse.Namespace) -> int:
                 max_requests=args.max_requests,
                 sandbox=commands.sandbox,
                 gate=commands.gate,
+                mcp=hub,
             ),
             on_event=json_out if json_out is not None else terminal,
             client=client,
         )
-    except ReasonixError as exc:
-        return fail(str(exc), 2)
 
     if commands.notice:
         err.print(Text(f"reasonix run: {commands.notice}", style="red"))
-    if terminal is not None:
-        mode = " · read-only" if read_only else ""
-        header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
-        header.append(commands.label, style="red" if commands.danger else "dim")
-        header.append(f" · journal {task_run.journal_path}", style="dim")
-        console.print(header, soft_wrap=True)
+    problem: list[str] = []
 
-    async def main() -> RunSummary:
+    async def main() -> RunSummary | None:
+        async with hub.open():
+            try:
+                task_run = make_task_run()
+            except ReasonixError as exc:
+                problem.append(str(exc))
+                return None
+            if terminal is not None:
+                mode = " · read-only" if read_only else ""
+                header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
+                header.append(commands.label, style="red" if commands.danger else "dim")
+                header.append(f" · journal {task_run.journal_path}", style="dim")
+                console.print(header, soft_wrap=True)
+            return await _execute(task_run)
+
+    async def _execute(task_run: TaskRun) -> RunSummary:
         summary: RunSummary | None = None
         async with task_run.client, trio.open_nursery() as nursery:
             nursery.start_soon(cancel_on_sigint, nursery.cancel_scope)
@@ -122,7 +138,10 @@ def run(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
         return summary if summary is not None else task_run.summary("cancelled")
 
-    summary = trio.run(main)
+    outcome = trio.run(main)
+    if outcome is None:
+        return fail(problem[0], 2)
+    summary = outcome
     if recorder is not None:
         from scenarios.format import ScenarioSettings
 
