@@ -96,6 +96,12 @@ class McpHub:
                 finally:
                     for conn in self.connections:
                         conn.stop()
+        except BaseExceptionGroup as group:
+            # The servers' tasks end quietly: what the nursery wraps is the body's own exception (a DeepSeekError,
+            # Ctrl-C), and callers catch it by its type.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         finally:
             for conn in self.connections:
                 conn.close()
