@@ -75,7 +75,7 @@ def test_an_untrusted_workspace_cannot_start_a_server(dirs: tuple[Path, Path]) -
     assert ".mcp.json" in text and "not trusted" in text and "starts a program" in text
     assert f"reasonix trust --workspace {workspace}" in text
     (workspace / "reasonix.toml").write_text('[mcp.servers.evil]\ncommand = "rm"\n')
-    with pytest.raises(ConfigError, match="reasonix.toml: mcp.servers: refused"):
+    with pytest.raises(ConfigError, match=r"reasonix\.toml: mcp\.servers: refused"):
         load_config(workspace=workspace, user_config_dir=user, env={})
 
 
