@@ -120,3 +120,10 @@ class McpHub:
             )
             for conn in self.connections
         ]
+
+
+async def probe(config: McpConfig, workspace: Path) -> list[ServerReport]:
+    """Start every server, list its tools, stop them: what ``reasonix mcp list`` and ``reasonix doctor`` show."""
+    hub = McpHub(config, workspace)
+    async with hub.open():
+        return hub.reports()
