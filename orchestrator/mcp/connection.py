@@ -44,6 +44,9 @@ class ServerConnection:
     tools: list[McpToolInfo] = field(default_factory=list)
     """The tools listed at the first start: fixed for the session."""
     restarts: int = 0
+    generation: int = 0
+    """Counts successful starts: a call that saw the server die restarts it only if nobody did since."""
+    _restarting: trio.Lock = field(default_factory=trio.Lock)
     _client: Client | None = None
     _scope: trio.CancelScope | None = None
     _stderr: TextIO | None = None
@@ -86,11 +89,15 @@ class ServerConnection:
                     task_status.started(tools)
                     started = True
                     await trio.sleep_forever()
-            except Exception as exc:  # whatever the SDK or the server raised ends this server only
-                if not started:
+            except BaseException as exc:  # whatever the SDK or the server raised ends this server only
+                if not started or isinstance(exc, trio.Cancelled):
                     raise
-                if self._client is client:  # not an old instance replaced by a restart
-                    self.state, self.error = "down", _describe(exc)
+                group = exc if isinstance(exc, BaseExceptionGroup) else BaseExceptionGroup("server", [exc])
+                cancelled, rest = group.split(trio.Cancelled)
+                if rest is not None and self._client is client:  # not an old instance replaced by a restart
+                    self.state, self.error = "down", describe(rest)
+                if cancelled is not None:
+                    raise cancelled from None
             finally:
                 if client is not None and self._client is client:
                     self._client = None
@@ -106,7 +113,7 @@ class ServerConnection:
             return
         except Exception as exc:  # noqa: BLE001 — a server that cannot start is reported, not fatal
             self.state = "failed"
-            self.error = _describe(exc)
+            self.error = describe(exc)
             tail = self.stderr_tail()
             if tail:
                 self.error += f"; its stderr ends: {tail.splitlines()[-1]}"
@@ -115,6 +122,7 @@ class ServerConnection:
             self.tools = sorted(tools, key=lambda t: t.name)
         self.state = "ready" if self.restarts == 0 else "restarted"
         self.error = ""
+        self.generation += 1
 
     def stop(self) -> None:
         if self._scope is not None:
@@ -131,13 +139,20 @@ class ServerConnection:
                 return await client.call_tool(tool, arguments)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
-                raise ServerDied("its connection closed (the process exited)") from exc
+                raise ServerDied("its connection closed") from exc
             raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             raise ServerDied("its connection closed") from exc
 
-    async def restart(self, nursery: trio.Nursery) -> bool:
-        """Start it again, once per session. True when it is running again."""
+    async def restart(self, nursery: trio.Nursery, seen: int) -> bool:
+        """Start it again, once per session, unless another call already did since generation ``seen``. True when
+        it is running again."""
+        async with self._restarting:
+            if self.generation != seen:
+                return self.state in ("ready", "restarted")
+            return await self._restart(nursery)
+
+    async def _restart(self, nursery: trio.Nursery) -> bool:
         self.stop()
         if self.restarts >= 1:
             self.state = "down"
@@ -157,11 +172,11 @@ class ServerConnection:
             self._stderr = None
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions[:3])
+        return "; ".join(describe(e) for e in exc.exceptions[:3])
     if isinstance(exc, FileNotFoundError):
         return f"the command was not found ({exc.filename or exc})"
     text = str(exc).strip() or type(exc).__name__

@@ -15,7 +15,7 @@ from mcp import MCPError
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.mcp import naming
-from orchestrator.mcp.connection import ServerConnection, ServerDied
+from orchestrator.mcp.connection import ServerConnection, ServerDied, describe
 from orchestrator.mcp.result import render
 from sessions.tools.base import Tool, ToolContext, ToolResult
 from sessions.wire import FunctionSchema, ToolSchema
@@ -56,6 +56,7 @@ class McpTool(Tool[McpArgs]):
                 f"{label} is unavailable: the MCP server {self.server} is down for the rest of this session "
                 f"({conn.error}); do without it"
             )
+        seen = conn.generation
         try:
             result = await conn.call(self.remote_name, dict(args.model_extra or {}), self.call_timeout_s)
         except trio.TooSlowError:
@@ -65,7 +66,7 @@ class McpTool(Tool[McpArgs]):
             )
         except ServerDied as exc:
             why = str(exc)
-            if await conn.restart(self.nursery):
+            if await conn.restart(self.nursery, seen):
                 return ToolResult.error(
                     f"{label} did not finish: the MCP server {self.server} stopped during the call ({why}); it was "
                     "restarted (once per session), and the call was not repeated — call again if it is still needed"
@@ -76,6 +77,8 @@ class McpTool(Tool[McpArgs]):
             )
         except MCPError as exc:
             return ToolResult.error(f"{label} failed: {exc.error.message}")
+        except Exception as exc:  # noqa: BLE001 — a server's odd answer is an error for the model, not a crash
+            return ToolResult.error(f"{label} failed: {describe(exc)}")
         return render(result, ctx.limits, tool=label)
 
 

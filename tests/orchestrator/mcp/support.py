@@ -34,8 +34,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def notes_http_server(cwd: Path) -> Iterator[str]:
-    """The notes server serving streamable HTTP on 127.0.0.1 (a subprocess); yields its endpoint URL."""
+def notes_http_server(cwd: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The notes server serving streamable HTTP on 127.0.0.1 (a subprocess); yields its endpoint URL and process."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(NOTES_SERVER), "--http", str(port)],
@@ -54,7 +54,7 @@ def notes_http_server(cwd: Path) -> Iterator[str]:
                 assert proc.poll() is None, "the HTTP MCP server exited"
                 assert time.monotonic() < deadline, "the HTTP MCP server did not listen within 60 s"
                 time.sleep(0.1)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:

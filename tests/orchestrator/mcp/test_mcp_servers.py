@@ -57,7 +57,7 @@ async def test_the_schema_is_canonical_and_lean(tmp_path: Path) -> None:
 async def test_a_streamable_http_server_on_loopback(tmp_path: Path) -> None:
     from orchestrator.config.mcp import McpServerConfig
 
-    with notes_http_server(tmp_path) as url:
+    with notes_http_server(tmp_path) as (url, _):
         server = McpServerConfig(url=url, headers={"X-Test": "1"})
         hub = McpHub(mcp_config(remote=server), tmp_path)
         async with hub.open():
@@ -134,3 +134,21 @@ async def test_a_call_past_its_deadline_is_abandoned_with_a_clear_error(tmp_path
     async with hub.open():
         result = await _by_name(hub)["mcp__notes__huge"].run(McpArgs(), ToolContext(root=tmp_path))
     assert result.is_error and result.content.startswith("notes.huge did not answer within 0.05 s")
+
+
+async def test_an_http_server_that_goes_away_is_given_up_with_a_clear_error(tmp_path: Path) -> None:
+    from orchestrator.config.mcp import McpServerConfig
+
+    with notes_http_server(tmp_path) as (url, proc):
+        hub = McpHub(mcp_config(remote=McpServerConfig(url=url)), tmp_path)
+        ctx = ToolContext(root=tmp_path)
+        with trio.fail_after(60):
+            async with hub.open():
+                tool = _by_name(hub)["mcp__remote__read_note"]
+                proc.kill()
+                proc.wait()
+                gone = await tool.run(McpArgs(name="a"), ctx)
+                after = await tool.run(McpArgs(name="a"), ctx)
+    assert gone.is_error and "remote.read_note did not finish" in gone.content
+    assert "down for the rest of this session" in gone.content
+    assert after.is_error and "is unavailable" in after.content
