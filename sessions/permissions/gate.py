@@ -8,6 +8,7 @@ refusal is an ordinary error result: appended to the conversation, the prefix un
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,7 +27,7 @@ _READ_TOOLS = frozenset({"read_file", "list_dir", "grep", "glob"})
 class Question:
     tool: str
     subject: str
-    """The whole command, or the path."""
+    """The whole command, the path, or an MCP tool (``server.tool``) with its arguments."""
     cwd: str
     sandbox: str
     """What confines it: ``bubblewrap · workspace-write · no network`` or ``no sandbox available``."""
@@ -84,7 +85,8 @@ class PermissionGate:
             return None
         if verdict.decision is None and self._default_allows(kind, ctx, read_only=bool(tool.read_only)):
             return None
-        return await self._ask(tool.name, kind, subject, rule, verdict, ctx)
+        shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
+        return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
 
     def _default_allows(self, kind: str, ctx: Any, *, read_only: bool = False) -> bool:
         if kind == "read" or (kind == "mcp" and read_only):
@@ -96,7 +98,9 @@ class PermissionGate:
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"
         return False
 
-    async def _ask(self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any) -> str | None:
+    async def _ask(
+        self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str = ""
+    ) -> str | None:
         why = "it cannot be parsed into simple commands" if verdict.rule == "unparseable" else ""
         if self.asker is None:
             reason = f" ({why})" if why else ""
@@ -105,7 +109,7 @@ class PermissionGate:
                 f"allow it by adding {rule!r} to [permissions] allow in reasonix.toml"
             )
         answer = await self.asker(
-            Question(tool=tool, subject=subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
+            Question(tool=tool, subject=shown or subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
         )
         if answer.allow:
             if answer.always and self.remember is not None and verdict.rule != "unparseable":

@@ -102,3 +102,25 @@ def test_mcp_rule_patterns() -> None:
     assert rules.for_path("mcp", "web.fetch").decision == "ask"
     assert rules.for_path("write", "fs.write_file").decision is None
     assert Rules.parse(deny=["mcp"]).for_path("mcp", "any.tool").decision == "deny"
+
+
+async def test_the_question_shows_the_arguments_and_always_remembers_the_tool(tmp_path: Path) -> None:
+    from sessions.permissions import Answer, Question
+
+    asked: list[Question] = []
+    remembered: list[str] = []
+
+    async def asker(question: Question) -> Answer:
+        asked.append(question)
+        return Answer(allow=True, always=True)
+
+    hub = McpHub(mcp_config(notes=notes_stdio()), tmp_path)
+    async with hub.open():
+        registry = ToolRegistry(hub.tools())
+        gate = PermissionGate(Rules(), mode="ask", asker=asker, remember=remembered.append)
+        ctx = ToolContext(root=tmp_path, gate=gate)
+        first = await _call(registry, ctx, "mcp__notes__write_note", name="a", text="one")
+        second = await _call(registry, ctx, "mcp__notes__write_note", name="b", text="two")
+    assert not first.is_error and not second.is_error
+    assert [q.subject for q in asked] == ['notes.write_note {"name": "a", "text": "one"}']
+    assert remembered == ["mcp(notes.write_note)"]
