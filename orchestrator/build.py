@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -34,6 +34,9 @@ from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import ReplySource, Session, SessionSettings
 from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
+
+if TYPE_CHECKING:
+    from orchestrator.mcp import McpHub
 
 DEFAULT_BASE_URL = Config().base_url
 LOCAL_PLACEHOLDER_KEY = "sk-local-placeholder"
@@ -66,6 +69,8 @@ class RunOptions:
     """What confines commands (default: no sandbox, the allowlisted environment only)."""
     gate: Gate | None = None
     """The permission gate consulted before each call."""
+    mcp: McpHub | None = None
+    """The MCP servers whose tools the session gets (opened around the run)."""
 
 
 def run_dir(workspace: Path, run_id: str) -> Path:
@@ -132,6 +137,9 @@ class SessionBuilder:
     """What confines the session's commands (default: no sandbox, the allowlisted environment only)."""
     gate: Gate | None = None
     """The permission gate consulted before each call."""
+    mcp: McpHub | None = None
+    """MCP servers, opened before the first session is built: their tools join every session's registry (only the
+    read-only ones for a read-only session such as the planner)."""
 
     def __call__(
         self,
@@ -146,6 +154,9 @@ class SessionBuilder:
         resume: bool = False,
     ) -> Session:
         """A session; with ``resume``, an existing non-empty journal is continued instead of started anew."""
+        if self.mcp is not None and self.mcp.tools():
+            extra = [t for t in self.mcp.tools() if t.read_only or not settings.read_only]
+            registry = ToolRegistry([*registry, *extra])
         memory = load_standing_memory(self.workspace, config_dir=self.memory_config_dir)
         prefix = build_prefix(system_prompt, Session.schemas_for(registry), memory)
         kwargs: dict[str, Any] = dict(
@@ -201,6 +212,7 @@ def build_executor(
         memory_config_dir=memory_config_dir or user_config_dir(),
         sandbox=options.sandbox,
         gate=options.gate,
+        mcp=options.mcp,
     )
     return builder(
         name=EXECUTOR_SESSION,
@@ -252,6 +264,7 @@ def create_runner(
     plan: Plan | None = None,
     sandbox: Sandbox | None = None,
     gate: Gate | None = None,
+    mcp: McpHub | None = None,
 ) -> GoalRunner:
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
     store = RunStore.create(workspace, run_id)
@@ -273,7 +286,9 @@ def create_runner(
         record=record,
         options=options,
         reviewer=reviewer,
-        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate),
+        open_session=SessionBuilder(
+            workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate, mcp=mcp
+        ),
         on_event=on_event,
         sandbox=sandbox,
     )
@@ -292,6 +307,7 @@ def resume_runner(
     clock: Callable[[], datetime] | None = None,
     sandbox: Sandbox | None = None,
     gate: Gate | None = None,
+    mcp: McpHub | None = None,
 ) -> GoalRunner:
     """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
     store = RunStore.open(workspace, run_id)
@@ -313,7 +329,9 @@ def resume_runner(
         record=record,
         options=options,
         reviewer=reviewer,
-        open_session=SessionBuilder(workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate),
+        open_session=SessionBuilder(
+            workspace, client, price_book, clock, config_dir, sandbox=sandbox, gate=gate, mcp=mcp
+        ),
         on_event=on_event,
         sandbox=sandbox,
     )

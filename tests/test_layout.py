@@ -49,6 +49,7 @@ PUBLIC: dict[str, list[str]] = {
         "errors",
         "events",
         "goal",
+        "mcp",
         "policy",
         "replay",
         "review",
@@ -57,6 +58,7 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.checkpoints": [
         "Checkpoint",
         "CheckpointError",
@@ -81,6 +83,7 @@ PUBLIC: dict[str, list[str]] = {
         "emulate",
         "exec_plan",
         "goal",
+        "mcp",
         "plan",
         "plans",
         "replay",
@@ -348,6 +351,8 @@ def test_importing_a_package_and_building_the_cli_loads_nothing_heavy() -> None:
 MAX_MODULES_PER_FOLDER = 12
 MAX_MODULE_LINES = 450
 MAX_CLASS_LINES = 300
+COMMANDS_FOLDER = ROOT / "orchestrator" / "cli" / "commands"
+"""One module per subcommand by design (its __init__ says so): it grows with the command line, not with a concern."""
 
 
 ONE_MODULE_PER_COMMAND = ROOT / "orchestrator" / "cli" / "commands"
@@ -358,7 +363,7 @@ def test_orchestrator_folders_hold_at_most_twelve_modules() -> None:
     crowded = {}
     for folder in sorted({p.parent for p in (ROOT / "orchestrator").rglob("*.py")} - {ONE_MODULE_PER_COMMAND}):
         modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
-        if len(modules) > MAX_MODULES_PER_FOLDER:
+        if len(modules) > MAX_MODULES_PER_FOLDER and folder != COMMANDS_FOLDER:
             crowded[str(folder.relative_to(ROOT))] = len(modules)
     assert crowded == {}
 

@@ -11,6 +11,7 @@ This module is imported inside the commands' ``run`` (it pulls in trio, rich and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -32,6 +33,7 @@ from orchestrator.errors import ReasonixError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
+from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.commands import command_setup
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
@@ -86,6 +88,8 @@ class GoalCommand:
     last_review: str | None = None
     recorder: Recorder | None = None
     objective: str = ""
+    mcp: McpHub | None = None
+    """The MCP servers, opened around the run (their tools join both sessions)."""
 
     def fail(self, message: str, code: int) -> int:
         self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
@@ -176,7 +180,9 @@ class GoalCommand:
             price_book=resolved.config.price_book(),
             sandbox=commands.sandbox,
             gate=commands.gate,
+            mcp=McpHub(resolved.config.mcp, workspace, on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}"))),
         )
+        self.mcp = common["mcp"]
         if resume is not None:
             return resume_runner(run_id=resume, **common)
         return create_runner(objective=objective, plan=plan, **common)
@@ -259,7 +265,9 @@ class GoalCommand:
             )
 
         async def work() -> GoalOutcome:
-            return await runner.run(self.mode)
+            mcp = self.mcp.open() if self.mcp is not None else contextlib.nullcontext()
+            async with mcp:  # the servers' tools must be listed before the sessions' prefixes are frozen
+                return await runner.run(self.mode)
 
         error: str | None = None
         outcome: GoalOutcome | None = None

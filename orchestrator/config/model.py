@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
@@ -127,6 +128,8 @@ class Config(_Section):
     goal: GoalConfig = Field(default_factory=GoalConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
 
     @field_validator("base_url")
     @classmethod
@@ -231,8 +234,8 @@ def load_config(
     files: list[Path] = []
     user_file = user_config_path(env, user_config_dir)
     trust_problems: list[ConfigProblem] = []
-    for path in (user_file, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
-        data = read_toml(path)
+    for path in (user_file, workspace / MCP_FILE, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
+        data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)
         if data is not None:
             layers.append((str(path), data))
             files.append(path)

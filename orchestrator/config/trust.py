@@ -31,6 +31,10 @@ _GUARDED: dict[str, tuple[Any, str]] = {
     "sandbox.env": (lambda v: bool(v), "it passes your environment variables to commands"),
     "permissions.allow": (lambda v: bool(v), "allow rules let commands run without asking"),
     "permissions.mode": (lambda v: v == "auto", "auto runs commands without asking"),
+    "mcp.servers": (
+        lambda v: bool(v),
+        "an MCP server starts a program on your machine or receives your workspace's data",
+    ),
 }
 
 

@@ -8,6 +8,7 @@ refusal is an ordinary error result: appended to the conversation, the prefix un
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,7 +27,7 @@ _READ_TOOLS = frozenset({"read_file", "list_dir", "grep", "glob"})
 class Question:
     tool: str
     subject: str
-    """The whole command, or the path."""
+    """The whole command, the path, or an MCP tool (``server.tool``) with its arguments."""
     cwd: str
     sandbox: str
     """What confines it: ``bubblewrap · workspace-write · no network`` or ``no sandbox available``."""
@@ -66,7 +67,7 @@ class PermissionGate:
     """Saves an "always" rule (to ``reasonix.local.toml``)."""
 
     async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
-        found = _subject(tool.name, args)
+        found = getattr(tool, "rule_subject", None) or _subject(tool.name, args)
         if found is None:
             return None
         kind, subject = found
@@ -74,7 +75,7 @@ class PermissionGate:
         rule = f"bash({' '.join(subject.split())})" if kind == "bash" else f"{kind}({subject})"
         if verdict.decision == "deny":
             return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
-        if self.mode == "read-only" and kind != "read":
+        if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
             if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
                 return None
             return (
@@ -82,19 +83,24 @@ class PermissionGate:
             )
         if verdict.decision == "allow":
             return None
-        if verdict.decision is None and self._default_allows(kind, ctx):
+        if verdict.decision is None and self._default_allows(kind, ctx, read_only=bool(tool.read_only)):
             return None
-        return await self._ask(tool.name, kind, subject, rule, verdict, ctx)
+        shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
+        return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
 
-    def _default_allows(self, kind: str, ctx: Any) -> bool:
-        if kind == "read":
+    def _default_allows(self, kind: str, ctx: Any, *, read_only: bool = False) -> bool:
+        if kind == "read" or (kind == "mcp" and read_only):
             return True
+        if kind == "mcp":
+            return self.mode == "auto"  # an MCP tool that may write: auto runs it, ask asks
         if self.mode == "auto":
             # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"
         return False
 
-    async def _ask(self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any) -> str | None:
+    async def _ask(
+        self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str = ""
+    ) -> str | None:
         why = "it cannot be parsed into simple commands" if verdict.rule == "unparseable" else ""
         if self.asker is None:
             reason = f" ({why})" if why else ""
@@ -103,7 +109,7 @@ class PermissionGate:
                 f"allow it by adding {rule!r} to [permissions] allow in reasonix.toml"
             )
         answer = await self.asker(
-            Question(tool=tool, subject=subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
+            Question(tool=tool, subject=shown or subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
         )
         if answer.allow:
             if answer.always and self.remember is not None and verdict.rule != "unparseable":

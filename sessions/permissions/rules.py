@@ -1,6 +1,7 @@
 """Permission rules, as users know them from Claude Code: ``bash(git status)`` (exact), ``bash(npm test:*)`` (prefix),
-``write(src/**)``, ``read(secrets/**)``; lists ``allow``, ``ask``, ``deny``; precedence deny > ask > allow > the mode's
-default.
+``write(src/**)``, ``read(secrets/**)``, ``mcp(server.tool)`` (an MCP server's tool; ``mcp(server)`` or
+``mcp(server.*)`` for all of its tools, ``fnmatch`` patterns otherwise); lists ``allow``, ``ask``, ``deny``; precedence
+deny > ask > allow > the mode's default.
 
 A compound command (``&&``, ``;``, ``|``, subshells, ``$(…)``, loops) is split with a real shell parser (bashlex)
 and every simple command in it must pass on its own: ``bash(git status)`` never allows ``git status && rm -rf .``.
@@ -12,13 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 import bashlex
 from pathspec import GitIgnoreSpec
 
 Decision = Literal["allow", "ask", "deny"]
-_RULE = re.compile(r"^\s*(bash|write|read)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*(bash|write|read|mcp)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
 class RuleError(ValueError):
@@ -28,7 +30,7 @@ class RuleError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Rule:
     kind: str
-    """``bash``, ``write`` or ``read``."""
+    """``bash``, ``write``, ``read`` or ``mcp``."""
     pattern: str | None
     """None: every call of that kind."""
     text: str
@@ -38,7 +40,8 @@ class Rule:
         found = _RULE.match(text)
         if found is None:
             raise RuleError(
-                f"{text!r} is not a rule; expected bash(COMMAND), bash(PREFIX:*), write(GLOB) or read(GLOB)"
+                f"{text!r} is not a rule; expected bash(COMMAND), bash(PREFIX:*), write(GLOB), read(GLOB) "
+                "or mcp(SERVER.TOOL)"
             )
         pattern = found.group(2)
         pattern = None if pattern is None or pattern.strip() in ("", "*", "**") else pattern.strip()
@@ -59,6 +62,8 @@ class Rule:
             return False
         if self.pattern is None:
             return True
+        if kind == "mcp":
+            return path == self.pattern or path.startswith(self.pattern + ".") or fnmatchcase(path, self.pattern)
         return GitIgnoreSpec.from_lines([self.pattern]).match_file(path.lstrip("./") or ".")
 
 

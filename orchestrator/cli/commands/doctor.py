@@ -1,4 +1,4 @@
-"""``reasonix doctor``: check the configuration, the key, the server, prices, the tokenizer and ripgrep.
+"""``reasonix doctor``: check the configuration, the key, the server, prices, the tokenizer, ripgrep and MCP servers.
 
 One line per check (✓ passed, ✗ failed, – skipped or optional), each failure followed by what to do about it.
 Exit status 1 when a required check fails. ``--offline`` skips the key and the server, so a fresh machine with no key
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         check_tokenizer,
         probe_base_url,
     )
+    from orchestrator.mcp.doctor import check_mcp
     from orchestrator.ui.wording import counted
 
     console = Console(highlight=False, soft_wrap=True)
@@ -84,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     record(check_tokenizer())
     record(check_ripgrep())
     record(check_sandbox())
+    if resolved is not None:
+        for check in trio.run(check_mcp, resolved.config.mcp, args.workspace.expanduser().resolve()):
+            record(check)
 
     failed = [c.name for c in checks if c.failed]
     if failed:

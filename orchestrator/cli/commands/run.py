@@ -60,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cli.signals import run_interruptible
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.replay.recorder import Recorder
-    from orchestrator.task.run import TaskRun
+    from orchestrator.task.run import RunSummary, TaskRun
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -98,8 +99,14 @@ def run(args: argparse.Namespace) -> int:
         )
         read_only = args.read_only or args.permissions == "read-only"
         recorder = Recorder.start(workspace) if args.record is not None else None
-        client = build_client(resolved, transport=recorder.transport()) if recorder is not None else None
-        task_run = TaskRun(
+        client = build_client(resolved, transport=recorder.transport() if recorder is not None else None)
+        hub = McpHub(resolved.config.mcp, workspace, on_notice=lambda text: err.print(Text(f"reasonix run: {text}")))
+    except ReasonixError as exc:
+        return fail(str(exc), ExitCode.USAGE)
+
+    def make_task_run() -> TaskRun:
+        """Built once the MCP servers are up: their tools are in the frozen prefix."""
+        return TaskRun(
             task,
             resolved=resolved,
             workspace=workspace,
@@ -109,23 +116,42 @@ def run(args: argparse.Namespace) -> int:
                 max_requests=args.max_requests,
                 sandbox=commands.sandbox,
                 gate=commands.gate,
+                mcp=hub,
             ),
             on_event=json_out if json_out is not None else terminal,
             client=client,
         )
-    except ReasonixError as exc:
-        return fail(str(exc), ExitCode.USAGE)
 
     if commands.notice:
         err.print(Text(f"reasonix run: {commands.notice}", style="red"))
-    if terminal is not None:
-        mode = " · read-only" if read_only else ""
-        header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
-        header.append(commands.label, style="red" if commands.danger else "dim")
-        header.append(f" · journal {task_run.journal_path}", style="dim")
-        console.print(header, soft_wrap=True)
+    problem: list[str] = []
+    started: list[TaskRun] = []
 
-    summary = run_interruptible(task_run.execute, resource=task_run.client) or task_run.summary("cancelled")
+    async def work() -> RunSummary | None:
+        async with hub.open():
+            try:
+                task_run = make_task_run()
+            except ReasonixError as exc:
+                problem.append(str(exc))
+                return None
+            started.append(task_run)
+            if terminal is not None:
+                mode = " · read-only" if read_only else ""
+                header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
+                header.append(commands.label, style="red" if commands.danger else "dim")
+                header.append(f" · journal {task_run.journal_path}", style="dim")
+                console.print(header, soft_wrap=True)
+            return await task_run.execute()
+
+    outcome = run_interruptible(work, resource=client)
+    if problem:
+        return fail(problem[0], ExitCode.USAGE)
+    if outcome is None:
+        if not started:
+            err.print(Text("reasonix run: interrupted before the session started", style="yellow"))
+            return ExitCode.INTERRUPTED
+        outcome = started[0].summary("cancelled")
+    summary = outcome
     if recorder is not None:
         from scenarios.format import ScenarioSettings
 

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from orchestrator.config.files import read_toml
+    from orchestrator.config.mcp import MCP_FILE, read_mcp_json
     from orchestrator.config.model import LOCAL_FILE, PROJECT_FILE, user_config_path
     from orchestrator.config.trust import guarded_keys, record_trust, trust_path
     from orchestrator.errors import ReasonixError
@@ -29,13 +30,13 @@ def run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"reasonix trust: {args.workspace} is not a directory; pass --workspace DIR")
         return 2
-    files = [p for p in (workspace / PROJECT_FILE, workspace / LOCAL_FILE) if p.exists()]
+    files = [p for p in (workspace / PROJECT_FILE, workspace / LOCAL_FILE, workspace / MCP_FILE) if p.exists()]
     if not files:
         print(f"reasonix trust: {workspace} has no {PROJECT_FILE} or {LOCAL_FILE}; there is nothing to trust")
         return 0
     try:
         for path in files:
-            data = read_toml(path) or {}
+            data = (read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)) or {}
             keys = guarded_keys(data)
             print(f"{path}: " + ("no keys that need trust" if not keys else "trusting:"))
             for key, why in keys:

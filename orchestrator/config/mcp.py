@@ -1,0 +1,116 @@
+"""MCP servers in the configuration: ``[mcp.servers.NAME]`` in ``reasonix.toml`` and the ``.mcp.json`` users already
+keep in their workspace (``{"mcpServers": {"NAME": {...}}}``).
+
+A server is either a process spoken to over stdio (``command``, ``args``, ``env``, ``cwd``) or a streamable-HTTP
+endpoint (``url``, ``headers``). ``.mcp.json`` is read as one more layer below ``reasonix.toml`` (a server named in
+both is the TOML one); its ``type`` key is checked and other keys other clients use are ignored. A workspace file that
+names a server needs trust (:mod:`orchestrator.config.trust`): a server starts a program or receives your data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from orchestrator.errors import ConfigError, ConfigProblem
+
+MCP_FILE = ".mcp.json"
+SERVER_NAME = r"^[A-Za-z0-9_-]{1,32}$"
+_STDIO_KEYS = ("command", "args", "env", "cwd")
+_HTTP_KEYS = ("url", "headers")
+_HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+
+
+class McpServerConfig(BaseModel):
+    """One server: ``command`` (stdio) or ``url`` (streamable HTTP), not both."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    command: str | None = Field(None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the SDK's minimal default environment (your API key is never passed)."""
+    cwd: str | None = None
+    """The server's working directory, relative to the workspace (default: the workspace)."""
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http(s) URL such as http://127.0.0.1:8000/mcp, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a program spoken to over stdio) or url (streamable HTTP)")
+        if self.url is not None and (self.args or self.env or self.cwd):
+            raise ValueError("args, env and cwd are for a command; an url server takes headers only")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for an url server; a command takes args, env and cwd")
+        return self
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+
+class McpConfig(BaseModel):
+    """``[mcp]``: the servers, and how long a server may take to start and a call to answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    start_timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
+    call_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(SERVER_NAME, name):
+                raise ValueError(f"server name {name!r}: use letters, digits, _ and - (at most 32)")
+        return value
+
+
+def _problem(path: Path, key: str | None, message: str) -> ConfigError:
+    return ConfigError([ConfigProblem(str(path), key, message)])
+
+
+def _server_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise _problem(path, f"mcpServers.{name}", "expected an object with command or url")
+    kind = entry.get("type", "stdio" if "command" in entry else "http")
+    if kind == "sse":
+        raise _problem(path, f"mcpServers.{name}.type", "the SSE transport is not supported; serve streamable HTTP")
+    if kind not in ("stdio", *_HTTP_TYPES):
+        raise _problem(path, f"mcpServers.{name}.type", f"expected stdio or http, got {kind!r}")
+    keys = _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
+    return {k: entry[k] for k in keys if k in entry}
+
+
+def read_mcp_json(path: Path) -> dict[str, Any] | None:
+    """``.mcp.json`` as a configuration layer (``{"mcp": {"servers": ...}}``), or None when there is no file."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _problem(path, None, f"cannot read the file ({exc}); fix or remove it") from exc
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise _problem(path, None, f"not valid JSON ({exc})") from exc
+    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise _problem(path, "mcpServers", 'expected {"mcpServers": {"NAME": {"command": ...}}}')
+    if not servers:
+        return None
+    return {"mcp": {"servers": {name: _server_entry(path, name, entry) for name, entry in servers.items()}}}

@@ -1,0 +1,59 @@
+"""A real MCP server for the tests, written with the SDK's own server API (``MCPServer``, FastMCP before mcp 2).
+
+Notes live as files in the working directory. ``read_note`` is annotated read-only, ``write_note`` writes. Flags:
+``--misbehave`` adds ``crash`` (the process dies mid-call) and ``huge`` (a 10 MB result); ``--hang`` never answers
+the handshake; ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of stdio.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("notes")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def read_note(name: str) -> str:
+    """Read the note called NAME."""
+    path = Path(name + ".txt")
+    if not path.exists():
+        raise ValueError(f"no note called {name}")
+    return path.read_text(encoding="utf-8")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+def write_note(name: str, text: str) -> str:
+    """Write TEXT to the note called NAME, replacing it."""
+    Path(name + ".txt").write_text(text, encoding="utf-8")
+    return f"wrote {len(text)} characters to {name}"
+
+
+def _misbehave() -> None:
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def crash() -> str:
+        """Die in the middle of the call."""
+        os._exit(3)
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def huge() -> str:
+        """Return ten megabytes of text."""
+        return "".join(f"line {i:07d} " + "x" * 88 + "\n" for i in range(100_000))
+
+
+if __name__ == "__main__":
+    if "--hang" in sys.argv:
+        while True:
+            time.sleep(60)
+    if "--misbehave" in sys.argv:
+        _misbehave()
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run()

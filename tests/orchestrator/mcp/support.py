@@ -1,0 +1,64 @@
+"""Real MCP servers for the tests: the SDK-written notes server over stdio or streamable HTTP (a subprocess on
+loopback), and the configuration that names them."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from orchestrator.config.mcp import McpConfig, McpServerConfig
+
+NOTES_SERVER = Path(__file__).with_name("notes_server.py")
+
+
+def notes_stdio(*flags: str) -> McpServerConfig:
+    return McpServerConfig(command=sys.executable, args=[str(NOTES_SERVER), *flags])
+
+
+def mcp_config(start_timeout_s: float = 30.0, call_timeout_s: float = 60.0, **servers: McpServerConfig) -> McpConfig:
+    return McpConfig(servers=servers, start_timeout_s=start_timeout_s, call_timeout_s=call_timeout_s)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def notes_http_server(cwd: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The notes server serving streamable HTTP on 127.0.0.1 (a subprocess); yields its endpoint URL and process."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(NOTES_SERVER), "--http", str(port)],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # readiness: the port answers (any HTTP status)
+            try:
+                httpx.get(url, timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, "the HTTP MCP server exited"
+                assert time.monotonic() < deadline, "the HTTP MCP server did not listen within 60 s"
+                time.sleep(0.1)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
