@@ -222,6 +222,7 @@ class Escalator:
         cost = call.account_estimate(usage, request.model)
         reason = outcome.reason or "flash asked for pro"
         self._go_pro(session, turn, request, "marker", reason, cut=outcome, flash_cost_usd=cost)
+        call.started(self.pro_model)  # the aborted flash call was a request; the pro call is another
         return await self._pro(call, emit)
 
     async def _pro(self, call: ReplyRequest, emit: Emit) -> Reply:
