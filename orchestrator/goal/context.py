@@ -205,6 +205,7 @@ class GoalContext:
                 max_requests_per_turn=options.max_requests_per_turn,
                 context_window=options.context_window,
                 read_only=read_only,
+                retry_when_cut=True,  # a reply cut at the output limit gets one retry with a larger max_tokens
             ),
             journal_path=self.store.dir / f"{name}.jsonl",
             on_event=self.emit,

@@ -86,8 +86,17 @@ class CostBoard:
         self.session_usd: dict[str, float] = {}
         self.tokens: dict[str, _Tokens] = {}
         self.last_session: str | None = None
+        self.requests = 0
+        """Requests of this process: one per usage event, aborted or not (what goal.json and the summary count)."""
+        self.cost_usd = 0.0
+        self._turn_over: set[str] = set()
 
     def usage(self, event: UsageReported) -> None:
+        if event.session in self._turn_over:  # a finished turn's cost stays shown until the next turn spends
+            self._turn_over.discard(event.session)
+            self.turn_usd[event.session] = 0.0
+        self.requests += 1
+        self.cost_usd += event.cost_usd
         self.turn_usd[event.session] = self.turn_usd.get(event.session, 0.0) + event.cost_usd
         self.session_usd[event.session] = event.session_cost_usd
         tokens = self.tokens.setdefault(event.session, _Tokens())
@@ -96,7 +105,7 @@ class CostBoard:
         self.last_session = event.session
 
     def turn_finished(self, session: str) -> None:
-        self.turn_usd[session] = 0.0
+        self._turn_over.add(session)
 
     @property
     def overall(self) -> float | None:

@@ -38,7 +38,9 @@ async def test_a_reply_cut_at_the_output_limit_is_length_not_empty(tmp_path: Pat
     finished = [e for e in events if isinstance(e, TurnFinished)]
     assert finished[-1].status == "length"
     journaled = [json.loads(line) for line in (ws / "s.jsonl").read_text().splitlines()]
-    assert any(e.get("event", {}).get("kind") == "turn_finished" and e["event"]["status"] == "length" for e in journaled)
+    assert any(
+        e.get("event", {}).get("kind") == "turn_finished" and e["event"]["status"] == "length" for e in journaled
+    )
 
 
 async def test_a_cut_reply_is_retried_once_with_a_larger_max_tokens(tmp_path: Path) -> None:
