@@ -93,6 +93,7 @@ class GoalContext:
         self.client = client
         """The client the sessions send through (the caller opens and closes it)."""
         self.store = store
+        store.lock()  # one process per run: a second --resume is refused, not interleaved
         self.record = record
         self.options = options
         self.reviewer = reviewer

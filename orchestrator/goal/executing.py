@@ -16,7 +16,6 @@ from orchestrator.policy.verify import failure_digest, run_verify, verify_feedba
 from plans.graph import PlanGraph
 from plans.schema import Step, StepStatus
 
-
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
     "the step asks for more output than one reply can hold; split it into smaller steps"
