@@ -43,13 +43,7 @@ from sessions.stream import (
     ToolCallStarted,
 )
 
-TURN_STATUS_WORDS = {
-    "length": "cut at the output limit",
-    "empty": "no answer and no tool call",
-    "request_limit": "request limit reached",
-    "storm": "the same tool call repeated",
-    "content_filter": "stopped by the content filter",
-}
+TURN_STATUS_WORDS = {"length": "cut at the output limit"}
 """How a turn's end status reads on the terminal (``--json`` and the journal keep the status itself)."""
 TURN_GREEN_BELOW = 0.05
 TURN_YELLOW_BELOW = 0.20
