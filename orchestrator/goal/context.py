@@ -106,6 +106,7 @@ class GoalContext:
             flash_model=options.flash_model,
             pro_model=options.pro_model,
             on_escalation=self._escalated,
+            on_pro_marker=self.emit,
         )
         self.budget = BudgetTracker(
             options.budget,

@@ -31,6 +31,7 @@ from orchestrator.events import (
     PlanProposed,
     PlanRejected,
     PlanRevised,
+    ProAskedForPro,
     ReviewDecided,
     StepReported,
     StepStarted,
@@ -38,7 +39,7 @@ from orchestrator.events import (
 )
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
-from orchestrator.ui.goal_lines import escalation_line, verify_failure_text
+from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise, neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
@@ -365,6 +366,8 @@ class GoalTerminalUI:
                 self.line(verify_failure_text(event))
         elif isinstance(event, Escalated):
             self.line(escalation_line(event))
+        elif isinstance(event, ProAskedForPro):
+            self.line(pro_marker_line(event))
         elif isinstance(event, BudgetWarning):
             self.line(Text(f"⚠ budget: {_warning(event)}", style="yellow"))
         elif isinstance(event, GoalFinished):
