@@ -65,3 +65,27 @@ def test_resume_takes_a_run_id_not_a_path(tmp_path: Path, name: str) -> None:
     (outside / "goal.json").write_text('{"run_id": "x", "objective": "x"}')
     with pytest.raises(RunNotFoundError, match="not a run id"):
         RunStore.open(tmp_path, name)
+
+
+def test_a_second_goal_resume_of_a_running_run_is_refused(tmp_path: Path) -> None:
+    from .run_support import clean_env, emulator_process, reasonix, start_reasonix
+    from .test_goal_cli import VERDICT, _executor, _planning, _script, _wait_for_stall, _workspace
+
+    env = clean_env(tmp_path)
+    ws = _workspace(tmp_path)
+    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        first = start_reasonix("goal", "Grow calc", *base, env=env)
+        try:
+            _wait_for_stall(url, "executor", first)
+            (run_id,) = [p.name for p in (ws / ".reasonix" / "runs").iterdir()]
+            second = reasonix("goal", "--resume", run_id, *base, env=env)
+        finally:
+            first.kill()
+            first.wait()
+    assert second.returncode == 2, second.stderr
+    assert f"run {run_id} is already running in process {first.pid}; wait for it or stop it" in second.stderr
+    outside = reasonix(
+        "goal", "--resume", "../../etc", "--workspace", str(ws), "--base-url", "http://127.0.0.1:9", "--yes", env=env
+    )
+    assert outside.returncode == 2 and "Traceback" not in outside.stderr
