@@ -144,3 +144,43 @@ async def test_the_live_ui_counts_requests_and_cost_as_goal_json_and_the_summary
     assert abs(summary.cost_usd - record["usage_usd"]) < 1e-9
     assert abs(ui.board.cost_usd - summary.cost_usd) < 1e-9
     assert f"{summary.requests} requests" in summary_text(summary).plain
+
+
+async def test_a_step_whose_reply_is_cut_twice_fails_clearly_and_goes_back_to_the_planner(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("notes\n")
+    planner = [
+        reply(
+            call(
+                "submit_plan",
+                objective="Write a",
+                steps=[step("S1", "Write a", writes=["a.txt"], verify=["test -f a.txt"])],
+            )
+        ),
+        reply(content="Plan submitted."),
+        reply(call("goal_verdict", verdict="blocked", question="How should the big file be split?")),
+        reply(content="Blocked."),
+    ]
+    cut = reply(reasoning="So much to write", finish_reason="length")
+    events: list[Any] = []
+    async with goal_env(script(planner, [cut, cut])) as (emu, client):
+        runner = create_runner(
+            workspace=ws,
+            client=client,
+            objective="Write a",
+            options=GoalOptions(),
+            reviewer=None,
+            on_event=events.append,
+            run_id="run-1",
+            config_dir=ws / ".no-user-config",
+        )
+        outcome = await runner.run()
+        executor_stats = emu.stats()["sessions"]["executor"]
+    assert executor_stats["requests"] == 2  # the cut reply, and its one retry with the largest max_tokens
+    finished = [e for e in events if isinstance(e, TurnFinished) and e.session == "executor"]
+    assert [e.status for e in finished] == ["length"]
+    states = [e for e in events if getattr(e, "kind", "") == "goal_state" and e.state == "replanning"]
+    assert states and "cut at the output limit" in states[0].reason
+    assert outcome.status == "blocked"
+    assert not any(getattr(e, "kind", "") == "step_verified" for e in events)  # nothing to verify: the step failed
