@@ -118,6 +118,16 @@ class Escalated(GoalEventBase):
     wasted_reasoning_chars: int = 0
 
 
+class ProAskedForPro(GoalEventBase):
+    """Pro itself wrote the escalation marker: there is no stronger model, so its reply stands as written."""
+
+    kind: Literal["pro_asked_for_pro"] = "pro_asked_for_pro"
+    session: str
+    model: str
+    reason: str
+    """The marker's reason, as pro wrote it ("" if none)."""
+
+
 class BudgetWarning(GoalEventBase):
     kind: Literal["budget_warning"] = "budget_warning"
     resource: Literal["usd", "requests", "minutes"]
@@ -143,6 +153,7 @@ GoalEvent = (
     | StepReported
     | StepVerified
     | Escalated
+    | ProAskedForPro
     | BudgetWarning
     | GoalFinished
 )

@@ -50,21 +50,46 @@ class CacheTracker:
         self._last: dict[str, _ModelState] = {}
         self._last_fingerprint: str | None = None
         self._last_epoch = 0
+        self._first_reason = "first request of the session"
+
+    def restore(self, earlier: RequestDiagnostics) -> None:
+        """Count a request of this session made before a resume (from its journal): the numbering and the cumulative
+        ratio go on from there. What the server still caches is not assumed: the first request after the resume
+        explains its misses as such."""
+        self.requests = max(self.requests, earlier.request_index)
+        self.prompt_tokens += earlier.prompt_tokens
+        self.hit_tokens += earlier.hit_tokens
+        self._first_reason = "first request since the session was resumed (the server may have dropped its cache)"
+
+    def expected_hit(self, model: str, fingerprint: str, epoch: int) -> int:
+        """The hit tokens an append-only request on ``model`` can expect from the last one (0 if none is known)."""
+        prev = self._last.get(model)
+        if prev is None or prev.fingerprint != fingerprint or prev.epoch != epoch:
+            return 0
+        return (prev.prompt_tokens // self.unit) * self.unit
 
     @property
     def hit_ratio(self) -> float:
         return self.hit_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
     def observe(
-        self, *, model: str, fingerprint: str, epoch: int, rewrite_reason: str | None, usage: Usage
+        self,
+        *,
+        model: str,
+        fingerprint: str,
+        epoch: int,
+        rewrite_reason: str | None,
+        usage: Usage,
+        request_index: int | None = None,
     ) -> RequestDiagnostics:
-        self.requests += 1
+        """Explain one request; ``request_index`` numbers it (default: the count of requests observed)."""
+        self.requests = request_index if request_index is not None else self.requests + 1
         prev = self._last.get(model)
         reason: str | None = None
         changed = False
         expected = 0
         if self._last_fingerprint is None:
-            reason = "first request of the session"
+            reason = self._first_reason
             changed = True
         elif fingerprint != self._last_fingerprint:
             reason = "prefix changed (system prompt or tool schemas)"

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sessions import tokens
 from sessions.compaction import bound_text, choose_cut, compacted_messages, digest_request_messages
 from sessions.diagnostics import CacheTracker
+from sessions.errors import DeepSeekError
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -54,7 +55,15 @@ from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, prepare_calls, repair_note
 from sessions.repair.storm import StormGuard
-from sessions.stream import Completed, Reply, StreamEvent
+from sessions.stream import (
+    Completed,
+    ContentDelta,
+    ReasoningDelta,
+    Reply,
+    StreamEvent,
+    StreamRestarted,
+    ToolCallArgumentsDelta,
+)
 from sessions.tail import TailBlock, compose_user_turn
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
@@ -73,6 +82,10 @@ from sessions.wire import (
 )
 
 TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
+"""How a turn ended. ``length``: the reply was cut at the output limit (``finish_reason: length``), whatever it held;
+``empty``: the model stopped with neither an answer nor a tool call."""
+OUTPUT_LIMIT_TOKENS = 393_216
+"""The most ``max_tokens`` DeepSeek V4 accepts: a reply cut at the output limit is retried with this (once)."""
 DIGEST_FINGERPRINT = "compaction-digest"
 """The ``prefix_fingerprint`` of a compaction's digest request: a side request outside the conversation's prefix."""
 INTERRUPTED_RESULT = NOT_RUN_RESULT
@@ -93,6 +106,10 @@ class SessionSettings(BaseModel):
     compaction_keep_ratio: float = Field(default=0.25, gt=0, lt=1)
     tool_result_max_chars: int = Field(default=RESULT_MAX_CHARS, ge=1_000)
     read_only: bool = False
+    retry_when_cut: bool = False
+    """A reply cut at the output limit (without tool calls) is asked for once more with ``max_tokens`` at
+    :attr:`output_limit_tokens` (only that request's head differs: its bytes after ``max_tokens`` miss the cache)."""
+    output_limit_tokens: int = Field(default=OUTPUT_LIMIT_TOKENS, ge=1, le=OUTPUT_LIMIT_TOKENS)
 
 
 class TurnResult(BaseModel):
@@ -120,6 +137,9 @@ class ReplyRequest:
     failures: int
     body_for: Callable[[str], bytes]
     account_estimate: Callable[[Usage, str], float]
+    started: Callable[[str], None] = lambda model: None
+    """A source that sends a second request for this one (a pro request after an aborted flash call) says so: the
+    session reports it as a request of its own."""
 
 
 class ReplySource(Protocol):
@@ -146,6 +166,13 @@ class ChatClient(Protocol):
 
 async def stream_reply(call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
     return await call.client.complete(call.request, body=call.body, on_event=emit)
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    """A DeepSeek error (bare or a group of them): the server answered, with an error, not a reply to bill."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_api_error(inner) for inner in exc.exceptions)
+    return isinstance(exc, DeepSeekError)
 
 
 def _preview(text: str, limit: int = 160) -> str:
@@ -200,6 +227,9 @@ class Session:
         self._last_prompt_tokens = 0
         self._unsent_tokens = 0
         self._last_epoch_sent = self.log.epoch
+        self._in_flight: tuple[str, bytes] | None = None
+        """The model and body of a request sent whose usage is not accounted yet."""
+        self._streamed: list[str] = []
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -258,15 +288,17 @@ class Session:
 
     def _restore_totals(self, events: Sequence[dict[str, Any]]) -> None:
         """Requests, usage and cost from the journal's events, so the figures a resumed session reports (the
-        footer's session cost, the summary) cover the whole session, not only this process."""
+        footer's session cost, the summary) cover the whole session, not only this process. A request is one
+        ``usage`` event (every request has exactly one, aborted or not); the cache diagnostics go on from theirs."""
         for event in events:
             kind = event.get("kind")
-            if kind == "request_started":
-                self.requests += 1
-            elif kind == "usage":
+            if kind == "usage":
                 used = UsageReported.model_validate(event)
+                self.requests += 1
                 self.usage = self.usage + used.usage
                 self.cost_usd += used.cost_usd
+            elif kind == "cache":
+                self.tracker.restore(DiagnosticsReported.model_validate(event).diagnostics)
 
     def _mend(self, state: JournalState, path: Path) -> None:
         """Answer the calls a cut-off turn left open; after a corrupt line, make the conversation well formed."""
@@ -294,14 +326,16 @@ class Session:
 
     # --------------------------------------------------------------------------------------------------- bytes
 
-    def _head(self, model: str) -> bytes:
+    def _head(self, model: str, max_tokens: int | None = None) -> bytes:
+        if max_tokens is not None:  # a retry of a cut reply: not the conversation's usual head, not kept
+            return request_head(self._request(model, max_tokens), self.prefix.tools_bytes) + self.prefix.system_bytes
         head = self._heads.get(model)
         if head is None:
             head = request_head(self._request(model), self.prefix.tools_bytes) + self.prefix.system_bytes
             self._heads[model] = head
         return head
 
-    def _request(self, model: str) -> ChatRequest:
+    def _request(self, model: str, max_tokens: int | None = None) -> ChatRequest:
         thinking = self.settings.thinking
         return ChatRequest(
             model=model,
@@ -310,16 +344,18 @@ class Session:
             stream=True,
             thinking=Thinking(type="enabled" if thinking else "disabled"),
             reasoning_effort=self.settings.reasoning_effort if thinking else None,
+            max_tokens=max_tokens,
         )
 
-    def body(self, model: str | None = None) -> bytes:
+    def body(self, model: str | None = None, max_tokens: int | None = None) -> bytes:
         """The exact bytes of the next request: head + system + every stored message."""
         model = model or self.settings.model
+        head = self._head(model, max_tokens)
         encoded = self.log.encoded
         if not encoded:
-            return self._head(model) + b"]}"
+            return head + b"]}"
         # One join, one copy: the harness cost of a request is joining the stored bytes (DESIGN §7).
-        return b",".join(itertools.chain((self._head(model),), encoded[:-1], (encoded[-1] + b"]}",)))
+        return b",".join(itertools.chain((head,), encoded[:-1], (encoded[-1] + b"]}",)))
 
     # ------------------------------------------------------------------------------------------------- events
 
@@ -359,6 +395,8 @@ class Session:
         turn_cost = 0.0
         requests = 0
         nudged = False
+        cut_retried = False
+        max_tokens: int | None = None
         last: Reply | None = None
         status: TurnStatus = "done"
         try:
@@ -367,12 +405,17 @@ class Session:
                     status = "request_limit"
                     break
                 await self._maybe_compact()
-                reply, cost = await self.request(model or self.settings.model)
+                reply, cost = await self.request(model or self.settings.model, max_tokens=max_tokens)
                 requests += 1
                 last = reply
                 turn_cost += cost
                 if reply.usage is not None:
                     turn_usage = turn_usage + reply.usage
+                max_tokens = None
+                if self._retry_cut(reply, retried=cut_retried, room=requests < limit):
+                    cut_retried = True
+                    max_tokens = self.settings.output_limit_tokens
+                    continue
                 self._append(reply.message)
                 batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
                 self._report_repairs(batch)
@@ -398,10 +441,10 @@ class Session:
                         )
                     )
                     continue
-                if batch.empty_reply:
-                    status = "empty"
-                elif reply.finish_reason == "length":
+                if reply.finish_reason == "length":  # cut, whatever it held: not "empty" (issue 11 item 1)
                     status = "length"
+                elif batch.empty_reply:
+                    status = "empty"
                 elif reply.finish_reason == "content_filter":
                     status = "content_filter"
                 break
@@ -435,41 +478,94 @@ class Session:
             await self.journal.sync()
         return result
 
-    async def request(self, model: str) -> tuple[Reply, float]:
-        """Send the current log once and account for the reply. Does not append it."""
-        body = self.body(model)
-        request = self._request(model)
-        self.requests += 1
+    def _retry_cut(self, reply: Reply, *, retried: bool, room: bool) -> bool:
+        """Whether to ask once more for a reply cut at the output limit (see :attr:`SessionSettings.retry_when_cut`);
+        if so, say that the cut reply is void."""
+        if reply.finish_reason != "length" or reply.message.tool_calls or retried or not room:
+            return False
+        if not self.settings.retry_when_cut:
+            return False
+        reason = (
+            "the reply was cut at the output limit; asking once more with "
+            f"max_tokens={self.settings.output_limit_tokens}"
+        )
+        self.emit(StreamUpdate(session=self.name, event=StreamRestarted(attempt=2, reason=reason, discarded_events=1)))
+        return True
+
+    def _started(self, model: str, body: bytes) -> None:
+        self._in_flight = (model, body)
+        self._streamed.clear()
         self.emit(
             RequestStarted(
                 session=self.name,
-                request_index=self.requests,
+                request_index=self.requests + 1,
                 model=model,
                 body_bytes=len(body),
                 prefix_fingerprint=self.prefix.fingerprint,
                 messages=len(self.log) + 1,
             )
         )
+
+    async def request(self, model: str, *, max_tokens: int | None = None) -> tuple[Reply, float]:
+        """Send the current log once and account for the reply. Does not append it.
+
+        A request cut off by a cancellation is accounted too (its input was sent): an estimate, marked as one."""
+        body = self.body(model, max_tokens)
+        request = self._request(model, max_tokens)
+        self._started(model, body)
+
+        def body_for(other: str) -> bytes:
+            return self.body(other, max_tokens)
+
         call = ReplyRequest(
             session=self.name,
             request=request,
             body=body,
             client=self.client,
             failures=self.turn_failures,
-            body_for=self.body,
+            body_for=body_for,
             account_estimate=self._account_estimate,
+            started=lambda other: self._started(other, body_for(other)),
         )
-        reply = await self.reply_source(call, self._emit_stream)
+        try:
+            reply = await self.reply_source(call, self._emit_stream)
+        except BaseException as exc:
+            if self._in_flight is not None and not _is_api_error(exc):
+                self._account_interrupted(*self._in_flight)
+            raise
+        finally:
+            self._in_flight = None
         # A reply source may answer with another model (escalation); the reply names the model that was billed.
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost
 
+    def _account_interrupted(self, model: str, body: bytes) -> None:
+        """What a request cut off mid-way cost, by our own count: its input (the part the last request on this
+        model sent assumed cached) and what had streamed."""
+        if self._last_prompt_tokens:
+            prompt = self.context_tokens()
+        else:
+            prompt = tokens.count(body.decode("utf-8", "replace")) if len(body) < 2_000_000 else len(body) // 4
+        hit = min(prompt, self.tracker.expected_hit(model, self.prefix.fingerprint, self.log.epoch))
+        completion = tokens.count("".join(self._streamed)) if self._streamed else 0
+        usage = Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=prompt + completion,
+            prompt_cache_hit_tokens=hit,
+            prompt_cache_miss_tokens=prompt - hit,
+        )
+        self.account(usage, model, estimated=True)
+
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float:
         """Add one request's usage and cost to the session; emit usage and, for a request of the conversation itself
         (``diagnose``) whose usage the server reported, cache diagnostics."""
+        self._in_flight = None
         if usage is None:
-            return 0.0
+            usage = Usage()  # every request is one usage event, even one the server sent no figures for
+            estimated = True
         cost = float(self.price_book.cost(usage, model, self.clock()).total)
+        self.requests += 1
         self.usage = self.usage + usage
         self.cost_usd += cost
         self.emit(
@@ -489,6 +585,7 @@ class Session:
                 epoch=self.log.epoch,
                 rewrite_reason=self.log.rewrite_reason,
                 usage=usage,
+                request_index=self.requests,
             )
             self.emit(DiagnosticsReported(session=self.name, diagnostics=diag))
             self._last_prompt_tokens = usage.prompt_tokens + usage.completion_tokens
@@ -501,6 +598,8 @@ class Session:
     def _emit_stream(self, event: StreamEvent) -> None:
         if isinstance(event, Completed):
             return
+        if isinstance(event, ReasoningDelta | ContentDelta | ToolCallArgumentsDelta):
+            self._streamed.append(event.text)
         self.emit(StreamUpdate(session=self.name, event=event))
 
     # -------------------------------------------------------------------------------------------- tool calls
@@ -618,11 +717,11 @@ class Session:
             thinking=Thinking(type="disabled"),
         )
         digest_body = encode_request(digest_request)
-        self.requests += 1  # a request like any other: counted, priced, journaled (a resume counts it again)
+        # a request like any other: counted (by its usage), priced, journaled
         self.emit(
             RequestStarted(
                 session=self.name,
-                request_index=self.requests,
+                request_index=self.requests + 1,
                 model=self.settings.model,
                 body_bytes=len(digest_body),
                 prefix_fingerprint=DIGEST_FINGERPRINT,

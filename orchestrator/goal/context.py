@@ -93,6 +93,7 @@ class GoalContext:
         self.client = client
         """The client the sessions send through (the caller opens and closes it)."""
         self.store = store
+        store.lock()  # one process per run: a second --resume is refused, not interleaved
         self.record = record
         self.options = options
         self.reviewer = reviewer
@@ -105,6 +106,7 @@ class GoalContext:
             flash_model=options.flash_model,
             pro_model=options.pro_model,
             on_escalation=self._escalated,
+            on_pro_marker=self.emit,
         )
         self.budget = BudgetTracker(
             options.budget,
@@ -205,6 +207,7 @@ class GoalContext:
                 max_requests_per_turn=options.max_requests_per_turn,
                 context_window=options.context_window,
                 read_only=read_only,
+                retry_when_cut=True,  # a reply cut at the output limit gets one retry with a larger max_tokens
             ),
             journal_path=self.store.dir / f"{name}.jsonl",
             on_event=self.emit,

@@ -12,9 +12,14 @@ from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext
 from orchestrator.goal.phases import Ended, Executing, Judging, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
-from orchestrator.policy.verify import run_verify, verify_feedback
+from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
 from plans.graph import PlanGraph
 from plans.schema import Step, StepStatus
+
+CUT_FEEDBACK = (
+    "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
+    "the step asks for more output than one reply can hold; split it into smaller steps"
+)
 
 
 async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ended:
@@ -49,13 +54,17 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
     text = prompts.step_turn(step, deps, attempt=attempt, resumed=resumed and attempt > 1)
     failed_verifications = 0
     while True:
-        await ctx.turn(
+        turn = await ctx.turn(
             "executor",
             text,
             needs_pro=step.needs_pro,
             reason=f"step {step.id} is marked needs_pro",
             failures=failed_verifications,  # a failed verification counts toward escalating the retry turn
         )
+        if turn.status == "length":  # cut at the output limit twice, the second time with the most max_tokens
+            ctx.update_step(step.id, status=StepStatus.FAILED)
+            ctx.save()
+            return Replanning(step, CUT_FEEDBACK, blocked=False)
         report = ctx.mailbox.report
         if report is not None:
             ctx.emit(StepReported(step_id=step.id, status=report.status, summary=report.summary))
@@ -84,7 +93,7 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
             return ctx.over_budget() or Executing()
         feedback = verify_feedback(outcomes)
         failed_verifications += 1
-        stuck = ctx.progress.record_failure(step.id, feedback)
+        stuck = ctx.progress.record_failure(step.id, feedback, "\n" + failure_digest(outcomes))
         if stuck is not None:
             ctx.update_step(step.id, status=StepStatus.FAILED)
             return Ended("paused", stuck.reason)

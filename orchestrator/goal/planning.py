@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext
+from orchestrator.goal.executing import CUT_FEEDBACK
 from orchestrator.goal.judging import judge
 from orchestrator.goal.phases import Ended, Executing, Replanning, Reviewing, VerdictGiven
 from orchestrator.goal.proposals import adopt, ask_planner
@@ -30,7 +31,10 @@ async def replan(ctx: GoalContext, phase: Replanning) -> Executing | Ended:
     if record.replans >= ctx.options.max_replans:
         return Ended("paused", f"re-planned {record.replans} times without finishing; review the plan and resume")
     record.replans += 1
-    ctx.set_state("replanning", f"{step.id} {'is blocked' if phase.blocked else 'failed verification'}")
+    why = "is blocked" if phase.blocked else "failed verification"
+    if phase.feedback == CUT_FEEDBACK:
+        why = "failed: its replies were cut at the output limit"
+    ctx.set_state("replanning", f"{step.id} {why}")
     plan = ctx.plan
     assert plan is not None
     if phase.blocked:

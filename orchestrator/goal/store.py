@@ -7,8 +7,10 @@ Everything needed to resume after a crash is here: a verified step is recorded b
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import secrets
 import time
 from pathlib import Path
@@ -26,6 +28,26 @@ RUNS_DIR = Path(".reasonix") / "runs"
 
 class RunNotFoundError(ReasonixError):
     """The user named a run that is not there."""
+
+
+class RunLockedError(ReasonixError):
+    """Another process is running this run."""
+
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""What a run id may be: a directory name under ``.reasonix/runs`` (never a path: no ``/``, no ``..``)."""
+_HELD: dict[Path, int] = {}
+"""Run directories this process holds the lock of, and the lock file's descriptor (held for the process's life)."""
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it names a run directory; :class:`RunNotFoundError` for a path or anything else."""
+    if not RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise RunNotFoundError(
+            f"{run_id!r} is not a run id: --resume takes the id of a run under {RUNS_DIR} (as `reasonix runs` lists "
+            "them), not a path"
+        )
+    return run_id
 
 
 class GoalRecord(BaseModel):
@@ -126,12 +148,32 @@ class RunStore:
 
     @classmethod
     def open(cls, workspace: Path, run_id: str) -> RunStore:
-        store = cls(workspace, run_id)
+        store = cls(workspace, check_run_id(run_id))
         if not (store.dir / "goal.json").is_file():
             known = sorted(p.name for p in (workspace / RUNS_DIR).glob("*") if (p / "goal.json").is_file())
             hint = f" Known runs: {', '.join(known[-5:])}." if known else " There are no runs in this workspace."
             raise RunNotFoundError(f"no run {run_id!r} under {workspace / RUNS_DIR}.{hint}")
         return store
+
+    def lock(self) -> None:
+        """Hold this run for the life of the process (``flock`` on ``lock`` in the run directory), so two processes
+        never run one run at once. :class:`RunLockedError` names the process that holds it."""
+        key = self.dir.resolve()
+        if key in _HELD:
+            return
+        path = self.dir / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLockedError(
+                f"run {self.run_id} is already running in process {holder}; wait for it or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD[key] = fd
 
     @property
     def planner_journal(self) -> Path:

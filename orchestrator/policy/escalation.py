@@ -28,8 +28,8 @@ from typing import Literal
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.events import Escalated
-from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector
+from orchestrator.events import Escalated, ProAskedForPro
+from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector, find_marker
 from sessions import tokens
 from sessions.diagnostics import CACHE_UNIT_TOKENS
 from sessions.session import ReplyRequest, stream_reply
@@ -109,8 +109,11 @@ class Escalator:
         flash_model: str,
         pro_model: str,
         on_escalation: Callable[[Escalated], None],
+        on_pro_marker: Callable[[ProAskedForPro], None] | None = None,
     ) -> None:
         self.policy = policy
+        self.on_pro_marker = on_pro_marker
+        """Told when pro itself writes the marker (nothing to escalate to: its reply stands)."""
         self.flash_model = flash_model
         self.pro_model = pro_model
         self.on_escalation = on_escalation
@@ -222,12 +225,17 @@ class Escalator:
         cost = call.account_estimate(usage, request.model)
         reason = outcome.reason or "flash asked for pro"
         self._go_pro(session, turn, request, "marker", reason, cut=outcome, flash_cost_usd=cost)
+        call.started(self.pro_model)  # the aborted flash call was a request; the pro call is another
         return await self._pro(call, emit)
 
     async def _pro(self, call: ReplyRequest, emit: Emit) -> Reply:
         """The same request on pro: the session's bytes with only the model changed."""
         pro_request = call.request.model_copy(update={"model": self.pro_model})
         reply = await call.client.complete(pro_request, body=call.body_for(self.pro_model), on_event=emit)
+        marker = find_marker(reply.message.content or "", self.policy.hold_back_chars)
+        if marker is not None and self.on_pro_marker is not None:
+            reason = " ".join((marker.group(1) or "").split())
+            self.on_pro_marker(ProAskedForPro(session=call.session, model=self.pro_model, reason=reason))
         return reply.model_copy(update={"model": self.pro_model})
 
     async def _stream_flash(self, call: ReplyRequest, emit: Emit) -> Reply | _Cut:

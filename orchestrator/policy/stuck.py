@@ -112,13 +112,15 @@ class ProgressTracker:
     def idle_rounds(self) -> int:
         return self._idle_rounds
 
-    def record_failure(self, step_id: str, text: str) -> StuckVerdict | None:
-        """A step failed (verification output or error text); a verdict when this failure reached the limit."""
+    def record_failure(self, step_id: str, text: str, shown: str | None = None) -> StuckVerdict | None:
+        """A step failed (verification output or error text); a verdict when this failure reached the limit.
+        ``shown`` is what the verdict tells the user about it (default: the line of ``text`` naming the error)."""
         signature = failure_signature(step_id, text)
         self._failures[signature] += 1
         if self._failures[signature] < self.same_failure_limit:
             return None
-        reason = f"the same failure {_times(self.same_failure_limit)} on {step_id}: {_headline(text)}"
+        what = shown if shown is not None else _headline(text)
+        reason = f"the same failure {_times(self.same_failure_limit)} on {step_id}: {what}"
         return StuckVerdict(reason=reason, step_id=step_id)
 
     def record_round(self, evidence: Iterable[str]) -> StuckVerdict | None:

@@ -117,6 +117,20 @@ def _status(outcome: VerifyOutcome) -> str:
     return f"exit {code}, expected {outcome.expected}"
 
 
+def failure_digest(outcomes: Iterable[VerifyOutcome], tail_lines: int = 8) -> str:
+    """What a user needs to see of a failed verification: each failed command, how it ended, the tail of its
+    output (``$ pytest -q  [exit 1, expected 0]`` then the last lines)."""
+    parts = []
+    for outcome in outcomes:
+        if outcome.ok:
+            continue
+        lines = outcome.output.rstrip("\n").splitlines()
+        tail = lines[-tail_lines:] if lines else ["(no output)"]
+        more = [f"… {len(lines) - tail_lines} earlier lines"] if len(lines) > tail_lines else []
+        parts.append("\n".join([f"$ {outcome.command}  [{_status(outcome)}]", *more, *tail]))
+    return "\n".join(parts)
+
+
 def verify_feedback(outcomes: Iterable[VerifyOutcome]) -> str:
     """The compact text sent back to the executor when verification failed; empty when every command passed."""
     outcomes = tuple(outcomes)

@@ -25,9 +25,10 @@ RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "conten
 WHAT_TO_DO: dict[str, str] = {
     "request_limit": "the task used every request it was allowed; run it again with a higher --max-requests, "
     "or split it into smaller tasks",
-    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task, or try --model pro",
-    "empty": "the model finished without an answer; run the task again, or try --model pro",
-    "length": "the reply was cut off at the output limit; ask for a smaller step",
+    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task",
+    "empty": "the model finished without an answer and without a tool call; run the task again",
+    "length": "the reply was cut at the output limit (finish_reason length) before it was complete; ask for a "
+    "smaller piece of work (one file or one function at a time)",
     "content_filter": "DeepSeek's content filter stopped the reply; rephrase the task",
 }
 
@@ -44,7 +45,10 @@ class RunSummary(Summary):
             return self.error
         if self.status == "cancelled":
             return f"interrupted; the run is journaled in {self.journal}"
-        return WHAT_TO_DO.get(self.status, f"the turn ended with status {self.status}")
+        advice = WHAT_TO_DO.get(self.status, f"the turn ended with status {self.status}")
+        if self.status in ("storm", "empty") and "pro" not in (self.model or ""):
+            advice += ", or try --model pro"
+        return advice
 
 
 class TaskRun:

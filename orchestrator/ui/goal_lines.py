@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from orchestrator.events import Escalated, StepVerified
+from orchestrator.events import Escalated, ProAskedForPro, StepVerified
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
@@ -25,6 +25,16 @@ def escalation_line(event: Escalated) -> Text:
         estimate = " est." if event.flash_cost_estimated else ""
         line += f" (flash call aborted after {chars}, ${event.flash_cost_usd:.4f}{estimate})"
     return Text(line, style="yellow")
+
+
+def pro_marker_line(event: ProAskedForPro) -> Text:
+    """``⚠ pro asked for pro (<reason>): there is no stronger model; …`` — what the turn's end means."""
+    why = f" ({neutralise(event.reason)})" if event.reason else ""
+    return Text(
+        f"⚠ {event.session}: {event.model} asked for pro{why}, but it is pro already: there is no stronger model, "
+        "so its reply stands and the turn ends here (a step goes on to its verification)",
+        style="yellow",
+    )
 
 
 def _verify_failure(event: StepVerified) -> str:

@@ -31,6 +31,7 @@ from orchestrator.events import (
     PlanProposed,
     PlanRejected,
     PlanRevised,
+    ProAskedForPro,
     ReviewDecided,
     StepReported,
     StepStarted,
@@ -38,7 +39,7 @@ from orchestrator.events import (
 )
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
-from orchestrator.ui.goal_lines import escalation_line, verify_failure_text
+from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
@@ -82,8 +83,17 @@ class CostBoard:
         self.session_usd: dict[str, float] = {}
         self.tokens: dict[str, _Tokens] = {}
         self.last_session: str | None = None
+        self.requests = 0
+        """Requests of this process: one per usage event, aborted or not (what goal.json and the summary count)."""
+        self.cost_usd = 0.0
+        self._turn_over: set[str] = set()
 
     def usage(self, event: UsageReported) -> None:
+        if event.session in self._turn_over:  # a finished turn's cost stays shown until the next turn spends
+            self._turn_over.discard(event.session)
+            self.turn_usd[event.session] = 0.0
+        self.requests += 1
+        self.cost_usd += event.cost_usd
         self.turn_usd[event.session] = self.turn_usd.get(event.session, 0.0) + event.cost_usd
         self.session_usd[event.session] = event.session_cost_usd
         tokens = self.tokens.setdefault(event.session, _Tokens())
@@ -92,7 +102,7 @@ class CostBoard:
         self.last_session = event.session
 
     def turn_finished(self, session: str) -> None:
-        self.turn_usd[session] = 0.0
+        self._turn_over.add(session)
 
     @property
     def overall(self) -> float | None:
@@ -352,6 +362,8 @@ class GoalTerminalUI:
                 self.line(verify_failure_text(event))
         elif isinstance(event, Escalated):
             self.line(escalation_line(event))
+        elif isinstance(event, ProAskedForPro):
+            self.line(pro_marker_line(event))
         elif isinstance(event, BudgetWarning):
             self.line(Text(f"⚠ budget: {_warning(event)}", style="yellow"))
         elif isinstance(event, GoalFinished):

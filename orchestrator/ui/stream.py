@@ -43,6 +43,8 @@ from sessions.stream import (
     ToolCallStarted,
 )
 
+TURN_STATUS_WORDS = {"length": "cut at the output limit"}
+"""How a turn's end status reads on the terminal (``--json`` and the journal keep the status itself)."""
 TURN_GREEN_BELOW = 0.05
 TURN_YELLOW_BELOW = 0.20
 SESSION_SCALE = 10
@@ -104,6 +106,7 @@ class TerminalRenderer:
         self._mode: str | None = None
         self._turn_cost: dict[str, float] = {}
         self._session_cost: dict[str, float] = {}
+        self._turn_over: set[str] = set()
         self._started: dict[str, ToolStarted] = {}
         self._lock = threading.RLock()
         self.waiting = WaitIndicator(clock)
@@ -185,6 +188,9 @@ class TerminalRenderer:
         elif isinstance(event, UsageReported):
             self.waiting.end()
             self._clear_spinner()
+            if event.session in self._turn_over:  # the footer shows a finished turn's cost until the next one spends
+                self._turn_over.discard(event.session)
+                self._turn_cost[event.session] = 0.0
             self._turn_cost[event.session] = self._turn_cost.get(event.session, 0.0) + event.cost_usd
             self._session_cost[event.session] = event.session_cost_usd
         elif isinstance(event, DiagnosticsReported):
@@ -205,12 +211,11 @@ class TerminalRenderer:
                 )
             )
         elif isinstance(event, TurnFinished):
-            self._turn_cost[event.session] = 0.0
+            self._turn_over.add(event.session)
             self.waiting.end()
             if event.status != "done":
-                self.line(
-                    Text(f"■ turn ended: {event.status} after {counted(event.requests, 'request')}", style="yellow")
-                )
+                said = TURN_STATUS_WORDS.get(event.status, event.status)
+                self.line(Text(f"■ turn ended: {said} after {counted(event.requests, 'request')}", style="yellow"))
             else:
                 self._close_line()
 
@@ -223,12 +228,8 @@ class TerminalRenderer:
         elif isinstance(event, ContentDelta):
             self._write(event.text, None, "content")
         elif isinstance(event, StreamRestarted):
-            self.line(
-                Text(
-                    f"↻ attempt {event.attempt} ({_short(event.reason, 80)}): the partial reply above is void",
-                    style="yellow",
-                )
-            )
+            void = ": the partial reply above is void" if event.discarded_events else ""
+            self.line(Text(f"↻ attempt {event.attempt} ({_short(event.reason, 100)}){void}", style="yellow"))
         elif not self.waiting.waiting:
             self._clear_spinner()
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import trio
 
-from orchestrator.events import Escalated
+from orchestrator.events import Escalated, ProAskedForPro
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
+from orchestrator.ui.goal_lines import pro_marker_line
 from scenarios.emulator import ReplySpec, RunningEmulator, Script, SessionSpec, ToolCallSpec
 from scenarios.emulator.script import DropFault
 from sessions.client import DeepSeekClient
-from sessions.events import SessionEvent, StreamUpdate, UsageReported
+from sessions.events import RequestStarted, SessionEvent, StreamUpdate, UsageReported
 from sessions.session import Session, SessionSettings
 from sessions.stream import ContentDelta, Reply, StreamEvent, StreamRestarted, ToolCallStarted
 from sessions.wire import ChatRequest
@@ -267,3 +268,24 @@ async def test_a_retried_flash_stream_starts_the_marker_question_afresh(
     (notice,) = r.notices
     assert notice.reason == "x" and notice.wasted_reasoning_chars == len("Thinking.")  # the void attempt not counted
     assert r.client.models == [FLASH, PRO]
+
+
+async def test_when_pro_itself_writes_the_marker_the_user_is_told_why_the_turn_ends(tmp_path: Path) -> None:
+    replies = [_marker_reply(), _marker_reply("this is beyond me")]
+    told: list[ProAskedForPro] = []
+    async with rig(tmp_path, replies) as r:
+        r.escalator.on_pro_marker = told.append
+        await r.turn("Prove the invariant.")
+    (event,) = told
+    assert (event.session, event.model, event.reason) == ("executor", PRO, "this is beyond me")
+    line = pro_marker_line(event).plain
+    assert "asked for pro" in line and "no stronger model" in line and "this is beyond me" in line
+
+
+async def test_an_escalated_request_is_two_requests_each_with_one_usage(tmp_path: Path) -> None:
+    replies = [_marker_reply(), ReplySpec(content="Pro answer.")]
+    async with rig(tmp_path, replies) as r:
+        await r.turn("Prove the invariant.")
+    started = [e for e in r.events if isinstance(e, RequestStarted)]
+    assert [e.model for e in started] == [FLASH, PRO] and [e.request_index for e in started] == [1, 2]
+    assert len(_usage_events(r.events)) == 2 and r.session.requests == 2
