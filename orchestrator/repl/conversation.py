@@ -71,6 +71,7 @@ class Conversation:
         commands: CommandSetup,
         console: Console,
         options: ReplOptions,
+        client: DeepSeekClient | None = None,
     ) -> None:
         self.workspace = workspace
         self.resolved = resolved
@@ -78,7 +79,7 @@ class Conversation:
         self.console = console
         self.options = options
         self.renderer = TerminalRenderer(console)
-        self.client: DeepSeekClient = build_client(resolved)
+        self.client: DeepSeekClient = client or build_client(resolved)
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
         self.sent_mode: Mode | None = None
