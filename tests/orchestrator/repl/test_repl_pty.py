@@ -162,3 +162,54 @@ def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_c
     # The whole first request and its reply are re-sent byte for byte: all but the new message and the unit rounding.
     assert second_hits >= first["prompt_tokens"] - 128 > 0
     assert second_hits >= second_prompt - 256
+
+
+def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_path: Path) -> None:
+    from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
+
+    ws = _workspace(tmp_path)
+    env = clean_env(tmp_path)
+    first = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["true"])]
+    revised = [
+        step(
+            "S1",
+            "Add calc/ops.py with mul",
+            writes=["calc/ops.py"],
+            verify=[
+                "python3 -c 'import sys; sys.path.insert(0, \"calc\"); from ops import mul; assert mul(3, 4) == 12'"
+            ],
+        )
+    ]
+    planner = [
+        reply(call("submit_plan", objective="Add mul", steps=first)),
+        reply(content="Plan submitted."),
+        reply(call("submit_plan", objective="Add mul", steps=revised)),
+        reply(content="Revised plan submitted."),
+        reply(call("goal_verdict", verdict="complete", evidence=["S1 verified"])),
+        reply(content="Done."),
+    ]
+    executor = executor_step("S1", "calc/ops.py", "def mul(a, b):\n    return a * b\n")
+    sc = {
+        "sessions": [
+            {"key": "planner", "system_contains": PLANNER, "replies": planner},
+            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+        ]
+    }
+    with emulator_process(sc, tmp_path, env) as url:
+        child = _spawn(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("/plan add a mul function")
+        child.expect("\\[a\\]pprove")
+        child.sendline("r")
+        child.expect("eedback")
+        child.sendline("verify that mul works")
+        child.expect("\\[a\\]pprove")
+        child.sendline("a")
+        child.expect("complete")
+        child.expect("ask ❯")
+        _exit(child)
+    assert (ws / "calc" / "ops.py").read_text() == "def mul(a, b):\n    return a * b\n"
+    goal_runs = [p for p in (ws / ".reasonix" / "runs").iterdir() if (p / "goal.json").exists()]
+    assert len(goal_runs) == 1
+    goal = json.loads((goal_runs[0] / "goal.json").read_text())
+    assert goal["state"] == "complete" and goal["plan"]["revision"] == 2
