@@ -132,6 +132,7 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
         child.expect("ask ❯")
         child.sendcontrol("c")
         child.expect("Ctrl-C again")
+        child.expect("ask ❯")  # the prompt is back (raw mode): Ctrl-C is a key again, not SIGINT
         child.sendcontrol("c")
         child.expect(pexpect.EOF)
         child.close()
