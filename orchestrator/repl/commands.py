@@ -9,6 +9,7 @@ import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import trio
 from rich.text import Text
 
 from orchestrator.repl.conversation import Conversation
@@ -28,7 +29,7 @@ class SlashCommand:
 
 async def _help(conv: Conversation, arg: str) -> bool:
     for command in COMMANDS.values():
-        conv.console.print(Text(f"  {command.usage:<22}", style="bold"), Text(command.help), soft_wrap=True)
+        conv.console.print(Text(f"  {command.usage:<27}", style="bold"), Text(command.help), soft_wrap=True)
     keys = [
         ("Shift+Tab", "cycle the mode: ask → auto → plan"),
         ("@path", "attach a file's current text to the message"),
@@ -38,7 +39,7 @@ async def _help(conv: Conversation, arg: str) -> bool:
         ("Ctrl-D", "exit (on an empty line)"),
     ]
     for key, what in keys:
-        conv.console.print(Text(f"  {key:<22}", style="bold cyan"), Text(what), soft_wrap=True)
+        conv.console.print(Text(f"  {key:<27}", style="bold cyan"), Text(what), soft_wrap=True)
     return True
 
 
@@ -122,7 +123,9 @@ async def _compact(conv: Conversation, arg: str) -> bool:
     return True
 
 
-def _run_cli(module_name: str, arg: str, conv: Conversation) -> None:
+async def _run_cli(module_name: str, arg: str, conv: Conversation) -> None:
+    """A ``reasonix`` subcommand with the workspace of the conversation, in a worker thread (it runs its own trio
+    loop, as it does on the command line)."""
     import importlib
     import shlex
 
@@ -135,16 +138,17 @@ def _run_cli(module_name: str, arg: str, conv: Conversation) -> None:
     except (argparse.ArgumentError, SystemExit, ValueError):
         conv.say(f"/{module_name}: {errors.getvalue().strip() or 'bad arguments'}", "red")
         return
-    module.run(args)
+    conv.renderer.end_line()
+    await trio.to_thread.run_sync(module.run, args)
 
 
 async def _runs(conv: Conversation, arg: str) -> bool:
-    _run_cli("runs", arg, conv)
+    await _run_cli("runs", arg, conv)
     return True
 
 
 async def _undo(conv: Conversation, arg: str) -> bool:
-    _run_cli("undo", arg, conv)
+    await _run_cli("undo", arg, conv)
     return True
 
 
@@ -193,4 +197,8 @@ async def dispatch(conv: Conversation, line: str) -> bool:
             conv.say(f"unknown command {name}; /help lists them", "yellow")
             return True
         command = COMMANDS[matches[0]]
-    return await command.handler(conv, arg)
+    try:
+        return await command.handler(conv, arg)
+    except Exception as exc:  # noqa: BLE001 — a failed command must not end the conversation (Cancelled is not one)
+        conv.say(f"{command.name} failed: {type(exc).__name__}: {exc}", "red")
+        return True
