@@ -214,3 +214,27 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
     assert len(goal_runs) == 1
     goal = json.loads((goal_runs[0] / "goal.json").read_text())
     assert goal["state"] == "complete" and goal["plan"]["revision"] == 2
+
+
+def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    env = clean_env(tmp_path)
+    replies = [
+        {
+            "tool_calls": [
+                {"name": "edit_file", "arguments": {"path": "calc.py", "edits": [{"old": "a - b", "new": "a + b"}]}}
+            ]
+        },
+        {"content": "Fixed add()."},
+    ]
+    with emulator_process(_script(replies), tmp_path, env) as url:
+        child = _spawn(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("fix add()")
+        child.expect("edit_file wants to run")
+        child.expect("\\[n\\] no: ")
+        child.sendline("y")
+        child.expect("Fixed add\\(\\).")
+        child.expect("ask ❯")
+        _exit(child)
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
