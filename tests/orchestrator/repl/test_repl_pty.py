@@ -11,7 +11,7 @@ import pexpect
 
 from sessions.journal import read_journal
 
-from ..run_support import ROOT, clean_env, emulator_process, emulator_stats
+from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, reasonix
 
 SHIFT_TAB = "\x1b[Z"
 
@@ -242,3 +242,35 @@ def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
         child.expect("ask ❯")
         _exit(child)
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_bare_reasonix_in_a_terminal_opens_the_conversation(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    env = clean_env(tmp_path)
+    with emulator_process(_script([{"content": "Hi."}]), tmp_path, env) as url:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator"],
+            env={**env, "TERM": "xterm", "DEEPSEEK_BASE_URL": url},
+            cwd=str(ws),
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(40, 120),
+        )
+        child.expect("conversation on")
+        child.expect("ask ❯")
+        child.sendline("hi")
+        child.expect("Hi.")
+        child.expect("ask ❯")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+
+
+def test_without_a_terminal_it_points_to_run_and_exits_2(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    for args in (["code"], []):
+        proc = reasonix(*args, env=env)
+        assert proc.returncode == 2
+        assert 'reasonix run "<task>"' in proc.stderr
