@@ -186,9 +186,11 @@ def build_executor(
     registry: ToolRegistry | None = None,
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
+    resume: bool = False,
 ) -> Session:
     """An executor session with the frozen prefix of ``reasonix run``: the run prompt, the built-in tools, and the
-    standing memory of ``workspace`` (and of the user's config directory)."""
+    standing memory of ``workspace`` (and of the user's config directory). With ``resume``, a non-empty journal at
+    ``journal_path`` is continued (``reasonix code --continue``)."""
     options = options or RunOptions()
     config = resolved.config
     model = resolve_model(config, options.model)
@@ -222,6 +224,7 @@ def build_executor(
         journal_path=journal_path,
         on_event=on_event,
         reply_source=reply_source,
+        resume=resume,
     )
 
 

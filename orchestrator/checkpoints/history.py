@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -106,15 +107,19 @@ def session_costs(run_dir: Path) -> dict[str, SessionCost]:
     return out
 
 
+_TAIL_BLOCKS = re.compile(r"\A(?:<([a-z][a-z0-9-]*)>\n.*?\n</\1>\n\n)+", re.DOTALL)
+
+
 def _task_objective(journal: Path) -> str:
-    """The task of a ``reasonix run``: its first user message."""
+    """The task of a ``reasonix run`` (or a ``reasonix code`` conversation): its first user message, without the tail
+    blocks in front of it (a conversation's ``<mode>``)."""
     for record in _jsonl(journal, b'"msg"'):
         try:
             message = json.loads(record.get("raw", ""))
         except (TypeError, json.JSONDecodeError):
             continue
         if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
-            return str(message["content"])
+            return _TAIL_BLOCKS.sub("", str(message["content"]))
     return ""
 
 

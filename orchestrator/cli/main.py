@@ -22,6 +22,7 @@ from orchestrator.cli.exits import ExitCode, escaped
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "code": ("orchestrator.cli.commands.code", "an interactive conversation on the workspace (bare `reasonix` too)"),
     "goal": ("orchestrator.cli.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),
@@ -88,9 +89,13 @@ def _version() -> str:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv and sys.stdin.isatty() and sys.stdout.isatty():
+        argv = ["code"]  # bare `reasonix` in a terminal opens the conversation
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
+        print('\nreasonix: not a terminal, so no conversation; for one task use reasonix run "<task>"', file=sys.stderr)
         return ExitCode.USAGE
     command = _load(args._module)
     assert command is not None

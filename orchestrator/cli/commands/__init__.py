@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         checkpoints,
+        code,
         completion,
         doctor,
         emulate,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "checkpoints",
+    "code",
     "completion",
     "doctor",
     "emulate",

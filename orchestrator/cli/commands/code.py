@@ -1,0 +1,100 @@
+"""``reasonix code`` (and bare ``reasonix`` in a terminal): an interactive conversation on the workspace. The
+conversation itself lives in :mod:`orchestrator.repl`.
+
+One executor session, built as ``reasonix run`` builds it; each message is a turn streamed with the same tool lines,
+diffs and permission prompts. Shift+Tab cycles the mode (ask → auto → plan) without touching the cached prefix;
+slash commands (``/help``) run plans and goals inline, show cost and context, undo. ``--continue`` reopens the last
+conversation from its journal.
+
+Exit status: 0 when the conversation ends (/exit, Ctrl-D, Ctrl-C twice); 2 without a terminal or for a configuration
+problem; 130 for a Ctrl-C pressed twice while a turn unwinds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NOT_A_TERMINAL = (
+    "reasonix code is interactive and needs a terminal; for one task without a terminal use "
+    'reasonix run "<task>" (or reasonix goal "<objective>")'
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
+    )
+    parser.add_argument(
+        "--model", default="flash", metavar="flash|pro|ID", help="the configured flash or pro model, or a model id"
+    )
+    parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
+    parser.add_argument(
+        "--mode",
+        choices=("ask", "auto", "plan"),
+        help="the mode to start in (default: ask; Shift+Tab cycles ask → auto → plan)",
+    )
+    parser.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="reopen the last conversation of this workspace from its journal",
+    )
+    from orchestrator.cli.options import add_command_options
+
+    add_command_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(f"reasonix: {NOT_A_TERMINAL}", file=sys.stderr)
+        return 2
+    import os
+
+    import trio
+    from rich.console import Console
+    from rich.text import Text
+
+    from orchestrator.build import check_workspace
+    from orchestrator.config.model import load_config
+    from orchestrator.errors import ReasonixError
+    from orchestrator.policy.approval import terminal_asker
+    from orchestrator.policy.commands import command_setup
+    from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+
+    console = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    permissions = getattr(args, "permissions", None)
+    mode: Mode = args.mode or {"auto": "auto", "read-only": "plan"}.get(permissions or "", "ask")  # type: ignore[assignment]
+    try:
+        workspace = check_workspace(args.workspace)
+        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
+        commands = command_setup(
+            resolved,
+            workspace,
+            sandbox_mode=getattr(args, "sandbox", None),
+            permissions="ask" if mode == "ask" else "auto",
+            asker=terminal_asker(),
+        )
+        conv = Conversation(
+            workspace=workspace,
+            resolved=resolved,
+            commands=commands,
+            console=console,
+            options=ReplOptions(
+                model=args.model, mode=mode, resume=args.resume, base_url=args.base_url, sandbox=args.sandbox
+            ),
+        )
+    except (ReasonixError, NothingToContinueError) as exc:
+        err.print(Text(f"reasonix code: {exc}", style="red"))
+        return 2
+    if commands.notice:
+        err.print(Text(f"reasonix code: {commands.notice}", style="red"))
+    what = "continuing" if args.resume else "conversation"
+    header = Text(f"{what} on {conv.model} · {workspace} · ", style="dim")
+    header.append(commands.label, style="red" if commands.danger else "dim")
+    header.append(f" · journal {conv.journal_path} · /help for commands", style="dim")
+    console.print(header, soft_wrap=True)
+    trio.run(run_loop, conv)
+    return 0

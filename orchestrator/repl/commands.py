@@ -1,0 +1,204 @@
+"""The slash commands of the conversation. Each handler gets the conversation and the text after the command and
+returns False to end the conversation."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import trio
+from rich.text import Text
+
+from orchestrator.repl.conversation import Conversation
+from sessions import tokens
+from sessions.prices import PriceError
+
+Handler = Callable[[Conversation, str], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+
+
+async def _help(conv: Conversation, arg: str) -> bool:
+    for command in COMMANDS.values():
+        conv.console.print(Text(f"  {command.usage:<27}", style="bold"), Text(command.help), soft_wrap=True)
+    keys = [
+        ("Shift+Tab", "cycle the mode: ask → auto → plan"),
+        ("@path", "attach a file's current text to the message"),
+        ("Esc Enter", "a new line in the message (Alt+Enter too)"),
+        ("Ctrl-R", "search the history of this workspace"),
+        ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
+        ("Ctrl-D", "exit (on an empty line)"),
+    ]
+    for key, what in keys:
+        conv.console.print(Text(f"  {key:<27}", style="bold cyan"), Text(what), soft_wrap=True)
+    return True
+
+
+async def _exit(conv: Conversation, arg: str) -> bool:
+    return False
+
+
+async def _cost(conv: Conversation, arg: str) -> bool:
+    s = conv.session
+    u = s.usage
+    conv.console.print(
+        f"session ${s.cost_usd:.4f} · {s.requests} requests · prompt {u.prompt_tokens} tokens "
+        f"({u.prompt_cache_hit_tokens} hit, {u.prompt_cache_miss_tokens} miss, cache {conv.hit_ratio() * 100:.1f}%) "
+        f"· completion {u.completion_tokens} tokens",
+        soft_wrap=True,
+        highlight=False,
+    )
+    return True
+
+
+def context_figures(conv: Conversation) -> tuple[int, int, int]:
+    """Tokens of the prefix (system prompt and tools), of the log, and of the tail the next message will carry."""
+    s = conv.session
+    prefix = tokens.count(s.prefix.system_bytes.decode("utf-8")) + tokens.count(s.prefix.tools_bytes.decode("utf-8"))
+    log = sum(tokens.count_many([entry.data.decode("utf-8") for entry in s.log])) if len(s.log) else 0
+    from orchestrator.repl.modes import mode_block
+
+    tail = tokens.count(mode_block(conv.mode).render()) if conv.mode != conv.sent_mode else 0
+    return prefix, log, tail
+
+
+async def _context(conv: Conversation, arg: str) -> bool:
+    prefix, log, tail = context_figures(conv)
+    window = conv.session.settings.context_window
+    total = prefix + log + tail
+    conv.console.print(
+        f"prefix {prefix} tokens · log {log} tokens ({len(conv.session.log)} messages) · tail {tail} tokens · "
+        f"{total} of a {window}-token window ({total / window * 100:.1f}%); the next request re-sends all of it "
+        f"and misses only what is new after it",
+        soft_wrap=True,
+        highlight=False,
+    )
+    return True
+
+
+async def _pro(conv: Conversation, arg: str) -> bool:
+    conv.pro_next = True
+    conv.say(f"the next turn runs on {conv.resolved.config.models.pro} (its cache is separate from flash's)")
+    if arg.strip():
+        await conv.turn(arg.strip())
+    return True
+
+
+async def _model(conv: Conversation, arg: str) -> bool:
+    from orchestrator.build import resolve_model
+
+    choice = arg.strip()
+    if not choice:
+        conv.say(f"model: {conv.model} (/model flash|pro|ID switches; each model has its own cache)", "")
+        return True
+    model = resolve_model(conv.resolved.config, choice)
+    try:
+        conv.resolved.config.price_book().family_of(model)
+    except PriceError as exc:  # it names the known models
+        conv.say(f"/model {choice}: {exc}", "red")
+        return True
+    conv.model = model
+    conv.say(f"model: {model}")
+    return True
+
+
+async def _clear(conv: Conversation, arg: str) -> bool:
+    conv.new_session()
+    conv.say(f"a new conversation · journal {conv.journal_path}")
+    return True
+
+
+async def _compact(conv: Conversation, arg: str) -> bool:
+    if not await conv.session.compact(reason="asked for with /compact"):
+        conv.say("nothing to compact yet: the conversation is too short")
+    return True
+
+
+async def _run_cli(module_name: str, arg: str, conv: Conversation) -> None:
+    """A ``reasonix`` subcommand with the workspace of the conversation, in a worker thread (it runs its own trio
+    loop, as it does on the command line)."""
+    import importlib
+    import shlex
+
+    module = importlib.import_module(f"orchestrator.cli.commands.{module_name}")
+    parser = argparse.ArgumentParser(prog=f"/{module_name}", exit_on_error=False)
+    module.configure(parser)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as errors:
+            args = parser.parse_args([*shlex.split(arg), "--workspace", str(conv.workspace)])
+    except (argparse.ArgumentError, SystemExit, ValueError):
+        conv.say(f"/{module_name}: {errors.getvalue().strip() or 'bad arguments'}", "red")
+        return
+    conv.renderer.end_line()
+    await trio.to_thread.run_sync(module.run, args)
+
+
+async def _runs(conv: Conversation, arg: str) -> bool:
+    await _run_cli("runs", arg, conv)
+    return True
+
+
+async def _undo(conv: Conversation, arg: str) -> bool:
+    await _run_cli("undo", arg, conv)
+    return True
+
+
+async def _plan(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.goals import run_goal
+
+    await run_goal(conv, arg, review=True)
+    return True
+
+
+async def _goal(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.goals import run_goal
+
+    await run_goal(conv, arg, review=False)
+    return True
+
+
+COMMANDS: dict[str, SlashCommand] = {
+    c.name: c
+    for c in (
+        SlashCommand("/help", "/help", "the commands and keys", _help),
+        SlashCommand(
+            "/plan", "/plan <objective>", "plan, review here (approve/revise/edit/cancel), execute, verify", _plan
+        ),
+        SlashCommand("/goal", "/goal <objective>", "the same without the review: approved automatically", _goal),
+        SlashCommand("/pro", "/pro [message]", "the next turn runs on the pro model", _pro),
+        SlashCommand("/model", "/model [flash|pro|ID]", "show or switch the model of the next turns", _model),
+        SlashCommand("/cost", "/cost", "what the conversation has cost, and its cache hits", _cost),
+        SlashCommand("/context", "/context", "tokens of the prefix, the log and the next tail", _context),
+        SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),
+        SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
+        SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
+        SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
+        SlashCommand("/exit", "/exit", "leave (Ctrl-D too)", _exit),
+    )
+}
+
+
+async def dispatch(conv: Conversation, line: str) -> bool:
+    """Run the slash command on ``line``; False ends the conversation."""
+    name, _, arg = line.strip().partition(" ")
+    command = COMMANDS.get(name)
+    if command is None:
+        matches = [c for c in COMMANDS if c.startswith(name)]
+        if len(matches) != 1:
+            conv.say(f"unknown command {name}; /help lists them", "yellow")
+            return True
+        command = COMMANDS[matches[0]]
+    try:
+        return await command.handler(conv, arg)
+    except Exception as exc:  # noqa: BLE001 — a failed command must not end the conversation (Cancelled is not one)
+        conv.say(f"{command.name} failed: {type(exc).__name__}: {exc}", "red")
+        return True

@@ -1,0 +1,210 @@
+"""The interactive conversation (``reasonix code``): one executor session, built exactly as ``reasonix run`` builds
+it, fed one user turn at a time from the input line, its replies streamed by the same renderer as ``run``.
+
+* Ctrl-C during a turn cancels the turn and keeps the session (it is rebuilt from its journal, which mends a turn cut
+  off mid-way by appending, so the next request still hits the cache); a second Ctrl-C before the turn has unwound
+  exits at once. At the prompt Ctrl-C clears the line; on an empty line it asks for a second press, which exits,
+  like Ctrl-D on an empty line.
+* ``--continue`` reopens the last conversation of the workspace from its journal (``.reasonix/repl.json`` names it).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+from prompt_toolkit.formatted_text import FormattedText
+from rich.console import Console
+from rich.text import Text
+
+from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
+from orchestrator.config.model import ResolvedConfig
+from orchestrator.goal.store import ensure_state_dir, new_run_id
+from orchestrator.policy.commands import CommandSetup
+from orchestrator.repl.mentions import attach
+from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
+from orchestrator.ui.stream import TerminalRenderer
+from sessions.client import DeepSeekClient
+from sessions.errors import DeepSeekError
+from sessions.session import Session
+from sessions.tail import TailBlock
+
+LAST_FILE = "repl.json"
+"""Under ``.reasonix/``: the run id of the workspace's latest conversation, for ``--continue``."""
+
+
+class NothingToContinueError(Exception):
+    """The user is at fault: ``--continue`` in a workspace without an earlier conversation."""
+
+
+@dataclass
+class ReplOptions:
+    model: str = "flash"
+    mode: Mode = "ask"
+    resume: bool = False
+    base_url: str | None = None
+    sandbox: str | None = None
+
+
+def last_run_id(workspace: Path) -> str | None:
+    path = workspace / ".reasonix" / LAST_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    run_id = data.get("run_id") if isinstance(data, dict) else None
+    return run_id if isinstance(run_id, str) else None
+
+
+class Conversation:
+    """The state of one ``reasonix code`` invocation; :meth:`run` is the loop."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        resolved: ResolvedConfig,
+        commands: CommandSetup,
+        console: Console,
+        options: ReplOptions,
+        client: DeepSeekClient | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.resolved = resolved
+        self.commands = commands
+        self.console = console
+        self.options = options
+        self.renderer = TerminalRenderer(console)
+        self.client: DeepSeekClient = client or build_client(resolved)
+        self.model = resolve_model(resolved.config, options.model)
+        self.mode: Mode = options.mode
+        self.sent_mode: Mode | None = None
+        """The mode the model last heard of (None: not yet in this process)."""
+        self.pro_next = False
+        self.turn_scope: trio.CancelScope | None = None
+        self.run_id = ""
+        self.session: Session = self._open(resume=options.resume)
+
+    # ------------------------------------------------------------------------------------------------ sessions
+
+    @property
+    def journal_path(self) -> Path:
+        return run_dir(self.workspace, self.run_id) / "executor.jsonl"
+
+    def _open(self, *, resume: bool) -> Session:
+        if resume:
+            found = last_run_id(self.workspace)
+            if found is None or not (run_dir(self.workspace, found) / "executor.jsonl").exists():
+                raise NothingToContinueError(
+                    "there is no earlier conversation in this workspace to continue; start one with `reasonix code`"
+                )
+            self.run_id = found
+        else:
+            self.run_id = new_run_id()
+            ensure_state_dir(self.workspace)
+            (self.workspace / ".reasonix" / LAST_FILE).write_text(
+                json.dumps({"run_id": self.run_id}) + "\n", encoding="utf-8"
+            )
+        session = build_executor(
+            self.resolved,
+            self.workspace,
+            self.client,
+            journal_path=self.journal_path,
+            options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.commands.gate),
+            on_event=self.renderer,
+            resume=resume,
+        )
+        apply_mode(session, self.commands.gate, self.mode)
+        return session
+
+    def new_session(self) -> None:
+        """``/clear``: a new conversation (a new journal); the old one stays on disk."""
+        if self.session.journal is not None:
+            self.session.journal.close()
+        self.sent_mode = None
+        self.session = self._open(resume=False)
+
+    def reopen(self) -> None:
+        """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off)."""
+        if self.session.journal is not None:
+            self.session.journal.close()
+        self.session = self._open(resume=True)
+
+    # ------------------------------------------------------------------------------------------------ status
+
+    def cycle_mode(self) -> None:
+        self.mode = next_mode(self.mode)
+
+    def hit_ratio(self) -> float:
+        usage = self.session.usage
+        return usage.prompt_cache_hit_tokens / usage.prompt_tokens if usage.prompt_tokens else 0.0
+
+    def status(self) -> FormattedText:
+        model = self.resolved.config.models.pro if self.pro_next else self.model
+        mode_style = {"ask": "ansicyan", "auto": "ansigreen", "plan": "ansiyellow"}[self.mode]
+        return FormattedText(
+            [
+                ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
+                (f"bold {mode_style}", f"{self.mode} mode"),
+                ("", f" · ${self.session.cost_usd:.4f} · cache {self.hit_ratio() * 100:.1f}%"),
+                ("", f" · {self.session.requests} requests · Shift+Tab: mode · /help"),
+            ]
+        )
+
+    def prompt_text(self) -> FormattedText:
+        style = {"ask": "ansicyan", "auto": "ansigreen", "plan": "ansiyellow"}[self.mode]
+        return FormattedText([(f"bold {style}", f"{self.mode} ❯ ")])
+
+    # ------------------------------------------------------------------------------------------------ turns
+
+    def say(self, text: str, style: str = "dim") -> None:
+        self.renderer.end_line()
+        self.console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+
+    async def turn(self, text: str) -> None:
+        """Send one user message and stream the turn to its end (or to Ctrl-C)."""
+        attached = attach(text, self.workspace)
+        for problem in attached.problems:
+            self.say(problem, "yellow")
+        if attached.files:
+            self.say("attached: " + ", ".join(attached.files))
+        tail: list[TailBlock] = []
+        if self.mode != self.sent_mode:
+            tail.append(mode_block(self.mode))
+        apply_mode(self.session, self.commands.gate, self.mode)
+        model = self.resolved.config.models.pro if self.pro_next else self.model
+        self.pro_next = False
+        cancelled = False
+        with trio.CancelScope() as scope:
+            self.turn_scope = scope
+            try:
+                await self.session.send(attached.text, tail=tail, model=model)
+            except DeepSeekError as exc:
+                self.say(f"DeepSeek: {exc}", "red")
+            finally:
+                self.turn_scope = None
+                self.sent_mode = self.mode
+        cancelled = scope.cancelled_caught
+        self.renderer.end_line()
+        if cancelled:
+            self.say("interrupted: the turn was cancelled; the conversation goes on", "yellow")
+            self.reopen()
+
+    async def watch_sigint(self) -> None:
+        """SIGINT (Ctrl-C while a turn runs): cancel the turn; a second one before it has unwound exits at once."""
+        if threading.current_thread() is not threading.main_thread():
+            await trio.sleep_forever()
+        from orchestrator.cli.goal_command import hard_exit
+
+        with trio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                scope = self.turn_scope
+                if scope is None:
+                    continue
+                if scope.cancel_called:
+                    hard_exit(130)
+                scope.cancel()

@@ -1,0 +1,44 @@
+"""The read–send loop of ``reasonix code``: a line from the input (in a worker thread), a slash command or a turn."""
+
+from __future__ import annotations
+
+import trio
+
+from orchestrator.repl.commands import COMMANDS, dispatch
+from orchestrator.repl.conversation import Conversation
+from orchestrator.repl.prompt import InputLine
+
+
+async def run_loop(conv: Conversation) -> None:
+    """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line."""
+    line = InputLine(
+        conv.workspace,
+        list(COMMANDS),
+        on_shift_tab=conv.cycle_mode,
+        status=conv.status,
+        prompt_text=conv.prompt_text,
+    )
+    armed = False
+    async with conv.client, trio.open_nursery() as nursery:
+        nursery.start_soon(conv.watch_sigint)
+        while True:
+            try:
+                text = await trio.to_thread.run_sync(line.read, abandon_on_cancel=True)
+            except KeyboardInterrupt:
+                if armed:
+                    break
+                armed = True
+                conv.say("(Ctrl-C again or Ctrl-D to exit)")
+                continue
+            except EOFError:
+                break
+            armed = False
+            text = text.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                if not await dispatch(conv, text):
+                    break
+                continue
+            await conv.turn(text)
+        nursery.cancel_scope.cancel()
