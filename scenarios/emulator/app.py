@@ -58,6 +58,8 @@ class Streamed:
     stall_at: int | None = None
     stall_seconds: float = 0.0
     drop_at: int | None = None
+    write_bytes: int | None = None
+    """Write each event in pieces of this many bytes (a scripted stream shape)."""
 
 
 Response = Plain | Streamed
@@ -225,7 +227,7 @@ class Emulator:
             prompt=lookup.prompt_tokens, hit=lookup.hit_tokens, completion=completion, reasoning=reasoning_tokens
         )
         if not req.thinking:
-            gen = Generated(reasoning="", content=gen.content, calls=gen.calls, finish_reason=gen.finish_reason)
+            gen = replace(gen, reasoning="")
         cid, created = str(uuid.uuid4()), int(time.time())
         ttft = self.latency.first_token_delay(lookup.miss_tokens) if self.latency else 0.0
         failing = attempt.failing
@@ -248,6 +250,7 @@ class Emulator:
             keep_alive_interval=attempt.keep_alive.interval if attempt.keep_alive else 0.0,
             first_delay=ttft,
             chunk_delay=self.latency.chunk_delay if self.latency else 0.0,
+            write_bytes=gen.shape.write_bytes if gen.shape is not None else None,
         )
         if isinstance(failing, DropFault):
             return replace(plan, drop_at=min(failing.after_chunks, last))
