@@ -61,6 +61,19 @@ class Resume(_Spec):
     expect_paused_first: bool = True
 
 
+class ToolResultExpectation(_Spec):
+    """At least one result of ``tool`` (in ``session``, if given) whose preview matches ``pattern`` (re.search)."""
+
+    tool: str
+    pattern: str = ""
+    session: str | None = None
+    is_error: bool | None = None
+    """``true``: only failed results count; ``false``: only successful ones; unset: either."""
+
+
+CacheException = Literal["compaction"]
+
+
 class Expectations(_Spec):
     status: str | None = None
     """Goal status (``complete``, ``blocked``, ``paused``, …) or, for ``run``, the turn status (``done``, …)."""
@@ -86,6 +99,22 @@ class Expectations(_Spec):
     """Faults the emulator must have injected, by kind (the scenario really exercised them)."""
     repairs: dict[str, int] = Field(default_factory=dict)
     """Repairs that must have happened, by kind (at least this many)."""
+    max_requests: dict[str, int] = Field(default_factory=dict)
+    """Per session or ``overall``: at most this many requests."""
+    request_models: dict[str, str] = Field(default_factory=dict)
+    """The model of request N: ``"3"`` (the run's third request, counting every session) or ``"executor:2"`` (that
+    session's second) → ``flash``, ``pro`` or a full model id."""
+    cache_growth: dict[str, tuple[CacheException, ...]] = Field(default_factory=dict)
+    """Per session (or ``overall`` for every session): each request hits at least what the previous request of that
+    session on the same model sent, minus one cache unit. The value names allowed exceptions (``compaction``: the
+    request after the session was compacted)."""
+    events: dict[str, int] = Field(default_factory=dict)
+    """Event kinds (``escalation``, ``repair``, ``compaction``, ``plan_rejected`` …) emitted at least this often."""
+    no_events: tuple[str, ...] = ()
+    """Event kinds the run must never emit."""
+    tool_results: tuple[ToolResultExpectation, ...] = ()
+    text_pattern: str | None = None
+    """A regular expression the final summary text must match (``re.search``)."""
 
 
 class RecordedExchange(_Spec):

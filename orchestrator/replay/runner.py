@@ -34,6 +34,7 @@ from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
 from orchestrator.replay.recorder import RecordingTransport, prompt_drift
 from orchestrator.replay.report import ReplayReport
+from orchestrator.replay.requests import RequestLog, request_failures
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.summary import SessionFigures
 from orchestrator.task.run import TaskRun
@@ -76,8 +77,10 @@ class _Tally:
     escalations: int = 0
     compactions: int = 0
     repairs: Counter[str] = field(default_factory=Counter)
+    log: RequestLog = field(default_factory=RequestLog)
 
     def __call__(self, event: AnyEvent) -> None:
+        self.log(event)
         if isinstance(event, UsageReported):
             t = self.sessions.setdefault(event.session, SessionTally())
             t.count(
@@ -296,6 +299,7 @@ async def replay_scenario(
         if error is not None:
             failures.append(f"the replay stopped: {error}")
         failures += figure_failures(expect, observed)
+        failures += request_failures(expect, tally.log, cache_unit=scenario.settings.cache_unit, text=result.text)
         failures += file_failures(expect, ws)
         failures += await command_failures(expect.commands, ws)
         drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []

@@ -1,0 +1,147 @@
+"""Writes the library's regression scenarios of issue 18 as JSON (``python3 -m scenarios.library._build_regressions
+[NAME ...]``): each pins one regression with the format's newer fields (stream shapes, finish reasons, per-request
+expectations). The other scenarios are written by ``_build.py``; this module only reuses its helpers and, for
+``marker-split``, derives from ``executor_escalation()`` so the two stay one story told two ways.
+
+Every scenario is ``origin: scripted``: the replies are written by hand; they are not a model.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scenarios.library._build import call, executor_escalation, reply
+
+J = dict[str, Any]
+HERE = Path(__file__).parent
+MARKER_CUT = "<<<NEE"
+
+
+def _run_scenario(
+    name: str, title: str, description: str, objective: str, workspace: J, replies: list[J], expect: J
+) -> J:
+    return {
+        "name": name,
+        "title": title,
+        "description": description,
+        "origin": "scripted",
+        "command": "run",
+        "objective": objective,
+        "workspace": workspace,
+        "settings": {},
+        "script": {"version": 1, "sessions": [{"key": "executor", "replies": replies}]},
+        "expect": expect,
+    }
+
+
+def marker_split() -> J:
+    """The executor's marker arrives as ``<<<NEE`` + ``DS_PRO: …>>>``: a detector that looked at one delta at a time
+    would miss it, run the step on flash and never escalate."""
+    out = executor_escalation()
+    executor = next(s for s in out["script"]["sessions"] if s["key"] == "executor")
+    index = next(i for i, r in enumerate(executor["replies"]) if r.get("content", "").startswith("<<<NEEDS_PRO"))
+    marker = executor["replies"][index]
+    content = marker.pop("content")
+    cut = content.index("DS_PRO")
+    marker["stream"] = {"content_pieces": [content[:cut], content[cut:]]}
+    assert content[:cut] == MARKER_CUT
+    out.update(
+        name="marker-split",
+        title="The escalation marker split across two stream chunks still escalates",
+        description=(
+            "executor-escalation with the marker streamed as '<<<NEE' + 'DS_PRO: …>>>'. Pins the marker detector "
+            "holding text across deltas: the request after the marker goes to pro, the step after it to flash."
+        ),
+    )
+    out["expect"] = {
+        **out["expect"],
+        "request_models": {f"executor:{index + 1}": "flash", f"executor:{index + 2}": "pro"},
+        "events": {"escalation": 1},
+        "cache_growth": {"overall": []},
+    }
+    return out
+
+
+LENGTH_WORKSPACE = {
+    "notes.md": "# Notes\n\nThe parser accepts `key = value` lines.\n",
+}
+
+
+CUT = reply(
+    reasoning="The parser reads key = value lines; first consider every edge case. " * 6, finish_reason="length"
+)
+
+
+def length_cut() -> J:
+    """A reply cut at the output limit while still thinking: reasoning only, ``finish_reason: length``. The run must
+    stop and say it was cut at the output limit, not report success or loop."""
+    return _run_scenario(
+        "length-cut",
+        "A reply cut at the output limit with reasoning only stops the run and says so",
+        "The executor's only reply is reasoning that ends with finish_reason length (no content, no tool call).",
+        "Explain the parser described in notes.md.",
+        LENGTH_WORKSPACE,
+        [CUT, CUT],
+        {
+            # Observable on this branch: the session calls a reasoning-only cut "empty". Issue 11 (w1) documents it
+            # as "length" ("cut at the output limit"); once that lands this becomes "status": "length" with
+            # "text_pattern": "output limit". The second reply is for the one retry with more room w1 adds.
+            "status": "empty",
+            "max_requests": {"overall": 2},
+            "max_cost_usd": 0.0007,
+            "no_events": ["tool_started", "escalation"],
+            "files": LENGTH_WORKSPACE,
+        },
+    )
+
+
+GREETING = "Grüße, café, naïve — 日本語のテスト ✓ 🙂\n"
+
+
+def utf8_split() -> J:
+    """Every byte of every SSE event is its own socket write, so each multi-byte character of the arguments straddles
+    two writes. A decoder that decoded each network read on its own would write U+FFFD into the file."""
+    shape = {"write_bytes": 1}
+    return _run_scenario(
+        "utf8-split",
+        "Multi-byte UTF-8 characters split across network reads arrive whole",
+        "The executor writes a file of accented, CJK and emoji text; the stream is written one byte at a time.",
+        "Write greeting.txt with the greeting in several scripts.",
+        {"README.md": "# Greetings\n"},
+        [
+            reply(call("write_file", path="greeting.txt", content=GREETING), reasoning="Write it — ✓.", stream=shape),
+            reply(content="Wrote greeting.txt — ✓ 日本語.", stream=shape),
+        ],
+        {
+            "status": "done",
+            "files": {"greeting.txt": GREETING},
+            "tool_results": [{"tool": "write_file", "pattern": "greeting\\.txt", "is_error": False}],
+            "max_requests": {"overall": 2},
+            "cache_growth": {"overall": []},
+            "min_hit_ratio": {"executor": 0.47, "overall": 0.47},
+            "max_cost_usd": 0.0007,
+        },
+    )
+
+
+BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split]
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
+    for build in BUILDERS:
+        data = build()
+        if wanted and data["name"] not in wanted:
+            continue
+        path = HERE / f"{data['name']}.json"
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

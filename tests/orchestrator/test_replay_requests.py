@@ -1,0 +1,102 @@
+"""Per-request expectations of a replay (issue 18): the model of request N, the cache growing request by request, a
+maximum number of requests, events that must and must not happen, tool results matching a pattern, the summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.replay.requests import RequestLog, RequestRecord, growth_failures
+from orchestrator.replay.runner import replay
+from scenarios.emulator import app
+
+from .replay_support import three_step_scenario, write
+
+
+def test_every_per_request_expectation_holds_for_the_unbroken_code(tmp_path: Path) -> None:
+    data = three_step_scenario()
+    data["expect"].update(
+        request_models={"1": "flash", "executor:2": "deepseek-v4-flash"},
+        cache_growth={"overall": []},
+        max_requests={"overall": 40, "executor": 30},
+        events={"step_verified": 3, "tool_finished": 1},
+        no_events=["escalation", "compaction"],
+        tool_results=[{"tool": "write_file", "pattern": r"calc/", "is_error": False, "session": "executor"}],
+        text_pattern=".",
+    )
+    report = replay(write(tmp_path, data))
+    assert report.ok, report.text_report()
+
+
+def test_each_per_request_expectation_names_what_failed(tmp_path: Path) -> None:
+    data = three_step_scenario()
+    data["expect"].update(
+        request_models={"2": "pro", "executor:99": "flash"},
+        max_requests={"executor": 2},
+        events={"escalation": 1},
+        no_events=["step_verified"],
+        tool_results=[{"tool": "write_file", "pattern": "no such text"}, {"tool": "fetch_url"}],
+        text_pattern="^never$",
+    )
+    failures = replay(write(tmp_path, data)).failures
+    joined = "\n".join(failures)
+    assert "request 2: expected on pro, went to deepseek-v4-flash" in joined
+    assert "executor request 99: expected on flash, but only" in joined
+    assert "executor requests: expected at most 2, got" in joined
+    assert "event escalation: expected at least 1, got 0" in joined
+    assert "event step_verified: must not be emitted, got 3" in joined
+    assert "tool write_file: no result matches /no such text/ (seen: 'created calc/" in joined
+    assert "tool fetch_url: no result matches // (the tool never ran)" in joined
+    assert "summary does not match /^never$/" in joined
+
+
+def _one_byte_changed_in_the_middle_of_the_log(monkeypatch: pytest.MonkeyPatch, at_request: int) -> None:
+    """A deliberately broken client: on one request a single byte of an early message differs from what it sent
+    before (a re-serialized tool result, a trimmed space). The ratio guards barely notice; the growth check does."""
+    original = app.Emulator._chat
+    seen = {"executor": 0}
+
+    def chat(self: app.Emulator, headers: Any, raw: bytes) -> Any:
+        body = json.loads(raw)
+        if body["messages"][0]["content"].startswith("You are the executor"):
+            seen["executor"] += 1
+            messages = body["messages"]
+            if seen["executor"] == at_request and len(messages) > 4:
+                middle = next(
+                    m for m in messages[len(messages) // 2 :] if isinstance(m.get("content"), str) and m["content"]
+                )
+                middle["content"] = middle["content"][:-1] + ("x" if middle["content"][-1] != "x" else "y")
+                raw = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        return original(self, headers, raw)
+
+    monkeypatch.setattr(app.Emulator, "_chat", chat)
+
+
+def test_a_one_byte_change_in_the_middle_of_the_log_fails_the_growth_check_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = three_step_scenario()
+    data["expect"]["cache_growth"] = {"executor": []}
+    assert replay(write(tmp_path, data)).ok
+    _one_byte_changed_in_the_middle_of_the_log(monkeypatch, at_request=8)
+    report = replay(write(tmp_path, data))
+    (failure,) = report.failures  # the hit-ratio floors of the scenario still hold
+    assert failure.startswith("executor request 8 (deepseek-v4-flash) hit "), failure
+    assert "its previous request sent minus one cache unit" in failure
+
+
+def test_growth_compares_within_one_model_and_allows_a_named_compaction() -> None:
+    log = RequestLog()
+    log.requests += [
+        RequestRecord("executor", "flash", 1000, 0),
+        RequestRecord("executor", "pro", 1200, 0),  # the first pro request: nothing to compare with
+        RequestRecord("executor", "flash", 1500, 896),  # 896 >= 1000 - 128
+        RequestRecord("executor", "flash", 2000, 0, estimated=True),  # usage never arrived: skipped
+        RequestRecord("executor", "flash", 600, 0, after_compaction=True),
+    ]
+    assert growth_failures({"executor": ("compaction",)}, log, 128) == []
+    (failure,) = growth_failures({"executor": ()}, log, 128)
+    assert failure.startswith("executor request 5 (flash) hit 0 tokens, below the 1500") and "compaction" in failure
