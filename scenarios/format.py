@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from scenarios.emulator.script import Script
+from scenarios.workspace import GitHistory, WorkspaceFile, folder_entries, write_entry, write_git_history
 
 SCENARIO_FILE = "scenario.json"
 LIBRARY = Path(__file__).parent / "library"
@@ -135,6 +136,10 @@ class Scenario(_Spec):
     objective: str = Field(min_length=1)
     workspace: dict[str, str] = Field(default_factory=dict)
     """Inline files (path → text). A folder scenario's ``workspace/`` directory is merged under these."""
+    files: tuple[WorkspaceFile, ...] = ()
+    """More workspace entries, written last: binary files (base64), modes, symlinks (see ``scenarios/workspace.py``)."""
+    git: GitHistory | None = None
+    """The workspace is a git repository with this history; the files above are written over its last commit."""
     settings: ScenarioSettings = ScenarioSettings()
     script: Script
     review: tuple[ReviewAnswer, ...] = ()
@@ -159,6 +164,16 @@ class LoadedScenario(BaseModel):
     scenario: Scenario
     source: Path
     workspace_dir: Path | None = None
+
+    def write_workspace(self, ws: Path) -> None:
+        """Build the workspace in ``ws`` (created): git history, then the folder, inline texts and entries."""
+        ws.mkdir(parents=True)
+        if self.scenario.git is not None:
+            write_git_history(ws, self.scenario.git)
+        entries = folder_entries(self.workspace_dir) if self.workspace_dir is not None else []
+        entries += [WorkspaceFile(path=rel, text=text) for rel, text in self.scenario.workspace.items()]
+        for entry in [*entries, *self.scenario.files]:
+            write_entry(ws, entry)
 
     def workspace_files(self) -> dict[str, bytes]:
         """Every workspace file: the folder's (if any), then the inline ones (which win)."""

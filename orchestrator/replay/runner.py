@@ -219,14 +219,6 @@ async def _run_task(
     return _Result(status=summary.status, text=summary.text, failures=failures)
 
 
-def _write_workspace(loaded: LoadedScenario, ws: Path) -> None:
-    ws.mkdir(parents=True)
-    for rel, data in loaded.workspace_files().items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-
-
 def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, SessionFigures]:
     known = emulator_stats.get("sessions", {})
     out = {}
@@ -261,7 +253,7 @@ async def replay_scenario(
     root = Path(tempfile.mkdtemp(prefix=f"reasonix-replay-{scenario.name}-"))
     ws = root / "workspace"
     config_dir = root / "no-user-config"  # no user memory: a replay depends on nothing outside the scenario
-    _write_workspace(loaded, ws)
+    loaded.write_workspace(ws)
     tally = _Tally(forward=on_event)
     transport = RecordingTransport() if scenario.origin == "recorded" else None
     error: str | None = None

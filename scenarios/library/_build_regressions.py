@@ -128,7 +128,74 @@ def utf8_split() -> J:
     )
 
 
-BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split]
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg=="
+PARSER_V1 = "def parse(line):\n    return line.split('=')\n"
+PARSER_V2 = "def parse(line):\n    key, _, value = line.partition('=')\n    return key.strip(), value.strip()\n"
+
+
+def symlink_escape() -> J:
+    """The workspace as it is on disk: a git repository with history, a symlink inside, symlinks out (absolute and
+    relative), an executable script and a binary file. Reading through the inside link works; through a link out it
+    is refused, and so is writing through one; git and the script run."""
+    out = _run_scenario(
+        "symlink-escape",
+        "Symlinks out of the workspace are refused; the repository, modes and binary files are as on disk",
+        "A git repository with two commits, docs/latest -> v2.md, etc-link -> /etc, up -> .., an executable "
+        "check.sh and a PNG. The executor reads through each link, tries to write through up (it would land in the "
+        "replay's temporary folder, never elsewhere), runs git and the script.",
+        "Look around the repository and run check.sh.",
+        {"docs/v2.md": "# Version two\n", "README.md": "# Parser\n"},
+        [
+            reply(call("read_file", path="docs/latest"), reasoning="Read the latest docs through the link."),
+            reply(call("read_file", path="etc-link/hostname")),
+            reply(call("read_file", path="up/README.md")),
+            reply(call("write_file", path="up/reasonix-was-here", content="x\n")),
+            reply(call("bash", command="git log --format=%s && ./check.sh && git status --short")),
+            reply(content="The links out are refused; the repository has two commits and check.sh passes."),
+        ],
+        {
+            "status": "done",
+            "tool_results": [
+                {"tool": "read_file", "pattern": "Version two", "is_error": False},
+                {"tool": "read_file", "pattern": "symlink that leads outside the workspace", "is_error": True},
+                {"tool": "read_file", "pattern": "outside the workspace", "is_error": True},
+                {"tool": "write_file", "pattern": "outside the workspace", "is_error": True},
+                {
+                    "tool": "bash",
+                    "pattern": "Parse key = value[\\s\\S]*First parser[\\s\\S]*check ok",
+                    "is_error": False,
+                },
+            ],
+            "commands": [
+                "test -L docs/latest && test -L etc-link && test -L up",
+                "test -x check.sh",
+                'test "$(git rev-list --count HEAD)" = 2',
+                "git diff --quiet HEAD -- parser.py",
+                'test "$(head -c 4 logo.png | od -An -c | tr -d \' \')" = "211PNG"',
+            ],
+            "absent": ["up/reasonix-was-here"],
+            "max_requests": {"overall": 6},
+            "cache_growth": {"overall": []},
+            "max_cost_usd": 0.003,
+        },
+    )
+    out["git"] = {
+        "commits": [
+            {"message": "First parser", "files": {"parser.py": PARSER_V1, "README.md": "# Parser\n"}},
+            {"message": "Parse key = value, stripped", "files": {"parser.py": PARSER_V2}},
+        ]
+    }
+    out["files"] = [
+        {"path": "docs/latest", "symlink": "v2.md"},
+        {"path": "etc-link", "symlink": "/etc"},
+        {"path": "up", "symlink": ".."},
+        {"path": "check.sh", "text": "#!/bin/sh\ntest -f parser.py && echo check ok\n", "mode": "755"},
+        {"path": "logo.png", "base64": PNG},
+    ]
+    return out
+
+
+BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split, symlink_escape]
 
 
 def main(argv: list[str]) -> int:
