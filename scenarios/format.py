@@ -116,6 +116,21 @@ class Expectations(_Spec):
     tool_results: tuple[ToolResultExpectation, ...] = ()
     text_pattern: str | None = None
     """A regular expression the final summary text must match (``re.search``)."""
+    min_first_hit_tokens: dict[str, int] = Field(default_factory=dict)
+    """Per session: its first request of the run hits at least this many tokens (a later run on a warm cache)."""
+
+
+class RunSpec(_Spec):
+    """One more run after the scenario's own, in the same workspace against the same emulator (its cache and its
+    script's remaining replies persist). Unset fields are the scenario's; ``expect`` is checked right after this run,
+    against what this run did."""
+
+    command: Literal["goal", "plan", "run"] | None = None
+    objective: str | None = Field(default=None, min_length=1)
+    settings: ScenarioSettings | None = None
+    review: tuple[ReviewAnswer, ...] | None = None
+    resume: Resume | None = None
+    expect: Expectations = Expectations()
 
 
 class RecordedExchange(_Spec):
@@ -146,7 +161,22 @@ class Scenario(_Spec):
     """Answers at plan review, in order. Empty: approved automatically (``--yes``), and the report says so."""
     resume: Resume | None = None
     expect: Expectations = Expectations()
+    """Checked right after the first run (the scenario's own), against what that run did."""
+    runs: tuple[RunSpec, ...] = ()
+    """More runs in the same workspace against the same emulator, in order (run 2, 3, …)."""
     recorded: tuple[RecordedExchange, ...] = ()
+
+    def run_scenarios(self) -> list[Scenario]:
+        """The scenario's own run, then each of ``runs`` as a scenario of its own (no further runs)."""
+        out = [self.model_copy(update={"runs": ()})]
+        for run in self.runs:
+            given = {
+                k: getattr(run, k)
+                for k in ("command", "objective", "settings", "review")
+                if getattr(run, k) is not None
+            }
+            out.append(self.model_copy(update={**given, "resume": run.resume, "expect": run.expect, "runs": ()}))
+        return out
 
     @model_validator(mode="after")
     def _origin_consistent(self) -> Scenario:

@@ -149,6 +149,15 @@ def request_failures(expect: Expectations, log: RequestLog, *, cache_unit: int, 
                 f"tool {want.tool}: no result matches /{want.pattern}/"
                 + (f" (seen: {'; '.join(repr(s) for s in seen)})" if seen else " (the tool never ran)")
             )
+    for session, least in sorted(expect.min_first_hit_tokens.items()):
+        first = next((r for r in log.requests if r.session == session), None)
+        if first is None:
+            failures.append(f"{session} first request: expected to hit at least {least} tokens, but none was sent")
+        elif first.hit_tokens < least:
+            failures.append(
+                f"{session} first request hit {first.hit_tokens} of {first.prompt_tokens} tokens, expected at least "
+                f"{least}: the prefix an earlier run sent was not reused"
+            )
     if expect.text_pattern is not None and re.search(expect.text_pattern, text) is None:
         failures.append(f"summary does not match /{expect.text_pattern}/: {text[:200]!r}")
     return failures

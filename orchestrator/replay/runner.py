@@ -162,7 +162,13 @@ def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
 
 
 async def _run_goal(
-    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+    scenario: Scenario,
+    ws: Path,
+    client: DeepSeekClient,
+    tally: _Tally,
+    config_dir: Path,
+    on_runner: OnRunner,
+    run_id: str = RUN_ID,
 ) -> _Result:
     s = scenario.settings
     config = Config(thinking=s.thinking)
@@ -174,7 +180,7 @@ async def _run_goal(
     options = _options(
         scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
     )
-    runner = create_runner(objective=scenario.objective, options=options, run_id=RUN_ID, **common)
+    runner = create_runner(objective=scenario.objective, options=options, run_id=run_id, **common)
     on_runner(runner)
     outcome = await runner.run(mode)
     failures: list[str] = []
@@ -198,7 +204,13 @@ async def _run_goal(
 
 
 async def _run_task(
-    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+    scenario: Scenario,
+    ws: Path,
+    client: DeepSeekClient,
+    tally: _Tally,
+    config_dir: Path,
+    on_runner: OnRunner,
+    run_id: str = RUN_ID,
 ) -> _Result:
     s = scenario.settings
     config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
@@ -209,7 +221,7 @@ async def _run_task(
         workspace=ws,
         options=RunOptions(model="pro" if s.preset == "pro" else "flash", max_requests=s.max_requests),
         on_event=tally,
-        run_id=RUN_ID,
+        run_id=run_id,
         client=client,
         memory_config_dir=config_dir,
     )
@@ -217,6 +229,32 @@ async def _run_task(
     summary = await task.execute()
     failures = [f"run error: {summary.error}"] if summary.error else []
     return _Result(status=summary.status, text=summary.text, failures=failures)
+
+
+def _observed(result: _Result, tally: _Tally, stats: dict[str, Any]) -> Observed:
+    return Observed(
+        status=result.status,
+        escalations=tally.escalations,
+        replans=result.replans,
+        steps_done=result.steps_done,
+        compactions=tally.compactions,
+        sessions=tally.sessions,
+        faults=Counter(stats.get("total", {}).get("faults_injected", {})),
+        repairs=tally.repairs,
+    )
+
+
+async def _run_failures(
+    scenario: Scenario, result: _Result, tally: _Tally, ws: Path, stats: dict[str, Any]
+) -> list[str]:
+    """Every expectation of one run, checked right after it (the emulator's fault counts are cumulative)."""
+    expect = scenario.expect
+    failures = list(result.failures)
+    failures += figure_failures(expect, _observed(result, tally, stats))
+    failures += request_failures(expect, tally.log, cache_unit=scenario.settings.cache_unit, text=result.text)
+    failures += file_failures(expect, ws)
+    failures += await command_failures(expect.commands, ws)
+    return failures
 
 
 def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, SessionFigures]:
@@ -258,7 +296,9 @@ async def replay_scenario(
     transport = RecordingTransport() if scenario.origin == "recorded" else None
     error: str | None = None
     result = _Result(status="error")
-    stats: dict[str, Any] = {}
+    failures: list[str] = []
+    drift: list[str] = []
+    runs = scenario.run_scenarios()
     try:
         async with open_emulator(script=scenario.script, cache_unit=scenario.settings.cache_unit) as emu:
             client = DeepSeekClient(
@@ -270,33 +310,28 @@ async def replay_scenario(
                 transport=transport,
             )
             async with client:
-                try:
-                    run = _run_task if scenario.command == "run" else _run_goal
-                    result = await run(scenario, ws, client, tally, config_dir, on_runner or _ignore)
-                except (ReasonixError, DeepSeekError) as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-            stats = emu.stats()
-        observed = Observed(
-            status=result.status,
-            escalations=tally.escalations,
-            replans=result.replans,
-            steps_done=result.steps_done,
-            compactions=tally.compactions,
-            sessions=tally.sessions,
-            faults=Counter(stats.get("total", {}).get("faults_injected", {})),
-            repairs=tally.repairs,
-        )
-        expect = scenario.expect
-        failures = list(result.failures)
-        if error is not None:
-            failures.append(f"the replay stopped: {error}")
-        failures += figure_failures(expect, observed)
-        failures += request_failures(expect, tally.log, cache_unit=scenario.settings.cache_unit, text=result.text)
-        failures += file_failures(expect, ws)
-        failures += await command_failures(expect.commands, ws)
+                for index, sc in enumerate(runs):
+                    label = f"run {index + 1}: " if len(runs) > 1 else ""
+                    run_tally = _Tally(forward=tally)
+                    run_id = RUN_ID if index == 0 else f"{RUN_ID}-{index + 1}"
+                    result = _Result(status="error")
+                    try:
+                        run = _run_task if sc.command == "run" else _run_goal
+                        result = await run(sc, ws, client, run_tally, config_dir, on_runner or _ignore, run_id)
+                    except (ReasonixError, DeepSeekError) as exc:
+                        error = error or f"{label}{type(exc).__name__}: {exc}"
+                        failures.append(f"{label}the replay stopped: {type(exc).__name__}: {exc}")
+                    found = await _run_failures(sc, result, run_tally, ws, emu.stats())
+                    failures += [label + f for f in found]
+                    if result.status == "error":
+                        if index + 1 < len(runs):
+                            failures.append(f"runs {index + 2}–{len(runs)} were not started: run {index + 1} broke")
+                        break
         drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []
         if drift:
             failures.append(f"prompt drift: {counted(len(drift), 'request')} differ from the recording (diffs below)")
+        stats = emu.stats()
+        observed = _observed(result, tally, stats)
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -195,7 +195,48 @@ def symlink_escape() -> J:
     return out
 
 
-BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split, symlink_escape]
+TODO_V1 = "# Todo\n\n- [ ] write the changelog\n"
+
+
+def second_run_cache() -> J:
+    """Two ``reasonix run`` tasks one after the other in the same workspace, against one emulator whose cache
+    persists: the second run's first request must hit the system prompt and tool schemas the first one sent. A run
+    id, a date or a workspace listing in the prefix would make every new run start cold."""
+    out = _run_scenario(
+        "second-run-cache",
+        "A second run in the same workspace hits the cache from its first request",
+        "Run 1 ticks the changelog item in TODO.md; run 2 adds CHANGELOG.md. Same emulator, same cache.",
+        "Tick the changelog item in TODO.md.",
+        {"TODO.md": TODO_V1},
+        [
+            reply(call("edit_file", path="TODO.md", edits=[{"old": "- [ ] write", "new": "- [x] write"}])),
+            reply(content="Ticked."),
+            reply(call("write_file", path="CHANGELOG.md", content="# Changelog\n\n## 0.1.0\n- First release.\n")),
+            reply(content="Wrote CHANGELOG.md."),
+        ],
+        {
+            "status": "done",
+            "files": {"TODO.md": "# Todo\n\n- [x] write the changelog\n"},
+            "max_requests": {"overall": 2},
+            "max_cost_usd": 0.0015,
+        },
+    )
+    out["runs"] = [
+        {
+            "objective": "Add a CHANGELOG.md with a 0.1.0 entry.",
+            "expect": {
+                "status": "done",
+                "file_patterns": {"CHANGELOG.md": "0\\.1\\.0"},
+                "min_first_hit_tokens": {"executor": 1024},
+                "cache_growth": {"overall": []},
+                "max_requests": {"overall": 2},
+            },
+        }
+    ]
+    return out
+
+
+BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split, symlink_escape, second_run_cache]
 
 
 def main(argv: list[str]) -> int:

@@ -100,3 +100,40 @@ def test_growth_compares_within_one_model_and_allows_a_named_compaction() -> Non
     assert growth_failures({"executor": ("compaction",)}, log, 128) == []
     (failure,) = growth_failures({"executor": ()}, log, 128)
     assert failure.startswith("executor request 5 (flash) hit 0 tokens, below the 1500") and "compaction" in failure
+
+
+# ----------------------------------------------------------------------------------------------- several runs
+
+
+def test_a_second_run_hits_from_its_first_request_and_a_stamped_prompt_fails_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scenarios.format import LIBRARY, load_scenario
+
+    from .test_replay import _clock_in_system_prompt_every_turn
+
+    loaded = load_scenario(LIBRARY / "second-run-cache.json")
+    report = replay(loaded)
+    assert report.ok, report.text_report()
+    assert report.requests == 4 and report.sessions["executor"].requests == 4  # both runs, one emulator
+    _clock_in_system_prompt_every_turn(monkeypatch)
+    failures = replay(loaded).failures
+    (failure,) = failures
+    assert failure.startswith("run 2: executor first request hit ") and "expected at least 1024" in failure
+
+
+def test_each_run_is_checked_right_after_it_against_what_it_did(tmp_path: Path) -> None:
+    data = three_step_scenario()
+    data["runs"] = [
+        {
+            "command": "run",
+            "objective": "Say hello.",
+            "expect": {"status": "done", "max_requests": {"overall": 1}, "files": {"calc/ops.py": "changed\n"}},
+        }
+    ]
+    for session in data["script"]["sessions"]:
+        if session["key"] == "executor":
+            session["replies"].append({"content": "hello"})
+    report = replay(write(tmp_path, data))
+    # Run 1 holds; run 2 sent one request (its own count, not the whole replay's) and left calc/ops.py as run 1 did.
+    assert [f.split("\n")[0] for f in report.failures] == ["run 2: file calc/ops.py differs:"], report.failures
