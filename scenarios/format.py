@@ -130,6 +130,12 @@ class RunSpec(_Spec):
     settings: ScenarioSettings | None = None
     review: tuple[ReviewAnswer, ...] | None = None
     resume: Resume | None = None
+    resume_previous: bool = False
+    """This run is ``reasonix goal --resume`` of the previous run (which was killed, or paused)."""
+    kill_at_request: str | None = Field(default=None, pattern=r"^([A-Za-z0-9_-]+:)?[1-9][0-9]*$")
+    """Run ``reasonix goal --yes`` as a real process and SIGKILL it when it sends this request (``"5"``: its fifth,
+    ``"executor:3"``: that session's third), before the request is answered or uses a reply. Only the workspace
+    expectations (files, patterns, absent, commands) apply to a killed run: its events died with it."""
     expect: Expectations = Expectations()
 
 
@@ -162,6 +168,8 @@ class Scenario(_Spec):
     resume: Resume | None = None
     expect: Expectations = Expectations()
     """Checked right after the first run (the scenario's own), against what that run did."""
+    kill_at_request: str | None = Field(default=None, pattern=r"^([A-Za-z0-9_-]+:)?[1-9][0-9]*$")
+    """The scenario's own run is killed at this request (see :attr:`RunSpec.kill_at_request`)."""
     runs: tuple[RunSpec, ...] = ()
     """More runs in the same workspace against the same emulator, in order (run 2, 3, …)."""
     recorded: tuple[RecordedExchange, ...] = ()
@@ -177,6 +185,21 @@ class Scenario(_Spec):
             }
             out.append(self.model_copy(update={**given, "resume": run.resume, "expect": run.expect, "runs": ()}))
         return out
+
+    def run_specs(self) -> list[RunSpec]:
+        """Each run's own spec (the scenario's own run first, as an empty spec)."""
+        return [RunSpec(kill_at_request=self.kill_at_request), *self.runs]
+
+    @model_validator(mode="after")
+    def _runs_consistent(self) -> Scenario:
+        if self.kill_at_request is not None and self.command != "goal":
+            raise ValueError("kill_at_request runs `reasonix goal`; it needs command goal")
+        for n, run in enumerate(self.runs, start=2):
+            if run.kill_at_request is not None and (run.command or self.command) != "goal":
+                raise ValueError(f"run {n}: kill_at_request runs `reasonix goal`; it needs command goal")
+            if run.kill_at_request is not None and run.resume_previous:
+                raise ValueError(f"run {n}: a resumed run is replayed in-process and cannot be killed")
+        return self
 
     @model_validator(mode="after")
     def _origin_consistent(self) -> Scenario:

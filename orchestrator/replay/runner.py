@@ -32,6 +32,7 @@ from orchestrator.events import Escalated
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalOutcome, GoalRunner, Mode
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
+from orchestrator.replay.killed import KilledRunError, run_killed
 from orchestrator.replay.recorder import RecordingTransport, prompt_drift
 from orchestrator.replay.report import ReplayReport
 from orchestrator.replay.requests import RequestLog, request_failures
@@ -41,7 +42,7 @@ from orchestrator.task.run import TaskRun
 from orchestrator.ui.wording import counted
 from plans.schema import Plan
 from scenarios.emulator import open_emulator
-from scenarios.format import LoadedScenario, Scenario
+from scenarios.format import LoadedScenario, Scenario, ScenarioError
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
@@ -169,6 +170,7 @@ async def _run_goal(
     config_dir: Path,
     on_runner: OnRunner,
     run_id: str = RUN_ID,
+    resume_id: str | None = None,
 ) -> _Result:
     s = scenario.settings
     config = Config(thinking=s.thinking)
@@ -180,7 +182,10 @@ async def _run_goal(
     options = _options(
         scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
     )
-    runner = create_runner(objective=scenario.objective, options=options, run_id=run_id, **common)
+    if resume_id is not None:  # --resume of the previous run (killed or paused)
+        runner = resume_runner(run_id=resume_id, options=options, **common)
+    else:
+        runner = create_runner(objective=scenario.objective, options=options, run_id=run_id, **common)
     on_runner(runner)
     outcome = await runner.run(mode)
     failures: list[str] = []
@@ -211,7 +216,10 @@ async def _run_task(
     config_dir: Path,
     on_runner: OnRunner,
     run_id: str = RUN_ID,
+    resume_id: str | None = None,
 ) -> _Result:
+    if resume_id is not None:
+        raise ScenarioError("a `run` scenario cannot resume a previous run; resume_previous needs command goal")
     s = scenario.settings
     config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
     resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
@@ -310,15 +318,27 @@ async def replay_scenario(
                 transport=transport,
             )
             async with client:
-                for index, sc in enumerate(runs):
+                previous_id: str | None = None
+                for index, (sc, spec) in enumerate(zip(runs, scenario.run_specs(), strict=True)):
                     label = f"run {index + 1}: " if len(runs) > 1 else ""
                     run_tally = _Tally(forward=tally)
                     run_id = RUN_ID if index == 0 else f"{RUN_ID}-{index + 1}"
                     result = _Result(status="error")
                     try:
+                        if spec.kill_at_request is not None:
+                            log, home = root / f"killed-run-{index + 1}.log", root / "home"
+                            previous_id = await run_killed(sc, spec.kill_at_request, ws, emu, log, home)
+                            result = _Result(status="killed")
+                            found = file_failures(sc.expect, ws) + await command_failures(sc.expect.commands, ws)
+                            failures += [label + f for f in found]
+                            continue
                         run = _run_task if sc.command == "run" else _run_goal
-                        result = await run(sc, ws, client, run_tally, config_dir, on_runner or _ignore, run_id)
-                    except (ReasonixError, DeepSeekError) as exc:
+                        resume_id = previous_id if spec.resume_previous else None
+                        result = await run(
+                            sc, ws, client, run_tally, config_dir, on_runner or _ignore, run_id, resume_id
+                        )
+                        previous_id = resume_id or run_id
+                    except (ReasonixError, DeepSeekError, KilledRunError, ScenarioError) as exc:
                         error = error or f"{label}{type(exc).__name__}: {exc}"
                         failures.append(f"{label}the replay stopped: {type(exc).__name__}: {exc}")
                     found = await _run_failures(sc, result, run_tally, ws, emu.stats())

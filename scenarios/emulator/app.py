@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -97,6 +97,9 @@ class Emulator:
         self.accountant = Accountant(cache_unit)
         self._stats = Stats()
         self._cursors: dict[str, _Cursor] = {}
+        self.intercept: Callable[[str], bool] | None = None
+        """Called with the session key of each chat request before it is answered; ``True`` closes the connection
+        without an answer and without using the reply (a replay kills its client process there)."""
 
     # ------------------------------------------------------------------------------------------- control
 
@@ -186,6 +189,8 @@ class Emulator:
         check_auth(headers)
         req = validate(parse_json(raw), models=self.models)
         key, reply, index, cursor = self._session(req)
+        if self.intercept is not None and self.intercept(key):
+            return Plain(status=200, drop=True)
         self._stats.request(req.model, key)
         attempt = plan_attempt(reply, cursor.fired.setdefault(index, []) if cursor else [])
         if isinstance(attempt.failing, HttpStatusFault):

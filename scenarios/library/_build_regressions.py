@@ -228,6 +228,7 @@ def second_run_cache() -> J:
                 "status": "done",
                 "file_patterns": {"CHANGELOG.md": "0\\.1\\.0"},
                 "min_first_hit_tokens": {"executor": 1024},
+                "commands": ["grep -q '^- \\[x\\] write the changelog' TODO.md", "grep -q '## 0.1.0' CHANGELOG.md"],
                 "cache_growth": {"overall": []},
                 "max_requests": {"overall": 2},
             },
@@ -236,7 +237,51 @@ def second_run_cache() -> J:
     return out
 
 
-BUILDERS: list[Callable[[], J]] = [marker_split, length_cut, utf8_split, symlink_escape, second_run_cache]
+def kill_resume() -> J:
+    """``reasonix goal`` is SIGKILLed as it asks the executor about S2 (S1 done and verified); ``--resume`` must
+    go on with S2 and never run S1 again. The script has no replies for a second S1: a resume that re-ran it would
+    send S2's edits to S1, or ask for more executor requests than the resumed run may make."""
+    out = executor_escalation()
+    executor = next(s for s in out["script"]["sessions"] if s["key"] == "executor")
+    executor["replies"] = [r for r in executor["replies"] if not r.get("content", "").startswith("<<<NEEDS_PRO")]
+    s2_first = next(i for i, r in enumerate(executor["replies"]) if r.get("content") == "S1 done.") + 2
+    expect = out["expect"]
+    merged = expect["files"]["intervals.py"].split("\n\n\ndef total_length")[0] + "\n"
+    out.update(
+        name="kill-resume",
+        title="A goal killed with SIGKILL after a verified step resumes without re-running it",
+        description=(
+            "executor-escalation without the marker. Run 1 is a real `reasonix goal --yes` process, killed as it "
+            "sends the executor's first S2 request; run 2 is `--resume`: S2 only, then the verdict."
+        ),
+    )
+    out["expect"] = {"files": {"intervals.py": merged}, "max_cost_usd": expect["max_cost_usd"]}
+    out["kill_at_request"] = f"executor:{s2_first}"
+    out["runs"] = [
+        {
+            "resume_previous": True,
+            "expect": {
+                "status": "complete",
+                "steps_done": 2,
+                "files": expect["files"],
+                "commands": expect["commands"],
+                "max_requests": {"executor": len(executor["replies"]) - s2_first + 1},
+                "events": {"step_started": 1},
+                "no_events": ["escalation"],
+            },
+        },
+    ]
+    return out
+
+
+BUILDERS: list[Callable[[], J]] = [
+    marker_split,
+    length_cut,
+    utf8_split,
+    symlink_escape,
+    second_run_cache,
+    kill_resume,
+]
 
 
 def main(argv: list[str]) -> int:

@@ -137,3 +137,39 @@ def test_each_run_is_checked_right_after_it_against_what_it_did(tmp_path: Path) 
     report = replay(write(tmp_path, data))
     # Run 1 holds; run 2 sent one request (its own count, not the whole replay's) and left calc/ops.py as run 1 did.
     assert [f.split("\n")[0] for f in report.failures] == ["run 2: file calc/ops.py differs:"], report.failures
+
+
+def test_a_resume_that_reruns_a_verified_step_fails_the_kill_resume_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kill-resume: run 1 is a real ``reasonix goal`` process, SIGKILLed as it asks about S2; run 2 resumes it. A
+    deliberately broken resume that forgets which steps were verified re-runs S1 and is caught."""
+    from orchestrator.goal import store
+    from plans.schema import StepStatus
+    from scenarios.format import LIBRARY, load_scenario
+
+    loaded = load_scenario(LIBRARY / "kill-resume.json")
+    report = replay(loaded)
+    assert report.ok, report.text_report()
+    original = store.RunStore.load
+
+    def forgetful(self: store.RunStore) -> Any:
+        record = original(self)
+        if record.plan is not None:
+            pending = tuple(s.model_copy(update={"status": StepStatus.PENDING}) for s in record.plan.steps)
+            record.plan = record.plan.model_copy(update={"steps": pending})
+        return record
+
+    monkeypatch.setattr(store.RunStore, "load", forgetful)
+    failures = replay(loaded).failures
+    assert any("run 2:" in f and "ran out of replies for session 'executor'" in f for f in failures), failures
+
+
+def test_a_killed_run_is_a_goal_and_cannot_be_a_resume(tmp_path: Path) -> None:
+    from scenarios.format import ScenarioError, load_scenario
+
+    data = three_step_scenario()
+    data["runs"] = [{"command": "run", "kill_at_request": "3"}]
+    with pytest.raises(ScenarioError, match="run 2: kill_at_request runs `reasonix goal`"):
+        load_scenario(write(tmp_path, data).source)
+    data["runs"] = [{"resume_previous": True, "kill_at_request": "executor:2"}]
+    with pytest.raises(ScenarioError, match="cannot be killed"):
+        load_scenario(write(tmp_path, data).source)
