@@ -32,15 +32,17 @@ from orchestrator.events import Escalated
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalOutcome, GoalRunner, Mode
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
+from orchestrator.replay.killed import KilledRunError, run_killed
 from orchestrator.replay.recorder import RecordingTransport, prompt_drift
 from orchestrator.replay.report import ReplayReport
+from orchestrator.replay.requests import RequestLog, request_failures
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.summary import SessionFigures
 from orchestrator.task.run import TaskRun
 from orchestrator.ui.wording import counted
 from plans.schema import Plan
 from scenarios.emulator import open_emulator
-from scenarios.format import LoadedScenario, Scenario
+from scenarios.format import LoadedScenario, Scenario, ScenarioError
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
@@ -76,8 +78,10 @@ class _Tally:
     escalations: int = 0
     compactions: int = 0
     repairs: Counter[str] = field(default_factory=Counter)
+    log: RequestLog = field(default_factory=RequestLog)
 
     def __call__(self, event: AnyEvent) -> None:
+        self.log(event)
         if isinstance(event, UsageReported):
             t = self.sessions.setdefault(event.session, SessionTally())
             t.count(
@@ -159,7 +163,14 @@ def _goal_result(outcome: GoalOutcome, failures: list[str]) -> _Result:
 
 
 async def _run_goal(
-    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+    scenario: Scenario,
+    ws: Path,
+    client: DeepSeekClient,
+    tally: _Tally,
+    config_dir: Path,
+    on_runner: OnRunner,
+    run_id: str = RUN_ID,
+    resume_id: str | None = None,
 ) -> _Result:
     s = scenario.settings
     config = Config(thinking=s.thinking)
@@ -171,7 +182,10 @@ async def _run_goal(
     options = _options(
         scenario, config, budget_usd=s.budget_usd, max_requests=s.max_requests, max_minutes=s.max_minutes
     )
-    runner = create_runner(objective=scenario.objective, options=options, run_id=RUN_ID, **common)
+    if resume_id is not None:  # --resume of the previous run (killed or paused)
+        runner = resume_runner(run_id=resume_id, options=options, **common)
+    else:
+        runner = create_runner(objective=scenario.objective, options=options, run_id=run_id, **common)
     on_runner(runner)
     outcome = await runner.run(mode)
     failures: list[str] = []
@@ -195,8 +209,17 @@ async def _run_goal(
 
 
 async def _run_task(
-    scenario: Scenario, ws: Path, client: DeepSeekClient, tally: _Tally, config_dir: Path, on_runner: OnRunner
+    scenario: Scenario,
+    ws: Path,
+    client: DeepSeekClient,
+    tally: _Tally,
+    config_dir: Path,
+    on_runner: OnRunner,
+    run_id: str = RUN_ID,
+    resume_id: str | None = None,
 ) -> _Result:
+    if resume_id is not None:
+        raise ScenarioError("a `run` scenario cannot resume a previous run; resume_previous needs command goal")
     s = scenario.settings
     config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
     resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
@@ -206,7 +229,7 @@ async def _run_task(
         workspace=ws,
         options=RunOptions(model="pro" if s.preset == "pro" else "flash", max_requests=s.max_requests),
         on_event=tally,
-        run_id=RUN_ID,
+        run_id=run_id,
         client=client,
         memory_config_dir=config_dir,
     )
@@ -216,12 +239,30 @@ async def _run_task(
     return _Result(status=summary.status, text=summary.text, failures=failures)
 
 
-def _write_workspace(loaded: LoadedScenario, ws: Path) -> None:
-    ws.mkdir(parents=True)
-    for rel, data in loaded.workspace_files().items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+def _observed(result: _Result, tally: _Tally, stats: dict[str, Any]) -> Observed:
+    return Observed(
+        status=result.status,
+        escalations=tally.escalations,
+        replans=result.replans,
+        steps_done=result.steps_done,
+        compactions=tally.compactions,
+        sessions=tally.sessions,
+        faults=Counter(stats.get("total", {}).get("faults_injected", {})),
+        repairs=tally.repairs,
+    )
+
+
+async def _run_failures(
+    scenario: Scenario, result: _Result, tally: _Tally, ws: Path, stats: dict[str, Any]
+) -> list[str]:
+    """Every expectation of one run, checked right after it (the emulator's fault counts are cumulative)."""
+    expect = scenario.expect
+    failures = list(result.failures)
+    failures += figure_failures(expect, _observed(result, tally, stats))
+    failures += request_failures(expect, tally.log, cache_unit=scenario.settings.cache_unit, text=result.text)
+    failures += file_failures(expect, ws)
+    failures += await command_failures(expect.commands, ws)
+    return failures
 
 
 def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, SessionFigures]:
@@ -258,12 +299,14 @@ async def replay_scenario(
     root = Path(tempfile.mkdtemp(prefix=f"reasonix-replay-{scenario.name}-"))
     ws = root / "workspace"
     config_dir = root / "no-user-config"  # no user memory: a replay depends on nothing outside the scenario
-    _write_workspace(loaded, ws)
+    loaded.write_workspace(ws)
     tally = _Tally(forward=on_event)
     transport = RecordingTransport() if scenario.origin == "recorded" else None
     error: str | None = None
     result = _Result(status="error")
-    stats: dict[str, Any] = {}
+    failures: list[str] = []
+    drift: list[str] = []
+    runs = scenario.run_scenarios()
     try:
         async with open_emulator(script=scenario.script, cache_unit=scenario.settings.cache_unit) as emu:
             client = DeepSeekClient(
@@ -275,32 +318,40 @@ async def replay_scenario(
                 transport=transport,
             )
             async with client:
-                try:
-                    run = _run_task if scenario.command == "run" else _run_goal
-                    result = await run(scenario, ws, client, tally, config_dir, on_runner or _ignore)
-                except (ReasonixError, DeepSeekError) as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-            stats = emu.stats()
-        observed = Observed(
-            status=result.status,
-            escalations=tally.escalations,
-            replans=result.replans,
-            steps_done=result.steps_done,
-            compactions=tally.compactions,
-            sessions=tally.sessions,
-            faults=Counter(stats.get("total", {}).get("faults_injected", {})),
-            repairs=tally.repairs,
-        )
-        expect = scenario.expect
-        failures = list(result.failures)
-        if error is not None:
-            failures.append(f"the replay stopped: {error}")
-        failures += figure_failures(expect, observed)
-        failures += file_failures(expect, ws)
-        failures += await command_failures(expect.commands, ws)
+                previous_id: str | None = None
+                for index, (sc, spec) in enumerate(zip(runs, scenario.run_specs(), strict=True)):
+                    label = f"run {index + 1}: " if len(runs) > 1 else ""
+                    run_tally = _Tally(forward=tally)
+                    run_id = RUN_ID if index == 0 else f"{RUN_ID}-{index + 1}"
+                    result = _Result(status="error")
+                    try:
+                        if spec.kill_at_request is not None:
+                            log, home = root / f"killed-run-{index + 1}.log", root / "home"
+                            previous_id = await run_killed(sc, spec.kill_at_request, ws, emu, log, home)
+                            result = _Result(status="killed")
+                            found = file_failures(sc.expect, ws) + await command_failures(sc.expect.commands, ws)
+                            failures += [label + f for f in found]
+                            continue
+                        run = _run_task if sc.command == "run" else _run_goal
+                        resume_id = previous_id if spec.resume_previous else None
+                        result = await run(
+                            sc, ws, client, run_tally, config_dir, on_runner or _ignore, run_id, resume_id
+                        )
+                        previous_id = resume_id or run_id
+                    except (ReasonixError, DeepSeekError, KilledRunError, ScenarioError) as exc:
+                        error = error or f"{label}{type(exc).__name__}: {exc}"
+                        failures.append(f"{label}the replay stopped: {type(exc).__name__}: {exc}")
+                    found = await _run_failures(sc, result, run_tally, ws, emu.stats())
+                    failures += [label + f for f in found]
+                    if result.status == "error":
+                        if index + 1 < len(runs):
+                            failures.append(f"runs {index + 2}–{len(runs)} were not started: run {index + 1} broke")
+                        break
         drift = prompt_drift(scenario.recorded, transport.exchanges) if transport is not None else []
         if drift:
             failures.append(f"prompt drift: {counted(len(drift), 'request')} differ from the recording (diffs below)")
+        stats = emu.stats()
+        observed = _observed(result, tally, stats)
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,6 +58,8 @@ class Streamed:
     stall_at: int | None = None
     stall_seconds: float = 0.0
     drop_at: int | None = None
+    write_bytes: int | None = None
+    """Write each event in pieces of this many bytes (a scripted stream shape)."""
 
 
 Response = Plain | Streamed
@@ -95,6 +97,9 @@ class Emulator:
         self.accountant = Accountant(cache_unit)
         self._stats = Stats()
         self._cursors: dict[str, _Cursor] = {}
+        self.intercept: Callable[[str], bool] | None = None
+        """Called with the session key of each chat request before it is answered; ``True`` closes the connection
+        without an answer and without using the reply (a replay kills its client process there)."""
 
     # ------------------------------------------------------------------------------------------- control
 
@@ -184,6 +189,8 @@ class Emulator:
         check_auth(headers)
         req = validate(parse_json(raw), models=self.models)
         key, reply, index, cursor = self._session(req)
+        if self.intercept is not None and self.intercept(key):
+            return Plain(status=200, drop=True)
         self._stats.request(req.model, key)
         attempt = plan_attempt(reply, cursor.fired.setdefault(index, []) if cursor else [])
         if isinstance(attempt.failing, HttpStatusFault):
@@ -225,7 +232,7 @@ class Emulator:
             prompt=lookup.prompt_tokens, hit=lookup.hit_tokens, completion=completion, reasoning=reasoning_tokens
         )
         if not req.thinking:
-            gen = Generated(reasoning="", content=gen.content, calls=gen.calls, finish_reason=gen.finish_reason)
+            gen = replace(gen, reasoning="")
         cid, created = str(uuid.uuid4()), int(time.time())
         ttft = self.latency.first_token_delay(lookup.miss_tokens) if self.latency else 0.0
         failing = attempt.failing
@@ -248,6 +255,7 @@ class Emulator:
             keep_alive_interval=attempt.keep_alive.interval if attempt.keep_alive else 0.0,
             first_delay=ttft,
             chunk_delay=self.latency.chunk_delay if self.latency else 0.0,
+            write_bytes=gen.shape.write_bytes if gen.shape is not None else None,
         )
         if isinstance(failing, DropFault):
             return replace(plan, drop_at=min(failing.after_chunks, last))

@@ -13,6 +13,7 @@ from scenarios.emulator.script import (
     KeepAliveFault,
     ReplySpec,
     StallFault,
+    StreamShape,
     ToolCallInContentFault,
     ToolCallInReasoningFault,
     TruncateArgumentsFault,
@@ -34,6 +35,8 @@ class Generated:
     content: str
     calls: tuple[GeneratedCall, ...]
     finish_reason: str
+    shape: StreamShape | None = None
+    """The scripted chunk boundaries; explicit pieces apply only while the text is still what they join to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,4 +103,4 @@ def generate(reply: ReplySpec, *, session: str, reply_index: int) -> Generated:
         elif isinstance(fault, ToolCallInContentFault) and calls:
             content += render_tool_calls([(c.name, c.arguments) for c in calls])
             calls, finish = (), "stop"
-    return Generated(reasoning=reasoning, content=content, calls=calls, finish_reason=finish)
+    return Generated(reasoning=reasoning, content=content, calls=calls, finish_reason=finish, shape=reply.stream)

@@ -114,6 +114,22 @@ class ToolCallSpec(_Spec):
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
+class StreamShape(_Spec):
+    """How a streamed reply is cut into SSE chunks (default: word-sized deltas, each event written at once).
+
+    ``reasoning_pieces`` / ``content_pieces`` fix the deltas exactly (joined, they must give the reply's text; a reply
+    may give the pieces alone). ``delta_chars`` cuts every text without explicit pieces into deltas of that many
+    characters. A delta is a JSON string, so it always holds whole characters; ``write_bytes`` splits at the byte
+    level instead: every SSE event is written to the socket in pieces of that many bytes, so a multi-byte UTF-8
+    character (and a ``data:`` line) can straddle two network reads, as on a slow link.
+    """
+
+    reasoning_pieces: tuple[str, ...] | None = None
+    content_pieces: tuple[str, ...] | None = None
+    delta_chars: int | None = Field(default=None, ge=1)
+    write_bytes: int | None = Field(default=None, ge=1)
+
+
 class ReplySpec(_Spec):
     reasoning: str = ""
     content: str = ""
@@ -121,6 +137,29 @@ class ReplySpec(_Spec):
     finish_reason: FinishReason | None = None
     """Default: ``tool_calls`` when there are tool calls, else ``stop``."""
     faults: tuple[Fault, ...] = ()
+    stream: StreamShape | None = None
+    """The chunk boundaries of the streamed reply (see :class:`StreamShape`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_from_pieces(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("stream"), dict):
+            for text, pieces in (("reasoning", "reasoning_pieces"), ("content", "content_pieces")):
+                given = data["stream"].get(pieces)
+                if given is not None and text not in data and all(isinstance(p, str) for p in given):
+                    data = {**data, text: "".join(given)}
+        return data
+
+    @model_validator(mode="after")
+    def _pieces_join(self) -> ReplySpec:
+        if self.stream is not None:
+            for text, pieces, name in (
+                (self.reasoning, self.stream.reasoning_pieces, "reasoning"),
+                (self.content, self.stream.content_pieces, "content"),
+            ):
+                if pieces is not None and "".join(pieces) != text:
+                    raise ValueError(f"stream.{name}_pieces joined must equal {name} ({''.join(pieces)!r} != {text!r})")
+        return self
 
     @property
     def effective_finish_reason(self) -> FinishReason:

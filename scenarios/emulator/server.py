@@ -12,6 +12,7 @@ from typing import Any
 
 import h11
 import trio
+import trio.lowlevel
 
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator, Plain, Response, Streamed, json_response
 from scenarios.emulator.latency import LatencyModel
@@ -93,7 +94,12 @@ async def _send_stream(stream: trio.SocketStream, conn: h11.Connection, resp: St
             return False
         if i and resp.chunk_delay:
             await trio.sleep(resp.chunk_delay)
-        await _send(stream, conn, h11.Data(data=event))
+        if resp.write_bytes is None:
+            await _send(stream, conn, h11.Data(data=event))
+            continue
+        for at in range(0, len(event), resp.write_bytes):
+            await _send(stream, conn, h11.Data(data=event[at : at + resp.write_bytes]))
+            await trio.lowlevel.checkpoint()  # let the piece leave before the next one
     await _send(stream, conn, h11.EndOfMessage())
     return True
 

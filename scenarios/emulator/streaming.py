@@ -22,6 +22,15 @@ def text_pieces(text: str) -> list[str]:
     return _TEXT_PIECES.findall(text)
 
 
+def shaped_pieces(text: str, explicit: tuple[str, ...] | None, delta_chars: int | None) -> list[str]:
+    """The deltas of one text: the scripted pieces when they still join to it, else fixed-size slices, else words."""
+    if explicit is not None and "".join(explicit) == text:
+        return [p for p in explicit if p]
+    if delta_chars is not None:
+        return [text[i : i + delta_chars] for i in range(0, len(text), delta_chars)]
+    return text_pieces(text)
+
+
 def argument_pieces(arguments: str) -> list[str]:
     """Small fragments of a raw argument string (``{``, ``"``, ``location``, ``": "``...); joined they give it back."""
     pieces = _ARG_PIECES.findall(arguments)
@@ -62,14 +71,18 @@ def sse_events(
         }
         return b"data: " + _dumps(body).encode("utf-8") + b"\n\n"
 
+    shape = reply.shape
+    size = shape.delta_chars if shape is not None else None
+    reasoning = shaped_pieces(reply.reasoning, shape.reasoning_pieces if shape else None, size)
+    content = shaped_pieces(reply.content, shape.content_pieces if shape else None, size)
     out: list[bytes] = []
     if thinking:
         out.append(chunk({"role": "assistant", "content": None, "reasoning_content": ""}))
-        out.extend(chunk({"content": None, "reasoning_content": p}) for p in text_pieces(reply.reasoning))
-        out.extend(chunk({"content": p, "reasoning_content": None}) for p in text_pieces(reply.content))
+        out.extend(chunk({"content": None, "reasoning_content": p}) for p in reasoning)
+        out.extend(chunk({"content": p, "reasoning_content": None}) for p in content)
     else:
         out.append(chunk({"role": "assistant", "content": ""}))
-        out.extend(chunk({"content": p}) for p in text_pieces(reply.content))
+        out.extend(chunk({"content": p}) for p in content)
     for index, call in enumerate(reply.calls):
         first = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         out.append(chunk({"tool_calls": [first]}))

@@ -7,7 +7,9 @@ without one, the flagship demo scenario is replayed. While replaying one scenari
 steps, escalations, requests, hit ratio per session and overall, cost at current prices, and each failed expectation
 with a readable diff. ``--json`` prints one summary object per scenario per line instead.
 
-``--list`` names the library's scenarios.
+``--list`` names the library's scenarios. ``--compare SETTING=V1,V2,…`` replays one scenario once per value of a
+setting (``preset=flash,auto,pro``, ``max_pro_turns=0,10``, ``failure_threshold=1,3``) and prints the outcomes side by
+side (``--json``: one object per setting).
 
 Exit status: 0 when every expectation of every scenario holds; 1 when any fails; 2 when a scenario cannot be found or
 read. No API key and no network are needed.
@@ -38,6 +40,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace and print where it is")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the report, not the live session output")
     parser.add_argument("-v", "--verbose", action="store_true", help="with --all: show every session's output too")
+    parser.add_argument(
+        "--compare",
+        metavar="SETTING=V1,V2,...",
+        help="replay the scenario once per value of one setting (preset, max_pro_turns, failure_threshold, ...) and "
+        "print the outcomes side by side",
+    )
 
 
 def resolve(arg: str | None) -> list[Path]:
@@ -88,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         err.print(Text(f"reasonix replay: {exc}", style="red"))
         return ExitCode.USAGE
 
+    if args.compare:
+        if len(loaded) != 1:
+            err.print(Text("reasonix replay: --compare takes one scenario, not --all", style="red"))
+            return 2
+        return _compare(loaded[0], args.compare, console, err, as_json=args.json)
     show_live = not args.json and not args.quiet and (args.verbose or not args.all)
     failed = 0
     for item in loaded:
@@ -103,6 +116,44 @@ def run(args: argparse.Namespace) -> int:
         style = "bold green" if not failed else "bold red"
         console.print(Text(f"{len(loaded) - failed} of {len(loaded)} scenarios passed", style=style))
     return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def _compare(item: LoadedScenario, spec: str, console: Console, err: Console, *, as_json: bool) -> int:
+    """One replay per value of the setting; a table side by side (or one JSON object per setting)."""
+    import json
+
+    import trio
+    from rich.table import Table
+    from rich.text import Text
+
+    from orchestrator.replay.compare import SCRIPTED_NOTE, CompareError, compare, table_rows
+
+    try:
+        results = trio.run(compare, item, spec)
+    except CompareError as exc:
+        err.print(Text(f"reasonix replay: {exc}", style="red"))
+        return 2
+    if as_json:
+        for result in results:
+            console.file.write(json.dumps(result.summary(), ensure_ascii=False) + "\n")
+        return 0
+    sc = item.scenario
+    table = Table(title=f"{sc.name} ({sc.origin}) by {results[0].setting}", box=None, header_style="bold")
+    table.add_column("")
+    for result in results:
+        table.add_column(f"{result.setting}={result.value}", overflow="fold")
+    for label, cells in table_rows(results):
+        table.add_row(label, *cells)
+    console.print(table)
+    console.print(
+        Text(
+            "model time: the emulator's realistic latency model (time to first token grows with the miss "
+            "tokens, then 80 tokens/s); tools and verification not counted.",
+            style="dim",
+        )
+    )
+    console.print(Text(SCRIPTED_NOTE, style="dim"))
+    return 0
 
 
 def _list(console: Console, err: Console) -> int:
