@@ -87,10 +87,9 @@ def length_cut() -> J:
         LENGTH_WORKSPACE,
         [CUT, CUT],
         {
-            # Observable on this branch: the session calls a reasoning-only cut "empty". Issue 11 (w1) documents it
-            # as "length" ("cut at the output limit"); once that lands this becomes "status": "length" with
-            # "text_pattern": "output limit". The second reply is for the one retry with more room w1 adds.
-            "status": "empty",
+            # A reasoning-only cut is its own outcome, "length" (it was once reported as "empty"). `run` does not
+            # retry it (a goal retries once with more room), so the second reply is never asked for.
+            "status": "length",
             "max_requests": {"overall": 2},
             "max_cost_usd": 0.0007,
             "no_events": ["tool_started", "escalation"],
