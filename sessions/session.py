@@ -377,15 +377,19 @@ class Session:
                 batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
                 self._report_repairs(batch)
                 if reply.message.tool_calls:
-                    await self._run_batch(batch)
+                    closed = await self._run_batch(batch)
                     if batch.end_turn:
                         status = "storm"
                         break
+                    if closed:  # a tool's result ends the turn: no request for closing words (DESIGN §5)
+                        break
                     continue
                 if batch.scavenged or batch.scavenged_results:
-                    await self._run_scavenged(batch)
+                    closed = await self._run_scavenged(batch)
                     if batch.end_turn:
                         status = "storm"
+                        break
+                    if closed:
                         break
                     continue
                 if batch.empty_reply and reply.finish_reason == "stop" and not nudged:
@@ -553,9 +557,11 @@ class Session:
         )
         return bounded
 
-    async def _run_batch(self, batch: PreparedBatch) -> None:
+    async def _run_batch(self, batch: PreparedBatch) -> bool:
+        """Run a reply's calls and append every result in order; True when a result that succeeded ends the turn."""
         calls = batch.calls
         results = await self._execute(calls) if calls else {}
+        closed = False
         names = {c.id: c.function.name for c in self.log[-1].message.tool_calls}  # type: ignore[union-attr]
         for item in batch.items:
             if isinstance(item, ImmediateResult):
@@ -569,15 +575,21 @@ class Session:
                     self.turn_failures += 1  # an edit mismatch and its kind feed the escalation counter
                 text = self._result_text(item.id, item.name, result, item.repairs)
                 call_id = item.id
+                closed = closed or (result.ends_turn and not result.is_error)
             self._append(ToolMessage(tool_call_id=call_id, content=text))
             self._unsent_tokens += tokens.count(text)
+        return closed
 
-    async def _run_scavenged(self, batch: PreparedBatch) -> None:
-        """Calls written into reasoning or content: run them, and report their results in a user turn."""
+    async def _run_scavenged(self, batch: PreparedBatch) -> bool:
+        """Calls written into reasoning or content: run them, and report their results in a user turn. True when a
+        result that succeeded ends the turn."""
         results = await self._execute(batch.scavenged) if batch.scavenged else {}
         parts = []
+        closed = False
         for call in batch.scavenged:
-            text = self._result_text(call.id, call.name, results[call.id], call.repairs)
+            result = results[call.id]
+            closed = closed or (result.ends_turn and not result.is_error)
+            text = self._result_text(call.id, call.name, result, call.repairs)
             parts.append(f'<result call="{call.name}" id="{call.id}">\n{text}\n</result>')
         for item in batch.scavenged_results:
             parts.append(f'<result id="{item.call_id}">\n{item.content}\n</result>')
@@ -586,7 +598,8 @@ class Session:
             body="You wrote tool calls in your text instead of calling the tools. They were run; "
             "next time use the tool-calling interface.\n" + "\n".join(parts),
         )
-        self._append(UserMessage(content=compose_user_turn("Continue.", [block])))
+        self._append(UserMessage(content=compose_user_turn("That ends your turn." if closed else "Continue.", [block])))
+        return closed
 
     # ----------------------------------------------------------------------------------------------- compaction
 
