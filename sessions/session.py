@@ -11,6 +11,7 @@ consecutive requests of a turn are byte-for-byte extensions of each other. The o
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -200,6 +201,9 @@ class Session:
         self._last_prompt_tokens = 0
         self._unsent_tokens = 0
         self._last_epoch_sent = self.log.epoch
+        # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
+        # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
+        self._shown: dict[str, tuple[str, str, int]] = {}
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -536,7 +540,24 @@ class Session:
         )
         return {c.id: r for c, r in zip(calls, results, strict=True)}
 
+    def _unchanged(self, call_id: str, name: str, result: ToolResult) -> ToolResult:
+        """A result the conversation already holds, byte for byte and since the last compaction, becomes a note
+        naming the earlier call; any other result is remembered and returned as it is."""
+        key = result.unchanged_key
+        if key is None or result.is_error:
+            return result
+        digest = hashlib.sha256(result.content.encode("utf-8", errors="surrogatepass")).hexdigest()
+        earlier = self._shown.get(key)
+        if earlier is not None and earlier[1] == digest and earlier[2] == self.log.epoch:
+            return ToolResult(
+                content=f"Unchanged: {key} is exactly what the {name} call {earlier[0]} returned, and that result is "
+                "still above in this conversation. Use it from there."
+            )
+        self._shown[key] = (call_id, digest, self.log.epoch)
+        return result
+
     def _result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
+        result = self._unchanged(call_id, name, result)
         note = repair_note(tuple(repairs))
         content = f"{note}\n{result.content}" if note else result.content
         bounded, was_cut = bound_text(content, self.settings.tool_result_max_chars)

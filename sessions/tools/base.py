@@ -95,6 +95,10 @@ class ToolResult(BaseModel):
     data: dict[str, Any] | None = None
     full_text: str | None = None
     ends_turn: bool = False
+    unchanged_key: str | None = None
+    """What this result shows, e.g. a file and a line range. A later result with the same key and exactly the same
+    content, while the earlier one is still in the conversation (no compaction since), is sent as a short note naming
+    the earlier call instead of a second copy (DESIGN §5 "Unchanged re-reads")."""
 
     @classmethod
     def error(cls, message: str, *, data: dict[str, Any] | None = None) -> ToolResult:

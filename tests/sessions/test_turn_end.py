@@ -70,7 +70,7 @@ async def test_a_result_that_ends_the_turn_sends_no_request_for_closing_words(tm
         _call("hand_in", answer="43"),  # turn 2: one request
     )
     script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
-    recorder, events = BodyRecorder(), []
+    recorder, events = BodyRecorder(), list[SessionEvent]()
     async with emulated(script) as (emu, client):
         session = _session(client, ws, recorder, events)
         first = await session.send("What is the answer? Hand it in.")
@@ -83,7 +83,7 @@ async def test_a_result_that_ends_the_turn_sends_no_request_for_closing_words(tm
     # Turn 1 ends on the tool result; turn 2's user message follows it.
     messages = session.log.messages
     assert isinstance(messages[log_after_first - 1], ToolMessage)
-    assert "recorded" in messages[log_after_first - 1].content
+    assert "recorded" in (messages[log_after_first - 1].content or "")
     assert isinstance(messages[log_after_first], UserMessage)
     assert isinstance(messages[-1], ToolMessage) and "'43' recorded" in messages[-1].content
     # Byte for byte: every request is the one before with messages appended, across the turn boundary too.
@@ -100,7 +100,7 @@ async def test_an_error_result_does_not_end_the_turn(tmp_path: Path) -> None:
     ws.mkdir()
     replies = (_call("hand_in", answer=" "), ReplySpec(content="I have no answer."))
     script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
-    recorder, events = BodyRecorder(), []
+    recorder, events = BodyRecorder(), list[SessionEvent]()
     async with emulated(script) as (_emu, client):
         result = await _session(client, ws, recorder, events).send("Hand in the answer.")
     assert (result.status, result.requests, result.text) == ("done", 2, "I have no answer.")
