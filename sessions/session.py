@@ -11,6 +11,7 @@ consecutive requests of a turn are byte-for-byte extensions of each other. The o
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -230,6 +231,9 @@ class Session:
         self._in_flight: tuple[str, bytes] | None = None
         """The model and body of a request sent whose usage is not accounted yet."""
         self._streamed: list[str] = []
+        # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
+        # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
+        self._shown: dict[str, tuple[str, str, int]] = {}
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -420,15 +424,19 @@ class Session:
                 batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
                 self._report_repairs(batch)
                 if reply.message.tool_calls:
-                    await self._run_batch(batch)
+                    closed = await self._run_batch(batch)
                     if batch.end_turn:
                         status = "storm"
                         break
+                    if closed:  # a tool's result ends the turn: no request for closing words (DESIGN §5)
+                        break
                     continue
                 if batch.scavenged or batch.scavenged_results:
-                    await self._run_scavenged(batch)
+                    closed = await self._run_scavenged(batch)
                     if batch.end_turn:
                         status = "storm"
+                        break
+                    if closed:
                         break
                     continue
                 if batch.empty_reply and reply.finish_reason == "stop" and not nudged:
@@ -631,7 +639,24 @@ class Session:
         )
         return {c.id: r for c, r in zip(calls, results, strict=True)}
 
+    def _unchanged(self, call_id: str, name: str, result: ToolResult) -> ToolResult:
+        """A result the conversation already holds, byte for byte and since the last compaction, becomes a note
+        naming the earlier call; any other result is remembered and returned as it is."""
+        key = result.unchanged_key
+        if key is None or result.is_error:
+            return result
+        digest = hashlib.sha256(result.content.encode("utf-8", errors="surrogatepass")).hexdigest()
+        earlier = self._shown.get(key)
+        if earlier is not None and earlier[1] == digest and earlier[2] == self.log.epoch:
+            return ToolResult(
+                content=f"Unchanged: {key} is exactly what the {name} call {earlier[0]} returned, and that result is "
+                "still above in this conversation. Use it from there."
+            )
+        self._shown[key] = (call_id, digest, self.log.epoch)
+        return result
+
     def _result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
+        result = self._unchanged(call_id, name, result)
         note = repair_note(tuple(repairs))
         content = f"{note}\n{result.content}" if note else result.content
         bounded, was_cut = bound_text(content, self.settings.tool_result_max_chars)
@@ -652,9 +677,11 @@ class Session:
         )
         return bounded
 
-    async def _run_batch(self, batch: PreparedBatch) -> None:
+    async def _run_batch(self, batch: PreparedBatch) -> bool:
+        """Run a reply's calls and append every result in order; True when a result that succeeded ends the turn."""
         calls = batch.calls
         results = await self._execute(calls) if calls else {}
+        closed = False
         names = {c.id: c.function.name for c in self.log[-1].message.tool_calls}  # type: ignore[union-attr]
         for item in batch.items:
             if isinstance(item, ImmediateResult):
@@ -668,15 +695,21 @@ class Session:
                     self.turn_failures += 1  # an edit mismatch and its kind feed the escalation counter
                 text = self._result_text(item.id, item.name, result, item.repairs)
                 call_id = item.id
+                closed = closed or (result.ends_turn and not result.is_error)
             self._append(ToolMessage(tool_call_id=call_id, content=text))
             self._unsent_tokens += tokens.count(text)
+        return closed
 
-    async def _run_scavenged(self, batch: PreparedBatch) -> None:
-        """Calls written into reasoning or content: run them, and report their results in a user turn."""
+    async def _run_scavenged(self, batch: PreparedBatch) -> bool:
+        """Calls written into reasoning or content: run them, and report their results in a user turn. True when a
+        result that succeeded ends the turn."""
         results = await self._execute(batch.scavenged) if batch.scavenged else {}
         parts = []
+        closed = False
         for call in batch.scavenged:
-            text = self._result_text(call.id, call.name, results[call.id], call.repairs)
+            result = results[call.id]
+            closed = closed or (result.ends_turn and not result.is_error)
+            text = self._result_text(call.id, call.name, result, call.repairs)
             parts.append(f'<result call="{call.name}" id="{call.id}">\n{text}\n</result>')
         for item in batch.scavenged_results:
             parts.append(f'<result id="{item.call_id}">\n{item.content}\n</result>')
@@ -685,7 +718,8 @@ class Session:
             body="You wrote tool calls in your text instead of calling the tools. They were run; "
             "next time use the tool-calling interface.\n" + "\n".join(parts),
         )
-        self._append(UserMessage(content=compose_user_turn("Continue.", [block])))
+        self._append(UserMessage(content=compose_user_turn("That ends your turn." if closed else "Continue.", [block])))
+        return closed
 
     # ----------------------------------------------------------------------------------------------- compaction
 

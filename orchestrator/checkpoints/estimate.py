@@ -21,8 +21,9 @@ from sessions.wire import Usage
 
 DEFAULT_REQUESTS_PER_STEP = 3.0
 """Write, verify, report: the executor requests of a plain step."""
-DEFAULT_PLANNER_REQUESTS = 2
-"""The planner's verdict at the end (its planning requests are already spent when the plan is reviewed)."""
+DEFAULT_PLANNER_REQUESTS = 1
+"""The planner's verdict at the end, one request: goal_verdict ends its turn (its planning requests are already spent
+when the plan is reviewed)."""
 DEFAULT_REQUEST = Usage(
     prompt_tokens=8_000, prompt_cache_hit_tokens=7_400, prompt_cache_miss_tokens=600, completion_tokens=400
 )

@@ -1,7 +1,9 @@
 """The tools through which the planner and the executor talk to the supervisor (DESIGN §5).
 
 Planner: ``submit_plan``, ``revise_plan``, ``goal_verdict``. Executor: ``report_step``. Each records what the model
-said in a :class:`Mailbox` the supervisor reads after the turn, and answers the model with what happens next. An
+said in a :class:`Mailbox` the supervisor reads after the turn, and answers the model with what happens next. A call
+that succeeds ends the turn (``ends_turn``): its result is the last message of the turn, and no request is sent only to
+collect closing words (DESIGN §5 "Turn boundaries"). An
 invalid plan is answered with its errors, written for the model, so it can fix the plan in its next request.
 
 They are ``read_only`` (they never touch the workspace), so the planner's read-only mode allows them.
@@ -99,7 +101,8 @@ class _PlanTool(Tool[_AnyArgs]):
         note = ("\nNormalized: " + "; ".join(lenient.notes)) if lenient.notes else ""
         return ToolResult(
             content=f"Plan accepted as revision {plan.revision} with {len(plan.steps)} steps. "
-            f"End your turn now; the supervisor takes it from here.{note}"
+            f"End your turn now; the supervisor takes it from here.{note}",
+            ends_turn=True,
         )
 
 
@@ -150,7 +153,7 @@ class GoalVerdictTool(Tool[GoalVerdictArgs]):
         if args.verdict == "blocked" and not args.question.strip():
             return ToolResult.error("A blocked verdict needs the question only the user can answer.")
         self.mailbox.verdict = args
-        return ToolResult(content=f"Verdict recorded: {args.verdict}. End your turn now.")
+        return ToolResult(content=f"Verdict recorded: {args.verdict}. End your turn now.", ends_turn=True)
 
 
 class ReportStepArgs(BaseModel):
@@ -176,7 +179,9 @@ class ReportStepTool(Tool[ReportStepArgs]):
 
     async def run(self, args: ReportStepArgs, ctx: ToolContext) -> ToolResult:
         self.mailbox.report = args
-        return ToolResult(content=f"Report for {args.step_id} recorded ({args.status}). End your turn now.")
+        return ToolResult(
+            content=f"Report for {args.step_id} recorded ({args.status}). End your turn now.", ends_turn=True
+        )
 
 
 def planner_tools(mailbox: Mailbox) -> list[Tool[Any]]:

@@ -92,18 +92,13 @@ def step(
 
 
 def report(sid: str, summary: str, *evidence: str, status: str = "done") -> list[J]:
-    """report_step, then the short text reply that ends the executor's turn."""
-    return [
-        reply(call("report_step", step_id=sid, status=status, summary=summary, evidence=list(evidence))),
-        reply(content=f"{sid} {status}."),
-    ]
+    """report_step: its result ends the executor's turn, so no closing reply follows (DESIGN §5 "Turn boundaries")."""
+    return [reply(call("report_step", step_id=sid, status=status, summary=summary, evidence=list(evidence)))]
 
 
 def verdict(*evidence: str) -> list[J]:
-    return [
-        reply(call("goal_verdict", verdict="complete", evidence=list(evidence)), reasoning="All steps verified."),
-        reply(content="Complete."),
-    ]
+    """goal_verdict: its result ends the planner's turn."""
+    return [reply(call("goal_verdict", verdict="complete", evidence=list(evidence)), reasoning="All steps verified.")]
 
 
 def submit(objective: str, steps: list[J], *, tool: str = "submit_plan", reasoning: str = "", **extra: Any) -> J:
@@ -116,46 +111,43 @@ def edit(path: str, old: str, new: str) -> J:
 
 #: The cache guard and the cost ceiling of each scenario: the hit ratios measured with the emulator (cache unit
 #: 128, a cold cache at the start) minus 0.02 (0.002 for the long session), and 1.5 x the measured cost at peak
-#: prices. Short sessions sit at 64-90 %: their first request misses the whole prefix. Re-measure after a change
+#: prices. Short sessions sit at 60-95 %: their first request misses the whole prefix. Re-measure after a change
 #: that legitimately moves them.
 GUARDS: dict[str, J] = {
-    "api-faults": {"min_hit_ratio": {"executor": 0.75, "planner": 0.75, "overall": 0.75}, "max_cost_usd": 0.0024},
+    "api-faults": {"min_hit_ratio": {"executor": 0.93, "planner": 0.62, "overall": 0.73}, "max_cost_usd": 0.0022},
     "budget-pause-resume": {
-        "min_hit_ratio": {"executor": 0.84, "planner": 0.76, "overall": 0.8},
-        "max_cost_usd": 0.0043,
+        "min_hit_ratio": {"executor": 0.81, "planner": 0.62, "overall": 0.73},
+        "max_cost_usd": 0.004,
     },
-    "call-storm": {"min_hit_ratio": {"executor": 0.82, "planner": 0.75, "overall": 0.79}, "max_cost_usd": 0.0041},
-    "cyclic-plan": {"min_hit_ratio": {"executor": 0.81, "planner": 0.79, "overall": 0.79}, "max_cost_usd": 0.0043},
+    "call-storm": {"min_hit_ratio": {"executor": 0.8, "planner": 0.6, "overall": 0.73}, "max_cost_usd": 0.0038},
+    "cyclic-plan": {"min_hit_ratio": {"executor": 0.76, "planner": 0.7, "overall": 0.73}, "max_cost_usd": 0.004},
     "executor-escalation": {
-        "min_hit_ratio": {"executor": 0.79, "planner": 0.76, "overall": 0.78},
-        "max_cost_usd": 0.0098,
+        "min_hit_ratio": {"executor": 0.74, "planner": 0.63, "overall": 0.71},
+        "max_cost_usd": 0.0093,
     },
     "failure-escalation": {
-        "min_hit_ratio": {"executor": 0.68, "planner": 0.75, "overall": 0.72},
-        "max_cost_usd": 0.0081,
+        "min_hit_ratio": {"executor": 0.62, "planner": 0.61, "overall": 0.62},
+        "max_cost_usd": 0.0077,
     },
-    "flagship": {"min_hit_ratio": {"executor": 0.87, "planner": 0.79, "overall": 0.85}, "max_cost_usd": 0.0152},
+    "flagship": {"min_hit_ratio": {"executor": 0.84, "planner": 0.7, "overall": 0.81}, "max_cost_usd": 0.015},
     "long-session": {
-        "min_hit_ratio": {"executor": 0.995, "planner": 0.77, "overall": 0.994},
-        "min_hit_ratio_after_first": {"executor": 0.995, "planner": 0.866},
-        "max_cost_usd": 0.72,
+        "min_hit_ratio": {"executor": 0.995, "planner": 0.68, "overall": 0.994},
+        "min_hit_ratio_after_first": {"executor": 0.995, "planner": 0.778},
+        "max_cost_usd": 0.71,
     },
-    "planner-escalation": {
-        "min_hit_ratio": {"executor": 0.88, "planner": 0.61, "overall": 0.76},
-        "max_cost_usd": 0.0125,
-    },
+    "planner-escalation": {"min_hit_ratio": {"executor": 0.86, "planner": 0.42, "overall": 0.7}, "max_cost_usd": 0.012},
     "reasoning-scavenge": {
-        "min_hit_ratio": {"executor": 0.8, "planner": 0.76, "overall": 0.78},
-        "max_cost_usd": 0.0037,
+        "min_hit_ratio": {"executor": 0.77, "planner": 0.63, "overall": 0.71},
+        "max_cost_usd": 0.0035,
     },
-    "review-revise": {"min_hit_ratio": {"executor": 0.83, "planner": 0.83, "overall": 0.83}, "max_cost_usd": 0.0047},
+    "review-revise": {"min_hit_ratio": {"executor": 0.77, "planner": 0.76, "overall": 0.76}, "max_cost_usd": 0.0044},
     "truncated-arguments": {
-        "min_hit_ratio": {"executor": 0.77, "planner": 0.75, "overall": 0.76},
-        "max_cost_usd": 0.0032,
+        "min_hit_ratio": {"executor": 0.72, "planner": 0.61, "overall": 0.66},
+        "max_cost_usd": 0.003,
     },
     "verify-retry-replan": {
-        "min_hit_ratio": {"executor": 0.88, "planner": 0.82, "overall": 0.85},
-        "max_cost_usd": 0.0057,
+        "min_hit_ratio": {"executor": 0.85, "planner": 0.73, "overall": 0.8},
+        "max_cost_usd": 0.0053,
     },
 }
 
@@ -421,7 +413,6 @@ def flagship() -> J:
             [s1, s2, s3, s4],
             reasoning="A diamond: the fix first; ranking and summary are independent; the CLI needs both.",
         ),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest passes (4 test modules)", "python3 -m textstats README.md prints the summary"),
     ]
     executor = [
@@ -1039,7 +1030,6 @@ def long_session() -> J:
             reasoning="One step per section, in the order of the documentation; each is verified by the rule tests "
             "and the coverage check of its section. They all write the same two files, so they form a chain.",
         ),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest passes", "python3 -m confcheck.coverage: 0 missing"),
     ]
     digest = [
@@ -1103,13 +1093,11 @@ def verify_retry_replan() -> J:
     planner = [
         reply(call("read_file", path="test_csvsum.py"), reasoning="Which tests fail?"),
         submit("Make test_csvsum.py pass", [s1], reasoning="Blank lines crash float(''); skip them."),
-        reply(content="Plan submitted."),
         reply(
             call("read_file", path="csvsum.py"),
             reasoning="Two attempts failed on quoted fields: splitting on commas cannot work; use csv.",
         ),
         submit("Make test_csvsum.py pass", [s2], tool="revise_plan"),
-        reply(content="Revised."),
         *verdict("python3 test_csvsum.py passes", "python3 csvsum.py sample.csv amount prints 3.5"),
     ]
     loop = '    for line in lines[1:]:\n        total += float(line.rstrip("\\n").split(",")[index])\n'
@@ -1186,7 +1174,6 @@ def planner_escalation() -> J:
             reasoning="Resolve lazily with memoisation; carry the chain of keys being resolved to detect cycles.",
             assumptions=["references use ${section.key}; no escaping is needed yet"],
         ),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest: parser, interpolate and load tests pass"),
     ]
     executor = [
@@ -1265,7 +1252,6 @@ def executor_escalation() -> J:
     planner = [
         reply(call("read_file", path="intervals.py"), reasoning="merge() is a stub."),
         submit("Implement interval merging and total length", [s1, s2]),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest passes"),
     ]
     return scenario(
@@ -1299,7 +1285,6 @@ def failure_escalation() -> J:
     planner = [
         reply(call("read_file", path="slug.py"), reasoning="Accents are dropped together with their letters."),
         submit("Fix slugify for accented titles", [s1]),
-        reply(content="Plan submitted."),
         *verdict("python3 test_slug.py passes"),
     ]
     executor = [
@@ -1365,13 +1350,11 @@ def review_revise() -> J:
     planner = [
         reply(call("read_file", path="units.py"), reasoning="Lengths are ratios to metres."),
         submit("Temperature conversion", [one]),
-        reply(content="Plan submitted."),
         reply(
             call("read_file", path="test_units.py"),
             reasoning="The user wants temperatures apart from the ratio table, and round-trip tests.",
         ),
         submit("Temperature conversion", [s1, s2], tool="revise_plan"),
-        reply(content="Revised as asked."),
         *verdict("python3 -m unittest passes, including round trips"),
     ]
     executor = [
@@ -1433,7 +1416,6 @@ def cyclic_plan() -> J:
             [{**a, "depends_on": []}, b],
             reasoning="S1 cannot wait for S2, which checks S1's result: S1 has no dependency.",
         ),
-        reply(content="Plan submitted."),
         *verdict("tests pass; the CLI prints 3.5 for sample.csv"),
     ]
     executor = [
@@ -1474,7 +1456,6 @@ def truncated_arguments() -> J:
     planner = [
         reply(call("list_dir", path="iniconf")),
         submit("Dotted access to configuration values", [s1]),
-        reply(content="Plan submitted."),
         *verdict("tests.test_get passes"),
     ]
     executor = [
@@ -1522,7 +1503,6 @@ def reasoning_scavenge() -> J:
     planner = [
         reply(call("grep", pattern="round\\(", path="."), reasoning="Where is the rounding?"),
         submit("Significant digits in convert()", [s1]),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest passes"),
     ]
     executor = [
@@ -1568,7 +1548,6 @@ def call_storm() -> J:
     planner = [
         reply(call("read_file", path="csvsum.py")),
         submit("Fix csvsum", [s1]),
-        reply(content="Plan submitted."),
         *verdict("python3 test_csvsum.py passes"),
     ]
     run = call("bash", command="python3 test_csvsum.py")
@@ -1617,7 +1596,6 @@ def api_faults() -> J:
             **submit("Fix slugify", [s1]),
             "faults": [{"kind": "http_status", "status": 503, "times": 1, "retry_after": 0}],
         },
-        reply(content="Plan submitted."),
         *verdict("python3 test_slug.py passes"),
     ]
     executor = [
@@ -1669,7 +1647,6 @@ def budget_pause_resume() -> J:
     planner = [
         reply(call("read_file", path="units.py")),
         submit("Mass units", [mass_step, readme_step]),
-        reply(content="Plan submitted."),
         *verdict("python3 -m unittest passes; README mentions mass"),
     ]
     readme = "# units\n\n`convert(value, from_unit, to_unit)` for lengths and mass (mg, g, kg, t, oz, lb).\n\n"

@@ -84,7 +84,9 @@ class ToolContext:
 
 class ToolResult(BaseModel):
     """What a call returns. ``content`` goes to the model; ``full_text`` keeps the unbounded text when ``content`` was
-    cut (for the journal); ``data`` holds structured extras such as ``exit_code``."""
+    cut (for the journal); ``data`` holds structured extras such as ``exit_code``. ``ends_turn`` says this result
+    closes the turn: the session appends it and returns without another request (a protocol tool that succeeded, whose
+    reply could only be closing words); the next turn's user message follows it (DESIGN §5 "Turn boundaries")."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -92,6 +94,11 @@ class ToolResult(BaseModel):
     is_error: bool = False
     data: dict[str, Any] | None = None
     full_text: str | None = None
+    ends_turn: bool = False
+    unchanged_key: str | None = None
+    """What this result shows, e.g. a file and a line range. A later result with the same key and exactly the same
+    content, while the earlier one is still in the conversation (no compaction since), is sent as a short note naming
+    the earlier call instead of a second copy (DESIGN §5 "Unchanged re-reads")."""
 
     @classmethod
     def error(cls, message: str, *, data: dict[str, Any] | None = None) -> ToolResult:

@@ -128,4 +128,14 @@ class ReadFileTool(Tool[ReadFileArgs]):
             with open_regular(target) as fh:
                 return render(fh, target.rel, args.start_line, args.end_line, ctx.limits)
 
-        return ToolResult(content=await trio.to_thread.run_sync(work, abandon_on_cancel=True))
+        content = await trio.to_thread.run_sync(work, abandon_on_cancel=True)
+        return ToolResult(content=content, unchanged_key=_range_key(args))
+
+
+def _range_key(args: ReadFileArgs) -> str:
+    """The file and range a read shows, for :attr:`ToolResult.unchanged_key`: the path as the model wrote it,
+    normalized (``./a.py`` and ``a.py`` are one file), and the requested lines."""
+    path = os.path.normpath(args.path)
+    if args.start_line is None and args.end_line is None:
+        return path
+    return f"{path} lines {args.start_line or 1}-{args.end_line if args.end_line is not None else 'end'}"

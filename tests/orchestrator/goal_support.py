@@ -51,7 +51,7 @@ def step(
 
 
 def executor_step(sid: str, path: str, text: str, *, summary: str = "") -> list[dict[str, Any]]:
-    """The executor writes a file, reports the step done, and ends its turn."""
+    """The executor writes a file and reports the step done: the report ends its turn."""
     return [
         reply(call("write_file", path=path, content=text), reasoning=f"Step {sid}: write {path}."),
         reply(
@@ -63,7 +63,6 @@ def executor_step(sid: str, path: str, text: str, *, summary: str = "") -> list[
                 evidence=[f"wrote {path}"],
             )
         ),
-        reply(content=f"{sid} done."),
     ]
 
 

@@ -25,9 +25,7 @@ def goal_scenario(**overrides: Any) -> dict[str, Any]:
     planner = [
         reply(call("list_dir", path="."), reasoning="Look at the package first."),
         reply(call("submit_plan", objective="Make test_calc.py pass", steps=PLAN)),
-        reply(content="Plan submitted."),
         reply(call("goal_verdict", verdict="complete", evidence=["test_calc.py passes"])),
-        reply(content="Complete."),
     ]
     data: dict[str, Any] = {
         "name": "tiny-goal",
@@ -74,9 +72,7 @@ def three_step_scenario(**overrides: Any) -> dict[str, Any]:
     ]
     planner = [
         reply(call("submit_plan", objective="Grow calc", steps=plan)),
-        reply(content="Plan submitted."),
         reply(call("goal_verdict", verdict="complete", evidence=["all three modules import"])),
-        reply(content="Complete."),
     ]
     executor = [
         *executor_step("S1", "calc/ops.py", OPS),
@@ -97,7 +93,7 @@ def three_step_scenario(**overrides: Any) -> dict[str, Any]:
             "status": "complete",
             "steps_done": 3,
             "files": {"calc/ops.py": OPS, "calc/mul.py": MUL, "calc/neg.py": NEG},
-            "min_hit_ratio": {"executor": 0.75, "overall": 0.7},
+            "min_hit_ratio": {"executor": 0.75, "overall": 0.68},
         },
     )
     data.update(overrides)

@@ -53,10 +53,8 @@ def _planner_happy() -> list[dict[str, object]]:
     return [
         reply(call("list_dir", path="."), reasoning="Look at the package first."),
         reply(call("submit_plan", objective="Grow calc", steps=DIAMOND)),
-        reply(content="Plan submitted."),
         # after every step is verified:
         reply(call("goal_verdict", verdict="complete", evidence=["test_calc.py passes"])),
-        reply(content="Complete."),
     ]
 
 
@@ -74,7 +72,7 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
     ws = _workspace(tmp_path)
     # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~10k tokens). After a
     # session's first request, each request misses its new content plus up to 127 tokens of the 128-token unit, so
-    # the ratio depends on the prefix size: ~94-95 % on this bare repository, >= 99 % with the project memory.
+    # the ratio depends on the prefix size: ~92-93 % on this bare repository, >= 98.5 % with the project memory.
     (ws / "AGENTS.md").write_text(
         "".join(
             f"## Module {i}: calc/sub{i}.py\n- owns stage {i}; tests in tests/test_sub{i}.py (python -m pytest -q)\n"
@@ -107,9 +105,11 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
         hit = sum(d.hit_tokens for d in later)
         prompt = sum(d.prompt_tokens for d in later)
         print(f"{name}: {hit}/{prompt} = {hit / prompt:.4f} after the first request ({len(diags)} requests)")
-        if memory_sections:
-            assert hit / prompt >= 0.99, (name, hit, prompt)
-    assert stats["planner"]["requests"] == 5 and stats["executor"]["requests"] == 12
+        if memory_sections:  # 98.98 % for the planner: its 2 later requests each carry new content
+            assert hit / prompt >= 0.985, (name, hit, prompt)
+    # submit_plan, report_step and goal_verdict end their turns: no request only to collect closing words
+    # (DESIGN §5 "Turn boundaries"). Planner: list_dir, submit_plan, goal_verdict; executor: write, report per step.
+    assert stats["planner"]["requests"] == 3 and stats["executor"]["requests"] == 8
 
 
 async def test_a_second_goal_in_the_same_workspace_hits_from_its_first_request(tmp_path: Path) -> None:
@@ -140,9 +140,7 @@ async def test_planner_write_is_refused_and_invalid_plans_are_fixed(tmp_path: Pa
         reply(call("submit_plan", objective="x", steps=cyclic)),
         reply(call("submit_plan", objective="x", steps=unknown)),
         reply(call("submit_plan", objective="x", steps=good)),
-        reply(content="ok"),
         reply(call("goal_verdict", verdict="complete", evidence=["imports"])),
-        reply(content="done"),
     ]
     events: list[object] = []
     async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (_emu, client):
@@ -188,11 +186,8 @@ async def test_verification_fails_twice_then_the_planner_revises(tmp_path: Path)
     ]
     planner = [
         reply(call("submit_plan", objective="ops", steps=plan1)),
-        reply(content="ok"),
         reply(call("revise_plan", objective="ops", steps=plan2)),
-        reply(content="revised"),
         reply(call("goal_verdict", verdict="complete", evidence=["add works"])),
-        reply(content="done"),
     ]
     executor = [
         *executor_step("S1", "calc/ops.py", bad),

@@ -41,12 +41,9 @@ def _workspace(tmp_path: Path) -> Path:
 def _scripts() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     planner = [
         reply(call("submit_plan", objective="ops", steps=PLAN)),
-        reply(content="ok"),
         reply(call("goal_verdict", verdict="complete", evidence=["add works"])),
-        reply(content="done"),
         # only used when the retry fails too (no reset): a re-plan that gives up
         reply(call("goal_verdict", verdict="blocked", question="the half-edit is still there")),
-        reply(content="blocked"),
     ]
     executor = [
         # attempt 1: a half-edit in a second file, a broken ops.py and the user's notes deleted

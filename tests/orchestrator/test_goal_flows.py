@@ -33,7 +33,7 @@ def _one_step_plan(sid: str = "S1", **extra: object) -> list[dict[str, object]]:
 
 
 def _verdict() -> list[dict[str, object]]:
-    return [reply(call("goal_verdict", verdict="complete", evidence=["add works"])), reply(content="done")]
+    return [reply(call("goal_verdict", verdict="complete", evidence=["add works"]))]
 
 
 async def test_marker_escalation_in_planner_and_executor(tmp_path: Path) -> None:
@@ -42,7 +42,6 @@ async def test_marker_escalation_in_planner_and_executor(tmp_path: Path) -> None
     planner = [
         reply(content=marker, reasoning="Hard."),  # flash: aborted at the marker
         reply(call("submit_plan", objective="ops", steps=_one_step_plan())),  # pro, same request
-        reply(content="ok"),  # pro: the rest of the turn stays on pro
         *_verdict(),  # next turn: flash again
     ]
     executor = [reply(content="<<<NEEDS_PRO>>>"), *executor_step("S1", "calc/ops.py", OPS)]
@@ -65,7 +64,6 @@ async def test_needs_pro_hint_starts_the_step_on_pro_and_preset_flash_never_esca
         ws = _workspace(tmp_path / preset)
         planner = [
             reply(call("submit_plan", objective="ops", steps=_one_step_plan(needs_pro=True))),
-            reply(content="ok"),
             *_verdict(),
         ]
         events: list[object] = []
@@ -83,9 +81,7 @@ async def test_review_feedback_revises_and_the_diff_is_shown(tmp_path: Path) -> 
     second = [*first, step("S2", "Add README", deps=["S1"], writes=["README.md"], verify=["test -s README.md"])]
     planner = [
         reply(call("submit_plan", objective="ops", steps=first)),
-        reply(content="ok"),
         reply(call("revise_plan", objective="ops", steps=second)),
-        reply(content="revised"),
         *_verdict(),
     ]
     executor = [*executor_step("S1", "calc/ops.py", OPS), *executor_step("S2", "README.md", "# calc\n")]
@@ -103,7 +99,7 @@ async def test_review_feedback_revises_and_the_diff_is_shown(tmp_path: Path) -> 
 
 async def test_review_cancel_stops_before_anything_changes(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    planner = [reply(call("submit_plan", objective="ops", steps=_one_step_plan())), reply(content="ok")]
+    planner = [reply(call("submit_plan", objective="ops", steps=_one_step_plan()))]
     async with goal_env(script(planner, [])) as (_emu, client):
         runner = new_runner(client, ws, "ops", reviewer=ScriptedReviewer([{"kind": "cancel"}]))
         outcome = await runner.run()
@@ -133,7 +129,7 @@ async def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, old
         step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK]),
         step("S2", "Add README", deps=["S1"], writes=["README.md"], verify=["test -s README.md"]),
     ]
-    planner = [reply(call("submit_plan", objective="ops", steps=two)), reply(content="ok"), *_verdict()]
+    planner = [reply(call("submit_plan", objective="ops", steps=two)), *_verdict()]
     executor = [*executor_step("S1", "calc/ops.py", OPS), *executor_step("S2", "README.md", "# calc\n")]
     events: list[object] = []
     tiny = GoalOptions(budget=Budget(requests=4))
@@ -171,10 +167,8 @@ async def test_the_same_failure_three_times_pauses_as_stuck(tmp_path: Path) -> N
     bad = "def add(a, b):\n    return a - b\n"
     planner = [
         reply(call("submit_plan", objective="ops", steps=_one_step_plan())),
-        reply(content="ok"),
         # The revision keeps the step's id (its meaning stays) with new instructions; it fails the same way again.
         reply(call("revise_plan", objective="ops", steps=_one_step_plan(instructions="Write add() carefully"))),
-        reply(content="revised"),
     ]
     executor = executor_step("S1", "calc/ops.py", bad) * 3
     events: list[object] = []

@@ -61,9 +61,7 @@ async def test_a_verdict_in_answer_to_review_feedback_ends_the_goal_cleanly(
     ws = _workspace(tmp_path)
     planner = [
         reply(call("submit_plan", objective="ops", steps=PLAN)),
-        reply(content="ok"),
         reply(call("goal_verdict", **verdict)),  # answers the feedback with a verdict, not revise_plan
-        reply(content="done"),
     ]
     reviewer = ScriptedReviewer([{"kind": "revise", "feedback": "also support Python 2"}])
     events: list[object] = []
@@ -85,8 +83,7 @@ async def test_a_server_error_retried_out_pauses_the_goal_and_it_resumes(tmp_pat
     failing = reply(
         call("submit_plan", objective="ops", steps=PLAN), faults=[{"kind": "http_status", "status": 500, "times": 4}]
     )
-    planner = [failing, reply(content="ok"), reply(call("goal_verdict", verdict="complete", evidence=["ok"]))]
-    planner.append(reply(content="done"))
+    planner = [failing, reply(call("goal_verdict", verdict="complete", evidence=["ok"]))]
     events: list[object] = []
     async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (_emu, client):
         with pytest.raises(DeepSeekError):  # bare, not in an exception group: the CLI says it in one message
@@ -183,8 +180,8 @@ async def test_run_goal_and_replay_print_one_summary_shape(tmp_path: Path) -> No
     run_json = run.summary("cancelled").model_dump(mode="json")
 
     goal_ws = _workspace(tmp_path)
-    planner = [reply(call("submit_plan", objective="ops", steps=PLAN)), reply(content="ok")]
-    planner += [reply(call("goal_verdict", verdict="complete", evidence=["ok"])), reply(content="done")]
+    planner = [reply(call("submit_plan", objective="ops", steps=PLAN))]
+    planner += [reply(call("goal_verdict", verdict="complete", evidence=["ok"]))]
     async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (_emu, client):
         outcome = await new_runner(client, goal_ws, "ops").run()
     goal_json = outcome.to_summary().model_dump(mode="json")

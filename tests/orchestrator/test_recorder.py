@@ -167,4 +167,4 @@ async def test_a_recorded_goal_replays_both_sessions_without_drift(tmp_path: Pat
     assert {s.key for s in loaded.scenario.script.sessions} == {"planner", "executor"}
     report = await replay_scenario(loaded)
     assert report.ok, report.text_report()
-    assert report.drift == () and report.review == "scripted (1 answer)" and report.requests == 8
+    assert report.drift == () and report.review == "scripted (1 answer)" and report.requests == 5

@@ -51,18 +51,14 @@ def _script() -> dict[str, Any]:
     ]
     planner = [
         reply(call("submit_plan", objective="Rework", steps=steps)),
-        reply(content="ok"),
         reply(call("goal_verdict", verdict="complete", evidence=["done"])),
-        reply(content="done"),
     ]
     executor = [
         reply(call("bash", command=S1_COMMAND)),
         reply(call("report_step", step_id="S1", status="done", summary="reworked", evidence=["ran it"])),
-        reply(content="S1 done."),
         reply(call("write_file", path="notes.md", content="notes by the agent\n")),
         reply(call("write_file", path="calc/ops.py", content=OPS + "# touched by S2\n")),
         reply(call("report_step", step_id="S2", status="done", summary="notes", evidence=["wrote notes.md"])),
-        reply(content="S2 done."),
     ]
     return {
         "sessions": [

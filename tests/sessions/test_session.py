@@ -57,6 +57,13 @@ def _turn(i: int) -> list[ReplySpec]:
     ]
 
 
+def _touch(ws: Path, turn: int) -> None:
+    """A new last line in app.py: a re-read of an unchanged file would be a short note instead of its text."""
+    app = ws / "app.py"
+    lines = app.read_text().splitlines(keepends=True)
+    app.write_text("".join(line for line in lines if not line.startswith("# turn ")) + f"# turn {turn}\n")
+
+
 def _is_append(prev: bytes, new: bytes) -> bool:
     """The new body is the previous one with messages appended (its closing ']}' replaced by ',' + new messages)."""
     return new.startswith(prev[:-2] + b",") and new.endswith(b"]}")
@@ -76,6 +83,7 @@ async def test_fifty_turns_are_append_only_and_hit_the_cache(tmp_path: Path) -> 
     async with emulated(script) as (emu, client):
         session = make_session(client, ws, journal=ws / ".reasonix" / "s.jsonl", recorder=recorder, events=events)
         for i in range(50):
+            _touch(ws, i)  # the file changes each turn, so each read returns its text (not an "unchanged" note)
             result = await session.send(f"Question {i}: what is wrong with add()?")
             assert result.status == "done"
             assert result.text == f"Answer {i}: add subtracts instead of adding."
@@ -156,6 +164,7 @@ async def test_compaction_rewrites_once_and_explains_the_miss(tmp_path: Path) ->
     async with emulated(script) as (emu, client):
         session = make_session(client, ws, journal=ws / ".reasonix" / "s.jsonl", settings=settings, events=events)
         for i in range(12):
+            _touch(ws, i)
             await session.send(f"Question {i}")
         served = emu.stats()["total"]["requests"]
     compactions = [e for e in events if isinstance(e, Compacted)]
