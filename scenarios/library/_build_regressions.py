@@ -243,7 +243,14 @@ def kill_resume() -> J:
     out = executor_escalation()
     executor = next(s for s in out["script"]["sessions"] if s["key"] == "executor")
     executor["replies"] = [r for r in executor["replies"] if not r.get("content", "").startswith("<<<NEEDS_PRO")]
-    s2_first = next(i for i, r in enumerate(executor["replies"]) if r.get("content") == "S1 done.") + 2
+    s1_report = next(
+        i
+        for i, r in enumerate(executor["replies"])
+        if any(
+            c.get("name") == "report_step" and c["arguments"].get("step_id") == "S1" for c in r.get("tool_calls", ())
+        )
+    )
+    s2_first = s1_report + 2  # the request (1-based) after S1's report_step, which ends S1's turn
     expect = out["expect"]
     merged = expect["files"]["intervals.py"].split("\n\n\ndef total_length")[0] + "\n"
     out.update(
