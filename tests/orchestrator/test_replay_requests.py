@@ -81,10 +81,10 @@ def test_a_one_byte_change_in_the_middle_of_the_log_fails_the_growth_check_only(
     data = three_step_scenario()
     data["expect"]["cache_growth"] = {"executor": []}
     assert replay(write(tmp_path, data)).ok
-    _one_byte_changed_in_the_middle_of_the_log(monkeypatch, at_request=8)
+    _one_byte_changed_in_the_middle_of_the_log(monkeypatch, at_request=3)
     report = replay(write(tmp_path, data))
     (failure,) = report.failures  # the hit-ratio floors of the scenario still hold
-    assert failure.startswith("executor request 8 (deepseek-v4-flash) hit "), failure
+    assert failure.startswith("executor request 4 (deepseek-v4-flash) hit "), failure  # the request after the change
     assert "its previous request sent minus one cache unit" in failure
 
 

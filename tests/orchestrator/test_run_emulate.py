@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,8 @@ def _fix_script(extra_replies: list[dict[str, Any]] | None = None) -> dict[str, 
                 }
             ],
         },
-        {"tool_calls": [{"name": "bash", "arguments": {"command": f"{sys.executable} test_calc.py"}}]},
+        # python3 from PATH, not sys.executable: a clone under /tmp is hidden by the sandbox's private /tmp
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_calc.py"}}]},
         {"reasoning": "The test printed 1 passed.", "content": FINAL},
     ]
     return {"sessions": [{"key": "executor", "replies": replies + (extra_replies or [])}]}
