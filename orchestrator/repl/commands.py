@@ -93,6 +93,22 @@ async def _pro(conv: Conversation, arg: str) -> bool:
     return True
 
 
+PRESETS = ("flash", "auto", "pro")
+
+
+async def _preset(conv: Conversation, arg: str) -> bool:
+    choice = arg.strip()
+    if not choice:
+        conv.say(f"preset: {conv.preset or 'auto'} (/preset flash|auto|pro sets how /plan and /goal escalate)", "")
+        return True
+    if choice not in PRESETS:
+        conv.say(f"/preset {choice}: choose one of {', '.join(PRESETS)}", "red")
+        return True
+    conv.preset = choice
+    conv.say(f"/plan and /goal now run with preset {choice}", "")
+    return True
+
+
 async def _model(conv: Conversation, arg: str) -> bool:
     from orchestrator.build import resolve_model
 
@@ -176,6 +192,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/goal", "/goal <objective>", "the same without the review: approved automatically", _goal),
         SlashCommand("/pro", "/pro [message]", "the next turn runs on the pro model", _pro),
         SlashCommand("/model", "/model [flash|pro|ID]", "show or switch the model of the next turns", _model),
+        SlashCommand("/preset", "/preset [flash|auto|pro]", "how /plan and /goal escalate from flash to pro", _preset),
         SlashCommand("/cost", "/cost", "what the conversation has cost, and its cache hits", _cost),
         SlashCommand("/context", "/context", "tokens of the prefix, the log and the next tail", _context),
         SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),

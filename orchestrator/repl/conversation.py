@@ -85,6 +85,8 @@ class Conversation:
         self.sent_mode: Mode | None = None
         """The mode the model last heard of (None: not yet in this process)."""
         self.pro_next = False
+        self.preset: str | None = None
+        """The escalation preset of /plan and /goal (flash, auto, pro); ``None``: the configured default."""
         self.turn_scope: trio.CancelScope | None = None
         self.run_id = ""
         self.session: Session = self._open(resume=options.resume)

@@ -30,7 +30,7 @@ async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
         base_url=conv.options.base_url,
         sandbox=conv.options.sandbox,
         permissions=None,
-        preset=None,
+        preset=conv.preset,
         budget_usd=None,
         max_requests=None,
         max_minutes=None,

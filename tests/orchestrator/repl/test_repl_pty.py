@@ -185,13 +185,10 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
             ],
         )
     ]
-    planner = [
+    planner = [  # each protocol tool ends its turn: no replies for closing words
         reply(call("submit_plan", objective="Add mul", steps=first)),
-        reply(content="Plan submitted."),
         reply(call("submit_plan", objective="Add mul", steps=revised)),
-        reply(content="Revised plan submitted."),
         reply(call("goal_verdict", verdict="complete", evidence=["S1 verified"])),
-        reply(content="Done."),
     ]
     executor = executor_step("S1", "calc/ops.py", "def mul(a, b):\n    return a * b\n")
     sc = {
@@ -202,6 +199,9 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
     }
     with emulator_process(sc, tmp_path, env) as url:
         child = _spawn(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("/preset flash")
+        child.expect("preset flash")
         child.expect("ask ❯")
         child.sendline("/plan add a mul function")
         child.expect("\\[a\\]pprove")
@@ -218,6 +218,7 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
     assert len(goal_runs) == 1
     goal = json.loads((goal_runs[0] / "goal.json").read_text())
     assert goal["state"] == "complete" and goal["plan"]["revision"] == 2
+    assert goal["settings"]["escalation"]["preset"] == "flash"  # /preset reached the goal
 
 
 def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
