@@ -66,6 +66,7 @@ def test_a_question_is_answered_and_the_session_ends_with_ctrl_d(tmp_path: Path)
         child.expect("ask ❯")
         child.sendline("/cost")
         child.expect("2 requests")
+        child.expect("ask ❯")  # the prompt is back (raw mode): Ctrl-D is a key, not lost in the line discipline
         child.sendcontrol("d")
         child.expect(pexpect.EOF)
         child.close()
