@@ -40,7 +40,8 @@ import trio
 from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, build_prefix
-from sessions.session import ReplyRequest, Session, SessionSettings
+from sessions.reply import ReplyRequest
+from sessions.session import Session, SessionSettings
 from sessions.stream import Reply, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry

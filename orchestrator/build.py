@@ -30,8 +30,9 @@ from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook, PriceError
+from sessions.reply import ReplySource
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import ReplySource, Session, SessionSettings
+from sessions.session import Session, SessionSettings
 from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
 

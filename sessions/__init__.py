@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from sessions.memory import StandingMemory, load_standing_memory
     from sessions.prefix import Prefix, build_prefix
     from sessions.prices import PriceBook, default_price_book
-    from sessions.session import ReplySource, Session, SessionSettings, TurnResult, stream_reply
+    from sessions.reply import ReplySource, stream_reply
+    from sessions.session import Session, SessionSettings, TurnResult
     from sessions.stream import Reply, StreamEvent
     from sessions.tail import TailBlock, compose_user_turn
 
@@ -68,11 +69,11 @@ _HOME = {
     "build_prefix": "prefix",
     "PriceBook": "prices",
     "default_price_book": "prices",
-    "ReplySource": "session",
+    "ReplySource": "reply",
     "Session": "session",
     "SessionSettings": "session",
     "TurnResult": "session",
-    "stream_reply": "session",
+    "stream_reply": "reply",
     "Reply": "stream",
     "StreamEvent": "stream",
     "TailBlock": "tail",

@@ -14,11 +14,10 @@ import dataclasses
 import hashlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import trio
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +55,7 @@ from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, prepare_calls, repair_note
 from sessions.repair.storm import StormGuard
+from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
 from sessions.stream import (
     Completed,
     ContentDelta,
@@ -122,51 +122,6 @@ class TurnResult(BaseModel):
     usage: Usage
     cost_usd: float
     reply: Reply | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ReplyRequest:
-    """What a :class:`ReplySource` gets for one request of a session, and nothing more: the session's name, the
-    request and its exact bytes, the client to send it with, the turn's failure count so far, the bytes of the same
-    request for another model (``body_for``), and a callback that accounts a call the source made on its own
-    (``account_estimate(usage, model)``: an abandoned stream, priced and reported as an estimate)."""
-
-    session: str
-    request: ChatRequest
-    body: bytes
-    client: ChatClient
-    failures: int
-    body_for: Callable[[str], bytes]
-    account_estimate: Callable[[Usage, str], float]
-    started: Callable[[str], None] = lambda model: None
-    """A source that sends a second request for this one (a pro request after an aborted flash call) says so: the
-    session reports it as a request of its own."""
-
-
-class ReplySource(Protocol):
-    """How a request becomes a reply. The default streams through the client; the orchestrator wraps it to escalate."""
-
-    async def __call__(self, call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply: ...
-
-
-class ChatClient(Protocol):
-    def stream(
-        self, request: ChatRequest, *, body: bytes | None = None
-    ) -> AbstractAsyncContextManager[AsyncIterator[StreamEvent]]:
-        """``async with client.stream(request) as events``: the events of one request, ending with Completed."""
-        ...
-
-    async def complete(
-        self,
-        request: ChatRequest,
-        *,
-        body: bytes | None = None,
-        on_event: Callable[[StreamEvent], None] | None = None,
-    ) -> Reply: ...
-
-
-async def stream_reply(call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
-    return await call.client.complete(call.request, body=call.body, on_event=emit)
 
 
 def _is_api_error(exc: BaseException) -> bool:

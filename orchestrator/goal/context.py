@@ -27,8 +27,9 @@ from orchestrator.review.reviewer import Reviewer
 from plans.schema import Plan
 from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, UsageReported
+from sessions.reply import ReplySource
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import ReplySource, Session, SessionSettings, TurnResult
+from sessions.session import Session, SessionSettings, TurnResult
 from sessions.tools.registry import ToolRegistry, default_registry
 
 AnyEvent = SessionEvent | GoalEvent

@@ -32,7 +32,7 @@ from orchestrator.events import Escalated, ProAskedForPro
 from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector, find_marker
 from sessions import tokens
 from sessions.diagnostics import CACHE_UNIT_TOKENS
-from sessions.session import ReplyRequest, stream_reply
+from sessions.reply import ReplyRequest, stream_reply
 from sessions.stream import (
     Completed,
     ContentDelta,

@@ -18,7 +18,8 @@ from orchestrator.summary import Summary, figures
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.events import SessionEvent
-from sessions.session import ReplySource, Session
+from sessions.reply import ReplySource
+from sessions.session import Session
 
 RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter", "error", "cancelled"]
 

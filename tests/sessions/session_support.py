@@ -12,7 +12,8 @@ from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory
 from sessions.prefix import build_prefix
-from sessions.session import Reply, ReplyRequest, Session, SessionSettings, StreamEvent, stream_reply
+from sessions.reply import ReplyRequest, stream_reply
+from sessions.session import Reply, Session, SessionSettings, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import default_registry
 

@@ -16,7 +16,7 @@ from sessions.errors import (
     RequestRefusedError,
     UnexpectedStatusError,
 )
-from sessions.session import ChatClient
+from sessions.reply import ChatClient
 from sessions.stream import Completed, KeepAlive, StreamEvent, assemble_sse
 from sessions.wire import (
     AssistantMessage,
