@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator import (
+        branches,
         build,
         checkpoints,
         cli,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "branches",
     "build",
     "checkpoints",
     "cli",

@@ -42,6 +42,7 @@ def test_imports_point_down_the_table(package: str) -> None:
 
 PUBLIC: dict[str, list[str]] = {
     "orchestrator": [
+        "branches",
         "build",
         "checkpoints",
         "cli",
@@ -60,6 +61,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "orchestrator.cli": ["commands", "main"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
+    "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],
     "orchestrator.checkpoints": [
         "Checkpoint",
         "CheckpointError",

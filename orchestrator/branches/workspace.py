@@ -1,0 +1,163 @@
+"""A branch's own copy of the workspace: a worktree of the checkpoints' shadow store (DESIGN §5: never the user's
+``.git``) checked out from a snapshot of the live workspace as it is now, uncommitted and untracked files included.
+
+- The snapshot is a tree in the shadow store, written from a private index (a copy of the checkpoints' index, so
+  git's stat cache re-hashes only what changed). It is the merge base.
+- The copy is ``git worktree add`` of that snapshot under ``<run_dir>/branches/<step_id>``: modes and symlinks as
+  stored, and a ``.git`` file that keeps git commands run in the branch away from the user's repository.
+- Ignored directories (``.venv``, ``node_modules``, build caches) are symlinked to the live ones, so verify commands
+  find them; ignored files are copied. Neither is ever merged back. ``.reasonix/`` is never copied.
+- The shadow store's worktree admin entries are pruned on :meth:`BranchWorkspace.discard` and on the next open.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from orchestrator.branches.gitrun import BranchGit, exclude_line
+from orchestrator.branches.merge import merge_branch
+from orchestrator.branches.outcome import BranchError, MergeOutcome
+from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, split_nul
+
+BRANCHES_DIR = "branches"
+NEVER_COPIED = (".reasonix", ".git")
+_admin_locks: dict[Path, trio.Lock] = {}
+
+
+def _admin_lock(git_dir: Path) -> trio.Lock:
+    """One lock per shadow store for what touches its shared admin files (init, config, worktree add/prune)."""
+    return _admin_locks.setdefault(git_dir, trio.Lock())
+
+
+class BranchWorkspace:
+    """One step's isolated copy of the workspace; see the module docstring."""
+
+    path: Path
+    """The branch's own copy of the workspace: its session's tools and its verify commands work here."""
+    step_id: str
+
+    def __init__(self, *, workspace: Path, path: Path, state: Path, step_id: str, base_tree: str) -> None:
+        self.workspace = workspace
+        self.path = path
+        self.state = state
+        self.step_id = step_id
+        self.base_tree = base_tree
+        self.repo = ShadowRepo(workspace)
+
+    @classmethod
+    async def open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
+        """Snapshot the live workspace now into ``run_dir/branches/<step_id>``; an existing copy for the step (left
+        by an interrupted run) is thrown away and made anew."""
+        workspace, path = await trio.to_thread.run_sync(_resolve, workspace, run_dir / BRANCHES_DIR / step_id)
+        state = path.with_name(f".{step_id}.state")
+        repo = ShadowRepo(workspace)
+        async with _admin_lock(repo.git_dir):
+            try:
+                await repo.ensure()
+            except CheckpointError as exc:
+                raise BranchError(f"cannot make a copy of the workspace for step {step_id}: {exc}") from exc
+            await trio.to_thread.run_sync(_remove, path, state)
+            await _prune(repo)
+        state.mkdir(parents=True)
+        base_index = state / "base.index"
+        if repo.index_file.is_file():  # the checkpoints' stat cache: only files changed since are hashed again
+            await trio.to_thread.run_sync(shutil.copyfile, repo.index_file, base_index)
+        live = BranchGit(repo, repo.git_dir, workspace, base_index)
+        await live("add", "--all", "--", ".")
+        base_tree = (await live("write-tree")).decode().strip()
+        commit = (await live("commit-tree", base_tree, "-m", f"branch {step_id} base")).decode().strip()
+        ignored = split_nul(await live("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"))
+        ignored = [p for p in ignored if p.rstrip("/").split("/")[0] not in NEVER_COPIED]
+        async with _admin_lock(repo.git_dir):
+            admin = BranchGit(repo, repo.git_dir, workspace, None)
+            await admin("worktree", "add", "--detach", "--force", "--quiet", str(path), commit)
+        branch = cls(workspace=workspace, path=path, state=state, step_id=step_id, base_tree=base_tree)
+        shared = await trio.to_thread.run_sync(_link_ignored, workspace, path, ignored)
+        (state / "exclude").write_text("".join(exclude_line(p) + "\n" for p in shared), encoding="utf-8")
+        return branch
+
+    def branch_git(self) -> BranchGit:
+        """Git on the branch's worktree (its own index, the shadow store's objects)."""
+        try:
+            text = (self.path / ".git").read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BranchError(
+                f"the copy of the workspace for step {self.step_id} at {self.path} is gone ({exc}); run the step again"
+            ) from exc
+        git_dir = Path(text.removeprefix("gitdir:").strip())
+        return BranchGit(self.repo, git_dir, self.path, git_dir / "index", self.state / "exclude")
+
+    async def merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
+        """Three-way merge of the branch's changes into the live workspace (base: the snapshot at open; theirs: the
+        branch now; ours: the live workspace now). All or nothing: on a conflict or a write outside
+        ``declared_writes`` (paths, directories or globs) nothing is applied, and the outcome says which and why."""
+        theirs = self.branch_git()
+        await theirs("add", "--all", "--", ".")
+        theirs_tree = (await theirs("write-tree")).decode().strip()
+        ours_index = self.state / "ours.index"
+        await trio.to_thread.run_sync(shutil.copyfile, self.state / "base.index", ours_index)
+        ours = BranchGit(self.repo, self.repo.git_dir, self.workspace, ours_index)
+        await ours("add", "--all", "--", ".")
+        ours_tree = (await ours("write-tree")).decode().strip()
+        return await merge_branch(
+            ours,
+            step_id=self.step_id,
+            base=self.base_tree,
+            ours=ours_tree,
+            theirs=theirs_tree,
+            declared=tuple(declared_writes),
+            scratch=self.state,
+        )
+
+    async def discard(self) -> None:
+        """Remove the copy and its entry in the shadow store (the live workspace's ignored dirs are not followed)."""
+        async with _admin_lock(self.repo.git_dir):
+            await trio.to_thread.run_sync(_remove, self.path, self.state)
+            await _prune(self.repo)
+
+
+def _resolve(*paths: Path) -> tuple[Path, ...]:
+    return tuple(p.resolve() for p in paths)
+
+
+async def _prune(repo: ShadowRepo) -> None:
+    if (repo.git_dir / "worktrees").is_dir():
+        await BranchGit(repo, repo.git_dir, repo.workspace, repo.index_file)("worktree", "prune")
+
+
+def _remove(*paths: Path) -> None:
+    for p in paths:
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p)  # unlinks symlinks inside, never follows them
+
+
+def _link_ignored(workspace: Path, branch: Path, ignored: list[str]) -> list[str]:
+    """Make the live workspace's ignored entries usable in the branch: directories symlinked, files copied. Returns
+    the entries symlinked (they are excluded from the branch's tree; copied files stay ignored by the rules)."""
+    shared = []
+    for rel in ignored:
+        rel = rel.rstrip("/")
+        src, dst = workspace / rel, branch / rel
+        try:
+            st = os.lstat(src)
+        except OSError:
+            continue
+        if os.path.lexists(dst):
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if stat.S_ISDIR(st.st_mode):
+            os.symlink(src, dst, target_is_directory=True)
+            shared.append(rel)
+        elif stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(src), dst)
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copy2(src, dst)
+    return shared
