@@ -124,6 +124,4 @@ def _rerun_alone(
     if step.id not in ctx.record.solo:
         ctx.record.solo.append(step.id)
     ctx.save()
-    ctx.emit(
-        BranchRerun(step_id=step.id, reason=reason, conflicts=tuple(conflicts), undeclared=tuple(undeclared))
-    )
+    ctx.emit(BranchRerun(step_id=step.id, reason=reason, conflicts=tuple(conflicts), undeclared=tuple(undeclared)))
