@@ -157,7 +157,7 @@ async def test_a_branch_that_writes_outside_its_declared_files_runs_again_alone(
         reply(call("write_file", path="left.py", content=TEXT["S1"])),
         reply(call("report_step", step_id="S1", status="done", summary="wrote left.py", evidence=[])),
     ]
-    outcome, events, bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
+    outcome, events, _bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
     assert outcome.status == "complete", outcome.summary
     (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
     assert rerun.step_id == "S1" and rerun.undeclared == ("stray.txt",) and "stray.txt" in rerun.reason
