@@ -24,7 +24,7 @@ import trio
 from orchestrator.branches import BranchError, BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
-from orchestrator.goal.executing import BranchVerified, work_on_step
+from orchestrator.goal.executing import BranchVerified, run_step, work_on_step
 from orchestrator.goal.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
@@ -42,8 +42,15 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
     results: dict[str, Outcome] = {}
     branches: dict[str, BranchWorkspace] = {}
     try:
+        try:
+            for step in steps:
+                branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
+        except BranchError as exc:  # no copy of the workspace (git missing, a full disk): one step at a time
+            ctx.options = ctx.options.model_copy(update={"parallel": 1})
+            ctx.checkpoints.notify(f"steps run one at a time for the rest of this run: {exc}")
+            async with ctx.checkpoints.step(steps[0].id):
+                return await run_step(ctx, steps[0])
         for step in steps:
-            branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
             ctx.update_step(step.id, status=StepStatus.RUNNING)
         ctx.save()
         ctx.budget.start()  # the wave's wall time counts once, whatever runs in it

@@ -242,3 +242,13 @@ def test_the_live_board_has_a_line_per_running_step() -> None:
     assert lines == ["◐ S1 Add left.py · bash make · 3.2s", "◐ S2 Add right.py · waiting for m · 3.2s"]
     board.joined(BranchMerged(step_id="S1", changed=("left.py",)))
     assert board.render().plain.splitlines() == ["◐ S2 Add right.py · waiting for m · 3.2s"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [("", 3), ("[goal]\nparallel = 1\n", 1), ("[goal]\nparallel = 4\n", 4)])
+def test_parallel_comes_from_the_goal_section_of_the_config(tmp_path: Path, text: str, expected: int) -> None:
+    from orchestrator.build import goal_options
+    from orchestrator.config.model import load_config
+
+    (tmp_path / "reasonix.toml").write_text(text)
+    resolved = load_config(workspace=tmp_path, env={}, user_config_dir=tmp_path / "none")
+    assert goal_options(resolved.config).parallel == expected
