@@ -71,7 +71,7 @@ def per_workspace_script(markers: Sequence[str]) -> Script:
 
 def service_env(root: Path, base_url: str) -> dict[str, str]:
     home = root / "home"
-    home.mkdir(exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK_")}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), DEEPSEEK_BASE_URL=base_url)
     config = home / ".config" / "reasonix" / "config.toml"
