@@ -24,11 +24,11 @@ from pathlib import Path
 
 import httpx
 import trio
+import trio.lowlevel
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import trio.lowlevel
 
 from orchestrator.serve.app import create_app, serve_app  # noqa: E402
 from orchestrator.serve.events import EventLog  # noqa: E402
