@@ -111,7 +111,8 @@ async def test_a_restarted_service_lists_the_runs_and_resumes_a_paused_one(tmp_p
             ]
         }
     )
-    async with open_service(tmp_path, first, state_dir=state) as svc:
+    # The first service is given the workspace (--workspace); the goals started there are what it remembers.
+    async with open_service(tmp_path, first, state_dir=state, workspaces=[ws]) as svc:
         finished = await svc.start(ws, review=False)
         await svc.wait_for(finished)
         paused = await svc.start(ws, review=False, max_requests=1)
