@@ -277,7 +277,10 @@ def create_runner(
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
     store = RunStore.create(workspace, run_id)
     record = GoalRecord(
-        run_id=store.run_id, objective=plan.objective if plan is not None else objective, settings=options.model_dump()
+        run_id=store.run_id,
+        objective=plan.objective if plan is not None else objective,
+        settings=options.model_dump(),
+        approved=plan is not None,  # a plan given by the user (``reasonix exec``) is approved; a planner's is not yet
     )
     if plan is not None:
         # The approved plan is the first revision; every step starts pending, whatever the file says.

@@ -39,8 +39,9 @@ class GoalRunner(GoalContext):
         """Where a new or resumed run starts."""
         if self.plan is None:
             return Planning()
-        if self.record.state in ("planning", "awaiting_review") and mode != "exec":
-            return Reviewing()
+        unreviewed = self.record.state in ("planning", "awaiting_review") or not self.record.approved
+        if unreviewed and mode != "exec":
+            return Reviewing()  # also a goal paused at its review (Ctrl-C, a limit): never executed unreviewed
         return self._after_review(mode)
 
     def _after_review(self, mode: Mode) -> Executing | Ended:
@@ -54,7 +55,11 @@ class GoalRunner(GoalContext):
             return await first_plan(self)
         if isinstance(phase, Reviewing):
             reviewed = await review(self)
-            return reviewed if isinstance(reviewed, Ended) else self._after_review(mode)
+            if isinstance(reviewed, Ended):
+                return reviewed
+            self.record.approved = True
+            self.save()
+            return self._after_review(mode)
         if isinstance(phase, Executing):
             return await next_step(self)
         if isinstance(phase, Judging):

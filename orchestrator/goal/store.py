@@ -66,6 +66,10 @@ class GoalRecord(BaseModel):
     plan: Plan | None = None
     attempts: dict[str, int] = Field(default_factory=dict)
     """Executor turns given to each step since it was last (re)planned."""
+    approved: bool = True
+    """Whether the current plan line was approved at review (or needed none). A new goal starts unapproved, so a run
+    paused while its plan awaited review goes back to review on resume instead of executing an unreviewed plan.
+    (True for records written before the field existed: they resume as they always did.)"""
     current_step: str | None = None
     """The step being executed when the record was written (a resumed run tells the executor so)."""
     solo: list[str] = Field(default_factory=list)

@@ -31,7 +31,6 @@ from orchestrator.build import (
     run_dir,
     setup_goal,
 )
-from orchestrator.checkpoints.history import run_events
 from orchestrator.cli.exits import leaves
 from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES
@@ -80,14 +79,6 @@ def wants_review(store: RunStore) -> bool:
     except (OSError, ValueError):
         return True
     return not (isinstance(data, dict) and data.get("review") is False)
-
-
-def never_approved(workspace: Path, run_id: str) -> bool:
-    """A goal run whose planner proposed a plan that no review approved yet (an ``exec`` run proposes none)."""
-    events = run_events(workspace, run_id)
-    proposed = any(e.get("kind") == "plan_proposed" for e in events)
-    approved = any(e.get("kind") == "review" and e.get("decision") == "approve" for e in events)
-    return proposed and not approved
 
 
 def resume_command(workspace: Path, run_id: str) -> str:
@@ -219,14 +210,11 @@ class GoalManager:
             )
         escalation = record.settings.get("escalation")
         preset = escalation.get("preset") if isinstance(escalation, dict) else None
-        store = RunStore.open(workspace, run_id)
-        if record.plan is not None and record.state == "paused" and never_approved(workspace, run_id):
-            # Paused before its plan was approved (at the review, or by a limit right after planning): the plan goes
-            # back to review instead of being executed unreviewed.
-            record.state = "awaiting_review"
-            store.save(record)
-        needs_review = record.plan_revision == 0 or record.state in ("planning", "awaiting_review")
-        api_review = ApiReviewer() if needs_review and wants_review(store) else None
+        # A plan no review approved yet (paused at the review, or by a limit right after planning) is reviewed
+        # again, never executed unreviewed (the runner goes back to Reviewing: GoalRecord.approved).
+        unreviewed = record.state in ("planning", "awaiting_review") or not record.approved
+        needs_review = record.plan_revision == 0 or unreviewed
+        api_review = ApiReviewer() if needs_review and wants_review(RunStore.open(workspace, run_id)) else None
         reviewer: Reviewer | None = api_review or (AutoApprove() if needs_review else None)
         log = self.event_log(workspace, run_id)
         runner, mcp = self._runner(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from rich.console import Console
 
 from orchestrator.build import resume_runner
@@ -18,7 +19,7 @@ from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.events import GoalFinished, GoalStateChanged, StepStarted
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.goal.store import GoalRecord, RunStore
-from orchestrator.review.reviewer import ScriptedReviewer
+from orchestrator.review.reviewer import ReviewDecision, ScriptedReviewer
 from orchestrator.task.run import TaskRun
 from orchestrator.ui.goal_view import GoalTerminalUI
 from plans.schema import Plan, Step, StepStatus
@@ -211,3 +212,48 @@ def test_goal_events_are_told_apart_by_type() -> None:
     ui = GoalTerminalUI(Console(file=out, width=100), live=False)
     ui(_Announced(state="executing", previous="planning", reason="go"))
     assert "» executing: go" in out.getvalue()
+
+
+# ------------------------------------------------------------------------------------ paused at the review
+
+
+class _InterruptedReviewer:
+    """The user presses Ctrl-C while the plan waits for review: the review is cancelled from outside."""
+
+    def __init__(self, scope: trio.CancelScope) -> None:
+        self.scope = scope
+
+    async def review(self, plan: Plan, *, diff_text: str | None = None) -> ReviewDecision:
+        self.scope.cancel()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_a_goal_paused_at_its_review_is_reviewed_again_on_resume_never_executed_unreviewed(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    planner = [
+        reply(call("submit_plan", objective="ops", steps=PLAN)),
+        reply(call("goal_verdict", verdict="complete", evidence=["ok"])),
+    ]
+    async with goal_env(script(planner, executor_step("S1", "calc/ops.py", OPS))) as (emu, client):
+        with trio.CancelScope() as scope:
+            await new_runner(client, ws, "ops", reviewer=_InterruptedReviewer(scope)).run()
+        record = _goal_json(ws)
+        assert record["state"] == "paused" and record["approved"] is False, record
+        before = emu.stats()["sessions"]
+        reviewer = ScriptedReviewer([ReviewDecision(kind="cancel")])
+        resumed = resume_runner(
+            workspace=ws,
+            client=client,
+            run_id="run-1",
+            options=GoalOptions(parallel=1),
+            reviewer=reviewer,
+            config_dir=ws / ".no-user-config",
+        )
+        outcome = await resumed.run()
+        assert emu.stats()["sessions"] == before and "executor" not in before
+    assert len(reviewer.seen) == 1  # the plan was shown for review again ...
+    assert outcome.status == "cancelled"  # ... and the user's "no" is honoured: nothing ran
+    assert not (ws / "calc" / "ops.py").exists()
