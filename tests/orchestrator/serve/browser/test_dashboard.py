@@ -1,0 +1,133 @@
+"""The dashboard in a real headless Chromium against the real ``reasonix serve`` running a scripted goal on the
+emulator: the goal is started and its plan approved in the page, the steps turn green live, the figures shown match the
+run's summary from the API, a hostile plan title stays text, and a page whose token the service no longer accepts says
+which link to open."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import demo
+from .support import browser, clean_env, emulator, fmt_cost, fmt_ratio, require_browser, service
+
+WAIT_MS = 60_000
+
+
+@pytest.fixture
+def chromium() -> str:
+    return require_browser()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path)
+
+
+@pytest.fixture
+def page(chromium: str) -> Iterator[Any]:
+    with browser(chromium) as context:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        yield page
+
+
+def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
+    tmp_path: Path, env: dict[str, str], page: Any
+) -> None:
+    ws = demo.workspace(tmp_path)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    with emulator(demo.script(hostile=True), tmp_path, env) as emu, service(ws, emu, tmp_path, env) as svc:
+        page.goto(svc.page_url)
+        # the token leaves the address bar at once, and stays in the tab's session storage only
+        page.wait_for_function("!location.search.includes('token')")
+        assert svc.token not in page.url
+        assert page.evaluate("sessionStorage.getItem('reasonix-serve-token')") == svc.token
+
+        page.locator("#new-goal").wait_for(state="visible")
+        page.fill("#f-workspace", str(ws))
+        page.fill("#f-objective", demo.OBJECTIVE)
+        assert page.is_checked("#f-review")
+        page.click("#f-start")
+        page.wait_for_function("location.hash.startsWith('#run=')")
+        run_id = page.evaluate("decodeURIComponent(location.hash.slice(5))")
+
+        # the plan waits for the review: drawn as a graph, every step pending, the hostile title as text
+        page.locator("#review").wait_for(state="visible")
+        page.wait_for_function("document.querySelectorAll('#plan-graph g.node').length === 4")
+        statuses = page.eval_on_selector_all("#plan-graph g.node", "ns => ns.map(n => n.dataset.status)")
+        assert statuses == ["pending"] * 4
+        s2_title = page.eval_on_selector("#plan-graph g.node[data-step='S2'] title", "t => t.textContent")
+        assert demo.HOSTILE_TITLE in s2_title
+        assert "<script>alert(1)" in page.inner_text("#plan-graph g.node[data-step='S2']")
+        assert demo.HOSTILE_TITLE in page.input_value("#r-plan")
+        assert page.evaluate("document.scripts.length") == 1  # app.js only: the title made no element
+        assert svc.api(f"/api/runs/{run_id}")["awaiting_review"] is True
+
+        page.click("#r-approve")
+        page.locator("#review").wait_for(state="hidden")
+        page.wait_for_function(
+            "[...document.querySelectorAll('#plan-graph g.node')].map(n => n.dataset.status).join() === "
+            "'done,done,done,done'"
+        )
+        page.wait_for_function("document.querySelector('#g-state').dataset.state === 'complete'")
+        page.wait_for_function("document.querySelector('#conn').textContent === 'stream ended'")
+
+        detail = svc.api(f"/api/runs/{run_id}")
+        summary = detail["summary"]
+        assert detail["state"] == "complete" and summary["status"] == "complete"
+        # the figures shown are the summary's, and the per-request chart adds up to them
+        assert page.inner_text("#g-cost") == fmt_cost(summary["cost_usd"])
+        assert float(page.get_attribute("#g-cost", "data-value") or "nan") == pytest.approx(summary["cost_usd"])
+        assert page.inner_text("#g-requests") == str(summary["requests"])
+        assert page.inner_text("#g-cache") == fmt_ratio(summary["cache_hit_ratio"])
+        assert page.inner_text("#g-steps") == "4 / 4"
+        bars = page.eval_on_selector_all("#chart g.req", "gs => gs.map(g => [+g.dataset.hit, +g.dataset.miss])")
+        assert len(bars) == summary["requests"]
+        assert sum(h for h, _ in bars) == summary["prompt_cache_hit_tokens"]
+        assert sum(m for _, m in bars) == summary["prompt_cache_miss_tokens"]
+        # the escalation is highlighted with its reason and cost; the running steps' lines were shown
+        escalation = page.inner_text("#escalations li.esc")
+        assert "mul() must keep integer semantics" in escalation and "deepseek-v4-pro" in escalation
+        assert re.search(r"\$\d+\.\d{4}", escalation)
+        s2_pane = page.inner_text("[data-pane='step:S2']")
+        assert demo.HOSTILE_TITLE in s2_pane
+        assert "▸ write_file" in s2_pane and "✓ verify" in s2_pane
+        # the runs list shows the run with the same figures
+        row = page.locator(f"#runs tr[data-run='{run_id}']")
+        assert fmt_cost(summary["cost_usd"]) in row.inner_text()
+        assert fmt_ratio(summary["cache_hit_ratio"]) in row.inner_text()
+
+        shot = tmp_path / "dashboard.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 20_000
+    assert dialogs == []
+    assert page.evaluate("document.scripts.length") == 1
+    assert console_errors == []
+    assert (ws / "README.md").read_text() == demo.DOC
+
+
+def test_a_page_whose_token_the_service_no_longer_takes_says_which_link_to_open(
+    tmp_path: Path, env: dict[str, str], page: Any
+) -> None:
+    ws = demo.workspace(tmp_path)
+    with emulator(demo.script(), tmp_path, env) as emu:
+        with service(ws, emu, tmp_path, env) as first:
+            page.goto(first.page_url)
+            page.locator("#new-goal").wait_for(state="visible")
+            assert page.is_hidden("#error")
+            port = first.url.rsplit(":", 1)[1]
+        # the service restarts on the same port with another token: the open page's requests are refused
+        with service(ws, emu, tmp_path, env, "--port", port, "--token", "another-token") as second:
+            assert second.url == first.url
+            page.locator("#error").wait_for(state="visible")
+            text = page.inner_text("#error")
+    assert "needs the link with the token that `reasonix serve` printed" in text
