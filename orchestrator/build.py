@@ -8,7 +8,7 @@ so a second run in the same workspace sends the same prefix bytes and hits the c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from plans.schema import Plan, StepStatus
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory, user_config_dir
+from sessions.permissions import Asker
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook, PriceError
 from sessions.reply import ReplySource
@@ -338,4 +339,74 @@ def resume_runner(
         ),
         on_event=on_event,
         sandbox=sandbox,
+    )
+
+
+@dataclass(frozen=True)
+class GoalSetup:
+    """Everything a goal's runner needs from the configuration, except the client, the reviewer and the event sink:
+    what ``reasonix goal`` and ``reasonix serve`` share (one place for presets, budgets, sandbox and permissions)."""
+
+    workspace: Path
+    resolved: ResolvedConfig
+    options: GoalOptions
+    sandbox: Sandbox
+    gate: Gate
+    notice: str | None
+    """Say once before the run: no sandbox here, or full-access (``None``: nothing to say)."""
+    mcp: McpHub
+    config_dir: Path
+
+    def runner_kwargs(
+        self, client: DeepSeekClient, *, reviewer: Reviewer | None, on_event: Callable[[AnyEvent], None] | None
+    ) -> dict[str, Any]:
+        """The keyword arguments :func:`create_runner` and :func:`resume_runner` share."""
+        return dict(
+            workspace=self.workspace,
+            client=client,
+            options=self.options,
+            reviewer=reviewer,
+            on_event=on_event,
+            config_dir=self.config_dir,
+            price_book=self.resolved.config.price_book(),
+            sandbox=self.sandbox,
+            gate=self.gate,
+            mcp=self.mcp,
+        )
+
+
+def setup_goal(
+    workspace: Path,
+    *,
+    env: Mapping[str, str],
+    base_url: str | None = None,
+    preset: str = "auto",
+    budget_usd: float | None = None,
+    max_requests: int | None = None,
+    max_minutes: float | None = None,
+    sandbox_mode: str | None = None,
+    permissions: str | None = None,
+    asker: Asker | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> GoalSetup:
+    """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
+    MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
+    from orchestrator.config.model import load_config
+    from orchestrator.mcp.hub import McpHub
+    from orchestrator.policy.commands import command_setup
+
+    resolved = load_config(workspace=workspace, flags={"base_url": base_url}, env=env)
+    commands = command_setup(resolved, workspace, sandbox_mode=sandbox_mode, permissions=permissions, asker=asker)
+    options = goal_options(
+        resolved.config, preset=preset, budget_usd=budget_usd, max_requests=max_requests, max_minutes=max_minutes
+    )
+    return GoalSetup(
+        workspace=workspace,
+        resolved=resolved,
+        options=options,
+        sandbox=commands.sandbox,
+        gate=commands.gate,
+        notice=commands.notice,
+        mcp=McpHub(resolved.config.mcp, workspace, on_notice=on_notice),
+        config_dir=user_config_dir(dict(env)),
     )

@@ -26,6 +26,8 @@ Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})
 """Paused, or cut off (killed, interrupted) before it reached a final state."""
 PLAN_SAVED = "plan approved and saved"
+NOT_JOURNALS = frozenset({"events.jsonl", "serve-events.jsonl"})
+"""The run directory's event logs (the goal's, and the one ``reasonix serve`` numbers for its API): not sessions."""
 
 
 class SessionCost(BaseModel):
@@ -88,7 +90,7 @@ def session_costs(run_dir: Path) -> dict[str, SessionCost]:
     """Per session journal: requests, tokens and dollars, from its usage events."""
     out: dict[str, SessionCost] = {}
     for journal in sorted(run_dir.glob("*.jsonl")):
-        if journal.name == "events.jsonl":
+        if journal.name in NOT_JOURNALS:
             continue
         total = SessionCost()
         for record in _jsonl(journal, b'"usage"'):

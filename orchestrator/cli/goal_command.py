@@ -24,18 +24,16 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.build import api_key_for, build_client, check_workspace, create_runner, goal_options, resume_runner
+from orchestrator.build import api_key_for, build_client, check_workspace, create_runner, resume_runner, setup_goal
 from orchestrator.cli.exits import ExitCode, leaves
 from orchestrator.cli.options import read_text_argument
 from orchestrator.cli.signals import hard_exit, run_interruptible, watch_interrupts
-from orchestrator.config.model import load_config
 from orchestrator.errors import ReasonixError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
-from orchestrator.policy.commands import command_setup
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
@@ -45,7 +43,6 @@ from plans.errors import PlanFileError
 from plans.loader import load_plan_file
 from plans.storage import revision_path
 from sessions.errors import DeepSeekError
-from sessions.memory import user_config_dir
 
 Mode = Literal["goal", "plan", "exec"]
 
@@ -129,24 +126,23 @@ class GoalCommand:
         previous = RunStore.open(workspace, resume).load() if resume is not None else None
         if previous is not None and previous.state == "complete":
             raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
-        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        commands = command_setup(
-            resolved,
-            workspace,
-            sandbox_mode=getattr(args, "sandbox", None),
-            permissions=getattr(args, "permissions", None),
-            asker=terminal_asker() if self.stdin_isatty and not args.json else None,
-        )
-        if commands.notice:
-            Console(stderr=True).print(Text(f"reasonix: {commands.notice}", style="red"))
         preset = args.preset or (_previous_preset(previous.settings) if previous is not None else None) or "auto"
-        options = goal_options(
-            resolved.config,
+        setup = setup_goal(
+            workspace,
+            env=os.environ,
+            base_url=args.base_url,
             preset=preset,
             budget_usd=args.budget_usd,
             max_requests=args.max_requests,
             max_minutes=args.max_minutes,
+            sandbox_mode=getattr(args, "sandbox", None),
+            permissions=getattr(args, "permissions", None),
+            asker=terminal_asker() if self.stdin_isatty and not args.json else None,
+            on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
         )
+        if setup.notice:
+            Console(stderr=True).print(Text(f"reasonix: {setup.notice}", style="red"))
+        resolved, options = setup.resolved, setup.options
         api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
         if previous is not None:
             needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
@@ -170,18 +166,7 @@ class GoalCommand:
             if reviewer is not None:
                 reviewer = self.recorder.reviewer(reviewer)
         client = build_client(resolved, transport=self.recorder.transport() if self.recorder is not None else None)
-        common: dict[str, Any] = dict(
-            workspace=workspace,
-            client=client,
-            options=options,
-            reviewer=reviewer,
-            on_event=on_event,
-            config_dir=user_config_dir(dict(os.environ)),
-            price_book=resolved.config.price_book(),
-            sandbox=commands.sandbox,
-            gate=commands.gate,
-            mcp=McpHub(resolved.config.mcp, workspace, on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}"))),
-        )
+        common = setup.runner_kwargs(client, reviewer=reviewer, on_event=on_event)
         self.mcp = common["mcp"]
         if resume is not None:
             return resume_runner(run_id=resume, **common)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         replay,
         run,
         runs,
+        serve,
         trust,
         undo,
     )
@@ -41,6 +42,7 @@ __all__ = [
     "replay",
     "run",
     "runs",
+    "serve",
     "trust",
     "undo",
 ]

@@ -1,0 +1,82 @@
+"""The ASGI app (starlette) and serving it under hypercorn's trio worker: :func:`create_app` wires the routes, the
+token guard and the error handlers around a :class:`~orchestrator.serve.manager.GoalManager`; :func:`serve_app` binds
+and serves it until its shutdown trigger fires."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from orchestrator.serve.auth import TokenGuard
+from orchestrator.serve.errors import ServeError
+from orchestrator.serve.events import PING_INTERVAL_S
+from orchestrator.serve.manager import GoalManager
+from orchestrator.serve.routes import ROUTES, STATIC_DIR
+
+
+async def _serve_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServeError)
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    hint = "GET /api/schema and docs/serve-api.md list the routes" if exc.status_code in (404, 405) else ""
+    return JSONResponse({"error": str(exc.detail), "hint": hint}, status_code=exc.status_code, headers=exc.headers)
+
+
+def create_app(
+    manager: GoalManager, token: str, *, static_dir: Path = STATIC_DIR, ping_s: float = PING_INTERVAL_S
+) -> Starlette:
+    app = Starlette(
+        routes=ROUTES,
+        middleware=[Middleware(TokenGuard, token=token)],
+        exception_handlers={ServeError: _serve_error, HTTPException: _http_error},
+    )
+    app.state.manager = manager
+    app.state.static_dir = static_dir
+    app.state.ping_s = ping_s
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve_app(
+    app: Starlette,
+    host: str,
+    port: int,
+    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``host:port`` (0: any free port); ``task_status.started`` gets the bound base URL."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = 2.0
+
+    async with trio.open_nursery() as nursery:
+        asgi: Any = app  # hypercorn's ASGI typing is narrower than starlette's, for the same protocol
+        binds: list[str] = await nursery.start(partial(serve, asgi, config, shutdown_trigger=shutdown_trigger))
+        task_status.started(binds[0])

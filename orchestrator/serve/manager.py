@@ -1,0 +1,295 @@
+"""The goals the service runs: each an in-process trio task in the service's nursery, a
+:class:`~orchestrator.goal.runner.GoalRunner` built as ``reasonix goal`` builds it
+(:func:`orchestrator.build.setup_goal`).
+
+One goal per workspace at a time (the run lock: a second is refused with 409), any number of workspaces at once.
+Pausing cancels the goal's cancel scope, so it pauses resumable exactly as Ctrl-C pauses ``reasonix goal``; resuming
+builds :func:`~orchestrator.build.resume_runner` with the new limits. A DeepSeek error pauses that goal (the reason is
+in its record and its events), never the service. Every run lives in its run directory as before, so a restarted service
+lists them (:mod:`orchestrator.checkpoints.history`, as ``reasonix runs`` does) and resumes paused ones on request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+from pydantic import ValidationError
+
+from orchestrator.build import (
+    WorkspaceError,
+    api_key_for,
+    build_client,
+    check_workspace,
+    create_runner,
+    resume_runner,
+    run_dir,
+    setup_goal,
+)
+from orchestrator.cli.exits import leaves
+from orchestrator.errors import ReasonixError
+from orchestrator.events import TERMINAL_STATES
+from orchestrator.goal.runner import AnyEvent, GoalRunner
+from orchestrator.goal.store import RunStore, new_run_id
+from orchestrator.mcp.hub import McpHub
+from orchestrator.review.reviewer import AutoApprove, Reviewer
+from orchestrator.serve.errors import ClientRequestError, RunConflictError, UnknownRunError
+from orchestrator.serve.events import EVENTS_FILE, EventLog
+from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
+from orchestrator.serve.review import ApiReviewer
+from orchestrator.serve.workspaces import KnownWorkspaces
+from plans import PlanError
+from sessions.errors import DeepSeekError
+
+
+@dataclass
+class LiveRun:
+    """A goal the service is running now."""
+
+    runner: GoalRunner
+    log: EventLog
+    reviewer: ApiReviewer | None
+    mcp: McpHub
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    done: trio.Event = field(default_factory=trio.Event)
+
+    @property
+    def workspace(self) -> Path:
+        return self.runner.workspace
+
+    @property
+    def run_id(self) -> str:
+        return self.runner.store.run_id
+
+
+def resume_command(workspace: Path, run_id: str) -> str:
+    return shlex.join(["reasonix", "goal", "--resume", run_id, "--workspace", str(workspace)])
+
+
+class GoalManager:
+    """Starts, pauses, resumes and reviews goals; knows the workspaces and their runs."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        *,
+        state_dir: Path,
+        workspaces: list[Path] | None = None,
+        env: Mapping[str, str],
+        base_url: str | None = None,
+    ) -> None:
+        self._nursery = nursery
+        self.env = env
+        self.base_url = base_url
+        self.workspaces = KnownWorkspaces(state_dir, workspaces or [])
+        self.live: dict[str, LiveRun] = {}
+        self._busy: dict[Path, str] = {}
+        """Workspace → the run id of its goal (the run lock)."""
+        self._logs: dict[tuple[Path, str], EventLog] = {}
+        self.errors: dict[str, str] = {}
+        """Run id → what stopped it from outside (a DeepSeek error), for runs of this service's life."""
+
+    # -------------------------------------------------------------------------------------------- lookup
+
+    def find(self, run_id: str) -> Path:
+        """The workspace of ``run_id``; :class:`UnknownRunError` when no known workspace has it."""
+        if run_id in self.live:
+            return self.live[run_id].workspace
+        for workspace in self.workspaces.all():
+            try:
+                RunStore.open(workspace, run_id)
+            except ReasonixError:
+                continue
+            return workspace
+        raise UnknownRunError(f"no run {run_id!r} in the service's workspaces", "GET /api/runs lists the runs")
+
+    def event_log(self, workspace: Path, run_id: str) -> EventLog:
+        key = (workspace, run_id)
+        if key not in self._logs:
+            self._logs[key] = EventLog(run_dir(workspace, run_id) / EVENTS_FILE)
+        return self._logs[key]
+
+    # -------------------------------------------------------------------------------------------- starting
+
+    def _workspace(self, text: str) -> Path:
+        try:
+            return check_workspace(Path(text))
+        except WorkspaceError as exc:
+            raise ClientRequestError(str(exc), "send the absolute path of an existing directory") from None
+
+    def _claim(self, workspace: Path) -> None:
+        running = self._busy.get(workspace)
+        if running is not None:
+            raise RunConflictError(
+                f"the workspace {workspace} already runs a goal (run {running})",
+                f"wait for it, or pause it: POST /api/runs/{running}/pause",
+            )
+
+    def _runner(
+        self, workspace: Path, request: Budgets, *, preset: str, reviewer: Reviewer | None, log: EventLog, **kw: Any
+    ) -> tuple[GoalRunner, McpHub]:
+        try:
+            setup = setup_goal(
+                workspace,
+                env=self.env,
+                base_url=self.base_url,
+                preset=preset,
+                budget_usd=request.budget_usd,
+                max_requests=request.max_requests,
+                max_minutes=request.max_minutes,
+            )
+            client = build_client(setup.resolved)
+            api_key_for(setup.resolved)
+        except (ReasonixError, ValidationError) as exc:
+            raise ClientRequestError(str(exc), "fix the workspace's configuration or the request") from None
+
+        def on_event(event: AnyEvent) -> None:
+            log.append(event.model_dump(mode="json"))
+
+        common = setup.runner_kwargs(client, reviewer=reviewer, on_event=on_event)
+        if "objective" not in kw:
+            return resume_runner(**common, **kw), setup.mcp
+        return create_runner(**common, **kw), setup.mcp
+
+    def start_goal(self, request: GoalRequest) -> LiveRun:
+        """A new goal, started now; :class:`RunConflictError` when its workspace already runs one."""
+        workspace = self._workspace(request.workspace)
+        self._claim(workspace)
+        run_id = new_run_id()
+        log = self.event_log(workspace, run_id)
+        reviewer = ApiReviewer() if request.review else None
+        runner, mcp = self._runner(
+            workspace,
+            request,
+            preset=request.preset or "auto",
+            reviewer=reviewer if reviewer is not None else AutoApprove(),
+            log=log,
+            objective=request.objective.strip(),
+            run_id=run_id,
+        )
+        self.workspaces.add(workspace)
+        return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewer, mcp=mcp))
+
+    def resume(self, run_id: str, request: Budgets) -> LiveRun:
+        """Continue a paused (or cut-off) run with new limits."""
+        workspace = self.find(run_id)
+        if run_id in self.live:
+            raise RunConflictError(f"run {run_id} is running", "pause it first, or wait for it to end")
+        self._claim(workspace)
+        record = RunStore.open(workspace, run_id).load()
+        if record.state in TERMINAL_STATES and record.state != "paused":
+            raise RunConflictError(
+                f"run {run_id} is {record.state}; only a paused or interrupted run can be resumed",
+                "start a new goal: POST /api/goals",
+            )
+        escalation = record.settings.get("escalation")
+        preset = escalation.get("preset") if isinstance(escalation, dict) else None
+        needs_review = record.plan_revision == 0 or record.state in ("planning", "awaiting_review")
+        reviewer = ApiReviewer() if needs_review else None
+        log = self.event_log(workspace, run_id)
+        runner, mcp = self._runner(
+            workspace,
+            request,
+            preset=preset if isinstance(preset, str) else "auto",
+            reviewer=reviewer,
+            log=log,
+            run_id=run_id,
+        )
+        self.errors.pop(run_id, None)
+        return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewer, mcp=mcp))
+
+    def _launch(self, live: LiveRun) -> LiveRun:
+        self._busy[live.workspace] = live.run_id
+        self.live[live.run_id] = live
+        live.log.open()
+        self._nursery.start_soon(self._drive, live, name=f"goal {live.run_id}")
+        return live
+
+    # -------------------------------------------------------------------------------------------- running
+
+    async def _drive(self, live: LiveRun) -> None:
+        runner = live.runner
+        error: str | None = None
+        try:
+            with live.scope:
+                async with runner.client, live.mcp.open():
+                    await runner.run("goal")
+        except* (DeepSeekError, ReasonixError, PlanError) as group:
+            error = str(next(leaves(group)))
+        except* Exception as group:  # noqa: BLE001 - one goal's bug must not stop the service and its other goals
+            error = f"internal error: {next(leaves(group))!r}"
+            if runner.record.state not in TERMINAL_STATES:
+                runner.finish("paused", f"stopped by an internal error: {error}")
+        finally:
+            self._ended(live, error)
+
+    def _ended(self, live: LiveRun, error: str | None) -> None:
+        """What ``reasonix goal --json`` prints last (the error, or the summary), then the run is no longer live."""
+        runner = live.runner
+        command = resume_command(live.workspace, live.run_id)
+        try:
+            if error is not None:
+                self.errors[live.run_id] = error
+                live.log.append({"kind": "error", "run_id": live.run_id, "error": error, "resume_command": command})
+            elif runner.record.state in TERMINAL_STATES:
+                summary = runner.outcome().to_summary("goal")
+                if runner.record.state == "paused":
+                    summary = summary.model_copy(update={"resume_command": command})
+                live.log.append(summary.model_dump(mode="json"))
+        finally:
+            runner.store.sync()
+            runner.store.close()
+            live.log.close()
+            self.live.pop(live.run_id, None)
+            self._busy.pop(live.workspace, None)
+            live.done.set()
+
+    # -------------------------------------------------------------------------------------------- actions
+
+    def _live(self, run_id: str) -> LiveRun:
+        live = self.live.get(run_id)
+        if live is None:
+            self.find(run_id)  # 404 for an unknown run
+            raise RunConflictError(f"run {run_id} is not running", f"resume it: POST /api/runs/{run_id}/resume")
+        return live
+
+    def pause(self, run_id: str) -> LiveRun:
+        """Cancel the goal's scope: it pauses, resumable (as Ctrl-C pauses ``reasonix goal``)."""
+        live = self._live(run_id)
+        live.scope.cancel()
+        return live
+
+    def review(self, run_id: str, request: ReviewRequest) -> None:
+        live = self._live(run_id)
+        if live.reviewer is None:
+            raise RunConflictError("the run is not awaiting a review", "its plan was approved automatically")
+        live.reviewer.decide(request)
+
+    def pause_all(self) -> list[str]:
+        """Pause every running goal (the service is stopping); their ids."""
+        for live in self.live.values():
+            live.scope.cancel()
+        return list(self.live)
+
+    async def wait_idle(self) -> None:
+        """Until no goal runs."""
+        while self.live:
+            await next(iter(self.live.values())).done.wait()
+
+
+@contextlib.asynccontextmanager
+async def open_manager(
+    *, state_dir: Path, workspaces: list[Path] | None = None, env: Mapping[str, str], base_url: str | None = None
+) -> AsyncIterator[GoalManager]:
+    """A manager whose goals run in a nursery of their own; leaving it pauses every running goal and waits."""
+    async with trio.open_nursery() as nursery:
+        manager = GoalManager(nursery, state_dir=state_dir, workspaces=workspaces, env=env, base_url=base_url)
+        try:
+            yield manager
+        finally:
+            manager.pause_all()
