@@ -130,29 +130,34 @@
   }
 
   function renderRuns() {
-    const body = $('runs').tBodies[0];
-    clear(body);
+    const list = $('runs');
+    clear(list);
     $('runs-empty').hidden = knownRuns.length > 0;
     const workspaces = new Set();
     for (const run of knownRuns) {
       workspaces.add(run.workspace);
-      const row = el('tr', { 'data-run': run.run_id, class: view && view.runId === run.run_id ? 'selected' : null },
-        el('td', {}, el('span', { class: 'badge', 'data-state': run.state, text: run.state.replace('_', ' ') })),
-        el('td', { class: 'obj', title: run.objective + '\n' + run.workspace + '\n' + run.run_id, text: run.objective }),
-        el('td', { class: 'num', text: fmtCost(run.cost_usd) }),
-        el('td', { class: 'num', text: fmtInt(run.requests) }),
-        el('td', { class: 'num', text: fmtRatio(run.cache_hit_ratio) }),
-        el('td', { class: 'num', text: fmtDuration(run.duration_s) }));
-      row.addEventListener('click', () => { location.hash = '#run=' + encodeURIComponent(run.run_id); });
-      body.append(row);
+      const steps = run.steps_total === null || run.steps_total === undefined ? '' : `${run.steps_done}/${run.steps_total} steps`;
+      const item = el('li', { 'data-run': run.run_id, class: view && view.runId === run.run_id ? 'selected' : null,
+        title: `${run.objective}\n${run.workspace}\n${run.run_id}${run.reason ? '\n' + run.reason : ''}` },
+        el('div', { class: 'line1' },
+          el('span', { class: 'badge', 'data-state': run.state, text: run.state.replace('_', ' ') }),
+          el('span', { class: 'obj', text: run.objective })),
+        el('div', { class: 'line2' },
+          el('span', { class: 'cost', text: fmtCost(run.cost_usd) }),
+          el('span', { text: `${fmtInt(run.requests)} req` }),
+          el('span', { text: `cache ${fmtRatio(run.cache_hit_ratio)}` }),
+          el('span', { text: fmtDuration(run.duration_s) }),
+          el('span', { text: steps })));
+      item.addEventListener('click', () => { location.hash = '#run=' + encodeURIComponent(run.run_id); });
+      list.append(item);
     }
-    const list = $('workspaces');
-    clear(list);
-    for (const ws of workspaces) list.append(el('option', { value: ws }));
+    const options = $('workspaces');
+    clear(options);
+    for (const ws of workspaces) options.append(el('option', { value: ws }));
   }
 
   // ------------------------------------------------------------------ the plan graph (a layered DAG in SVG)
-  const NODE_W = 196, NODE_H = 52, GAP_X = 46, GAP_Y = 14, PAD = 10, MAX_NODES = 400;
+  const NODE_W = 176, NODE_H = 50, GAP_X = 38, GAP_Y = 14, PAD = 10, MAX_NODES = 400;
 
   function layoutPlan(steps) {
     const byId = new Map(steps.map((s) => [s.id, s]));
@@ -216,7 +221,7 @@
         svg('rect', { width: NODE_W, height: NODE_H, rx: 6 }),
         svg('text', { class: 'sid', x: 8, y: 15, text: clip(s.id, 14) }),
         svg('text', { class: 'status', x: NODE_W - 8, y: 15, 'text-anchor': 'end', text: status }),
-        svg('text', { class: 'title', x: 8, y: 36, text: clip(s.title || '', 29) }));
+        svg('text', { class: 'title', x: 8, y: 36, text: clip(s.title || '', 24) }));
       root.append(g);
     }
     container.append(root);
@@ -260,10 +265,10 @@
     root.append(svg('polyline', { class: 'cost-line', points: points.join(' ') }));
     container.append(root);
     container.append(el('div', { class: 'chart-key' },
-      el('span', {}, el('i', { style: 'background:#22c55e' }), 'cache hit'),
-      el('span', {}, el('i', { style: 'background:#f59e0b' }), 'cache miss'),
-      el('span', {}, el('i', { style: 'background:#2563eb;height:3px' }), 'running cost'),
-      el('span', {}, el('i', { style: 'border:2px solid #7c3aed' }), 'pro')));
+      el('span', {}, el('i', { class: 'key-hit' }), 'cache hit'),
+      el('span', {}, el('i', { class: 'key-miss' }), 'cache miss'),
+      el('span', {}, el('i', { class: 'key-cost' }), 'running cost'),
+      el('span', {}, el('i', { class: 'key-pro' }), 'pro')));
   }
   function fmtTokens(n) { return n >= 10000 ? Math.round(n / 1000) + 'k' : fmtInt(n); }
 
@@ -437,9 +442,12 @@
         case 'usage':
           this.addRequest(e);
           break;
-        case 'request_started':
-          this.paneFor(e).setModel(e.model);
+        case 'request_started': {
+          const p = this.paneFor(e);
+          p.setModel(e.model);
+          p.breakSegment();
           break;
+        }
         case 'stream':
           this.onStream(e);
           break;
@@ -460,6 +468,10 @@
           break;
         case 'journal_recovered':
           this.log(id, `${e.session}: ${e.message}`);
+          break;
+        case 'error':
+          $('g-reason').textContent = `stopped by an error: ${e.error || ''}${e.resume_command ? ' — resume with: ' + e.resume_command : ''}`;
+          this.log(id, `error: ${e.error || ''}`);
           break;
         case 'cache':
           break;
@@ -526,12 +538,13 @@
       if (this.escalations.length === 0) clear(list);
       for (const x of this.escalations) if (x.session === e.session) x.open = false;
       const item = el('li', { class: 'esc' });
+      const step = e.session === 'executor' ? this.currentStep : null;
       const entry = {
         session: e.session, to: e.to_model, open: true, proCost: 0,
         render: () => {
           clear(item);
           item.append(
-            el('div', { class: 'what', text: `${e.session}: ${e.from_model} → ${e.to_model} (${e.trigger})${this.currentStep ? ' on ' + this.currentStep : ''}` }),
+            el('div', { class: 'what', text: `${e.session}: ${e.from_model} → ${e.to_model} (${e.trigger})${step ? ' on ' + step : ''}` }),
             el('div', { class: 'reason', text: `reason: ${e.reason || '(none given)'}` }),
             el('div', { class: 'muted', text: `aborted flash call ${fmtCost(e.flash_cost_usd)}${e.flash_cost_estimated ? ' (estimated)' : ''} · ${e.to_model} requests so far ${fmtCost(entry.proCost)}` }));
         },
@@ -622,7 +635,7 @@
 
     log(id, text) {
       const list = $('events');
-      list.append(el('li', { value: id > 0 ? id : undefined, text }));
+      list.append(el('li', {}, el('span', { class: 'eid', text: id > 0 ? '#' + id : '' }), text));
       while (list.childElementCount > 400) list.removeChild(list.firstChild);
       list.scrollTop = list.scrollHeight;
     }
@@ -654,6 +667,11 @@
       }
       this.segment.appendData(text);
       this.grow(text.length, stick);
+    }
+    breakSegment() {
+      if (this.segment && this.segment.length > 0 && !/\n$/.test(this.segment.data)) this.segment.appendData('\n');
+      this.segment = null;
+      this.segmentKind = null;
     }
     line(kind, text) {
       const stick = this.atBottom();

@@ -102,7 +102,7 @@ def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
         assert demo.HOSTILE_TITLE in s2_pane
         assert "▸ write_file" in s2_pane and "✓ verify" in s2_pane
         # the runs list shows the run with the same figures
-        row = page.locator(f"#runs tr[data-run='{run_id}']")
+        row = page.locator(f"#runs li[data-run='{run_id}']")
         assert fmt_cost(summary["cost_usd"]) in row.inner_text()
         assert fmt_ratio(summary["cache_hit_ratio"]) in row.inner_text()
 
