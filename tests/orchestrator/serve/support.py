@@ -71,9 +71,12 @@ def per_workspace_script(markers: Sequence[str]) -> Script:
 
 def service_env(root: Path, base_url: str) -> dict[str, str]:
     home = root / "home"
-    home.mkdir(exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK_")}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), DEEPSEEK_BASE_URL=base_url)
+    config = home / ".config" / "reasonix" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[client]\nmax_attempts = 1\n")  # a failing request fails at once: no retry backoff
     return env
 
 
@@ -97,9 +100,9 @@ class Service:
         data: dict[str, Any] = response.json()
         return data
 
-    async def wait_for(self, run_id: str, *, awaiting_review: bool = False, timeout: float = 60) -> dict[str, Any]:
+    async def wait_for(self, run_id: str, *, awaiting_review: bool = False, limit_s: float = 60) -> dict[str, Any]:
         """Until the run awaits a review (``awaiting_review``) or is no longer live."""
-        with trio.fail_after(timeout):
+        with trio.fail_after(limit_s):
             while True:
                 data = await self.run(run_id)
                 if (awaiting_review and data["awaiting_review"]) or (not awaiting_review and not data["live"]):
