@@ -72,12 +72,14 @@
   }
 
   // ------------------------------------------------------------------ errors shown to the user
-  function showError(message, hint) {
+  let errorKind = null;
+  function showError(message, hint, kind) {
+    errorKind = kind || 'other';
     const box = $('error');
     box.textContent = hint ? message + '\n' + hint : message;
     box.hidden = false;
   }
-  function clearError() { $('error').hidden = true; $('error').textContent = ''; }
+  function clearError() { errorKind = null; $('error').hidden = true; $('error').textContent = ''; }
 
   class ApiError extends Error {
     constructor(status, message, hint) { super(message); this.status = status; this.hint = hint || ''; }
@@ -106,7 +108,7 @@
   }
 
   function reportError(err) {
-    if (err instanceof ApiError) showError(err.message, err.hint);
+    if (err instanceof ApiError) showError(err.message, err.hint, err.status === 0 ? 'network' : 'api');
     else showError(String(err && err.message ? err.message : err));
   }
 
@@ -124,6 +126,7 @@
       if (err.status === 401) { clearInterval(runsTimer); runsTimer = null; }
       return;
     }
+    if (errorKind === 'network') clearError(); // the service answers again
     knownRuns = data.runs || [];
     renderRuns();
     if (view) view.takeRunInfo(knownRuns.find((r) => r.run_id === view.runId));
@@ -157,7 +160,7 @@
   }
 
   // ------------------------------------------------------------------ the plan graph (a layered DAG in SVG)
-  const NODE_W = 176, NODE_H = 50, GAP_X = 38, GAP_Y = 14, PAD = 10, MAX_NODES = 400;
+  const NODE_W = 180, NODE_H = 60, GAP_X = 38, GAP_Y = 14, PAD = 10, MAX_NODES = 400;
 
   function layoutPlan(steps) {
     const byId = new Map(steps.map((s) => [s.id, s]));
@@ -192,6 +195,20 @@
     return { pos, width: 2 * PAD + columns.length * (NODE_W + GAP_X) - GAP_X, height: 2 * PAD + rows * (NODE_H + GAP_Y) - GAP_Y };
   }
 
+  // the title in at most `lines` lines of `width` characters, broken at spaces where it can be, the last one clipped
+  function wrapTitle(title, width, lines) {
+    const out = [];
+    let rest = String(title).trim();
+    while (rest && out.length < lines) {
+      if (out.length === lines - 1 || rest.length <= width) { out.push(clip(rest, width)); break; }
+      let cut = rest.lastIndexOf(' ', width);
+      if (cut < width / 2) cut = width;
+      out.push(rest.slice(0, cut).trimEnd());
+      rest = rest.slice(cut).trimStart();
+    }
+    return out;
+  }
+
   function drawPlan(container, plan, statuses) {
     clear(container);
     if (!plan || !Array.isArray(plan.steps) || plan.steps.length === 0) {
@@ -220,8 +237,8 @@
         svg('title', { text: `${s.id} · ${s.title || ''}\n${status}` }),
         svg('rect', { width: NODE_W, height: NODE_H, rx: 6 }),
         svg('text', { class: 'sid', x: 8, y: 15, text: clip(s.id, 14) }),
-        svg('text', { class: 'status', x: NODE_W - 8, y: 15, 'text-anchor': 'end', text: status }),
-        svg('text', { class: 'title', x: 8, y: 36, text: clip(s.title || '', 24) }));
+        svg('text', { class: 'status', x: NODE_W - 8, y: 15, 'text-anchor': 'end', text: status }));
+      wrapTitle(s.title || '', 27, 2).forEach((line, i) => g.append(svg('text', { class: 'title', x: 8, y: 34 + i * 15, text: line })));
       root.append(g);
     }
     container.append(root);
@@ -237,19 +254,23 @@
       container.append(el('p', { class: 'muted', text: 'No requests yet.' }));
       return;
     }
-    const barW = 16, gap = 4, left = 44, right = 54, top = 12, bottom = 22, plotH = 150;
-    const width = Math.max(320, left + right + requests.length * (barW + gap));
+    const left = 44, right = 54, top = 12, bottom = 22, plotH = 150;
+    const room = Math.max(320, (container.clientWidth || 320) - 4);
+    const slot = Math.min(36, Math.max(6, (room - left - right) / requests.length));
+    const gap = Math.max(2, Math.round(slot * 0.2)), barW = slot - gap;
+    const width = Math.max(room, left + right + requests.length * slot);
     const height = top + plotH + bottom;
     const maxTokens = Math.max(1, ...requests.map((r) => r.hit + r.miss));
     const maxCost = Math.max(1e-9, requests[requests.length - 1].cumCost);
     const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'tokens and cost per request' });
-    root.append(svg('line', { x1: left, y1: top + plotH, x2: width - right, y2: top + plotH, stroke: '#d1d5db' }));
+    const end = left + requests.length * slot;
+    root.append(svg('line', { x1: left, y1: top + plotH, x2: end, y2: top + plotH, stroke: '#d1d5db' }));
     root.append(svg('text', { class: 'axis', x: left - 4, y: top + 8, 'text-anchor': 'end', text: fmtTokens(maxTokens) }));
     root.append(svg('text', { class: 'axis', x: left - 4, y: top + plotH, 'text-anchor': 'end', text: '0' }));
-    root.append(svg('text', { class: 'axis', x: width - right + 4, y: top + 8, fill: '#2563eb', text: fmtCost(maxCost) }));
+    root.append(svg('text', { class: 'axis', x: end + 4, y: top + 8, fill: '#2563eb', text: fmtCost(maxCost) }));
     const points = [];
     requests.forEach((r, i) => {
-      const x = left + gap / 2 + i * (barW + gap);
+      const x = left + gap / 2 + i * slot;
       const hitH = (r.hit / maxTokens) * plotH, missH = (r.miss / maxTokens) * plotH;
       const g = svg('g', { class: 'req' + (r.pro ? ' pro' : ''), 'data-hit': r.hit, 'data-miss': r.miss },
         svg('title', { text: `request ${i + 1} · ${r.session} · ${r.model}\ncache hit ${fmtInt(r.hit)} · miss ${fmtInt(r.miss)} tokens\n${fmtCost(r.cost)} (running ${fmtCost(r.cumCost)})` }),
@@ -258,7 +279,7 @@
       if (r.pro) g.append(svg('rect', { class: 'bar-pro', x, y: top + plotH - hitH - missH, width: barW, height: hitH + missH, fill: 'none' }));
       root.append(g);
       points.push(`${x + barW / 2},${top + plotH - (r.cumCost / maxCost) * plotH}`);
-      if (requests.length <= 40 || (i + 1) % 5 === 0) {
+      if (slot >= 14 || (i + 1) % Math.ceil(14 / slot) === 0) {
         root.append(svg('text', { class: 'axis', x: x + barW / 2, y: top + plotH + 13, 'text-anchor': 'middle', text: String(i + 1) }));
       }
     });
