@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from orchestrator.serve.auth import TokenGuard
-from orchestrator.serve.errors import ServeError
+from orchestrator.serve.errors import RemoteBindError, ServeError
 from orchestrator.serve.events import PING_INTERVAL_S
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.routes import ROUTES, STATIC_DIR
@@ -47,6 +47,21 @@ def create_app(
     app.state.static_dir = static_dir
     app.state.ping_s = ping_s
     return app
+
+
+REMOTE_RISK = (
+    "binding to {host} exposes the service beyond this machine: anyone who can reach the port and learns the token "
+    "(it travels unencrypted over plain HTTP) can run commands in your workspaces"
+)
+
+
+def check_bind(host: str, *, allow_remote: bool) -> None:
+    """:class:`RemoteBindError` for a non-loopback ``host`` unless the user allowed it, saying why it is risky."""
+    if not is_loopback(host) and not allow_remote:
+        raise RemoteBindError(
+            REMOTE_RISK.format(host=host),
+            "bind to 127.0.0.1 and reach it through an SSH tunnel, or pass --allow-remote if you accept the risk",
+        )
 
 
 def is_loopback(host: str) -> bool:

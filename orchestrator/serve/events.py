@@ -127,7 +127,8 @@ async def sse_frames(log: EventLog, after: int, *, ping_s: float = PING_INTERVAL
         yield END_FRAME
         return
     async with live:
-        while True:
+        ended = False
+        while not ended:
             item: Numbered | None = None
             with trio.move_on_after(ping_s):
                 try:
@@ -137,10 +138,21 @@ async def sse_frames(log: EventLog, after: int, *, ping_s: float = PING_INTERVAL
             if item is None:
                 yield ": ping\n\n"
                 continue
-            number, data = item
-            if number > sent:
-                yield frame(number, data)
-                sent = number
+            # Whatever else is already waiting goes in the same chunk: one write for a burst of stream deltas.
+            chunk: list[str] = []
+            while item is not None:
+                number, data = item
+                if number > sent:
+                    chunk.append(frame(number, data))
+                    sent = number
+                try:
+                    item = live.receive_nowait()
+                except trio.WouldBlock:
+                    item = None
+                except trio.EndOfChannel:
+                    item, ended = None, True
+            if chunk:
+                yield "".join(chunk)
     if not log.live:
         # The run ended: anything stored after the last live event we saw (none, normally), then the end.
         for number, data in log.stored(sent):

@@ -38,7 +38,7 @@ from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import RunStore, new_run_id
 from orchestrator.mcp.hub import McpHub
 from orchestrator.review.reviewer import AutoApprove, Reviewer
-from orchestrator.serve.errors import ClientRequestError, RunConflictError, UnknownRunError
+from orchestrator.serve.errors import BadRequestError, RunConflictError, UnknownRunError
 from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
@@ -120,7 +120,7 @@ class GoalManager:
         try:
             return check_workspace(Path(text))
         except WorkspaceError as exc:
-            raise ClientRequestError(str(exc), "send the absolute path of an existing directory") from None
+            raise BadRequestError(str(exc), "send the absolute path of an existing directory") from None
 
     def _claim(self, workspace: Path) -> None:
         running = self._busy.get(workspace)
@@ -146,7 +146,7 @@ class GoalManager:
             client = build_client(setup.resolved)
             api_key_for(setup.resolved)
         except (ReasonixError, ValidationError) as exc:
-            raise ClientRequestError(str(exc), "fix the workspace's configuration or the request") from None
+            raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
 
         def on_event(event: AnyEvent) -> None:
             log.append(event.model_dump(mode="json"))

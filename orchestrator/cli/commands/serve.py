@@ -17,12 +17,6 @@ import argparse
 import sys
 from pathlib import Path
 
-REMOTE_RISK = (
-    "binding to {host} exposes the service beyond this machine: anyone who can reach the port and learns the token "
-    "(it travels unencrypted over plain HTTP) can run commands in your workspaces. Bind to 127.0.0.1 and use an SSH "
-    "tunnel, or pass --allow-remote if you accept that risk."
-)
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback)")
@@ -57,12 +51,15 @@ def run(args: argparse.Namespace) -> int:
     import trio
 
     from orchestrator.build import WorkspaceError, check_workspace
-    from orchestrator.serve.app import create_app, is_loopback, serve_app
+    from orchestrator.serve.app import check_bind, create_app, serve_app
+    from orchestrator.serve.errors import RemoteBindError
     from orchestrator.serve.manager import open_manager
     from orchestrator.serve.workspaces import default_state_dir
 
-    if not is_loopback(args.host) and not args.allow_remote:
-        _say(REMOTE_RISK.format(host=args.host))
+    try:
+        check_bind(args.host, allow_remote=args.allow_remote)
+    except RemoteBindError as exc:
+        _say(f"{exc}.\n{exc.hint}")
         return 2
     try:
         workspaces = [check_workspace(p) for p in (args.workspace or [Path(".")])]
