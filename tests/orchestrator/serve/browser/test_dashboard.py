@@ -5,11 +5,13 @@ which link to open."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from . import demo
@@ -133,3 +135,57 @@ def test_a_page_whose_token_the_service_no_longer_takes_says_which_link_to_open(
             text = page.inner_text("#error")
     assert "This page needs the link with the token that `reasonix serve` printed" in text
     assert "does not answer" not in text
+
+
+def test_the_plan_edited_in_the_page_is_validated_and_then_runs(tmp_path: Path, env: dict[str, str], page: Any) -> None:
+    ws = demo.workspace(tmp_path)
+    with emulator(demo.script(), tmp_path, env) as emu, service(ws, emu, tmp_path, env) as svc:
+        created = httpx.post(
+            svc.url + "/api/goals",
+            headers={"Authorization": f"Bearer {svc.token}"},
+            json={"workspace": str(ws), "objective": demo.OBJECTIVE},
+            timeout=30,
+        )
+        assert created.status_code == 201, created.text
+        run_id = created.json()["run_id"]
+        page.goto(f"{svc.page_url}#run={run_id}")
+        page.locator("#review").wait_for(state="visible")
+        page.click("#r-edit-box summary")
+        plan = json.loads(page.input_value("#r-plan"))
+        assert [s["id"] for s in plan["steps"]] == ["S1", "S2", "S3", "S4"]
+
+        page.fill("#r-plan", "{ not json")
+        page.click("#r-edit")
+        assert "not valid JSON" in page.inner_text("#r-error")
+
+        broken = json.loads(json.dumps(plan))
+        broken["steps"][1]["depends_on"] = ["S9"]
+        page.fill("#r-plan", json.dumps(broken))
+        page.click("#r-edit")
+        page.wait_for_function("document.querySelector('#r-error').textContent.includes('S9')")
+        assert page.is_visible("#review")  # refused: the plan still awaits its review
+        assert svc.api(f"/api/runs/{run_id}")["awaiting_review"] is True
+
+        page.fill("#r-feedback", "")
+        page.click("#r-revise")
+        assert "Write what the planner should change" in page.inner_text("#r-error")
+
+        edited = json.loads(json.dumps(plan))
+        edited["steps"][3]["title"] = "Write README.md <b>now</b>"
+        page.fill("#r-plan", json.dumps(edited))
+        page.click("#r-edit")
+        # the edited plan is revision 2, drawn at once, and comes back for its review (as in the terminal)
+        page.wait_for_function(
+            "document.querySelector(\"#plan-graph g.node[data-step='S4'] text.title\").textContent === "
+            "'Write README.md <b>now</b>'"
+        )
+        page.locator("#review").wait_for(state="visible")
+        assert "Write README.md <b>now</b>" in page.input_value("#r-plan")
+        page.click("#r-approve")
+        page.locator("#review").wait_for(state="hidden")
+        page.wait_for_function(
+            "[...document.querySelectorAll('#plan-graph g.node')].map(n => n.dataset.status).join() === "
+            "'done,done,done,done'"
+        )
+        assert page.evaluate("document.querySelectorAll('#plan-graph b').length") == 0
+        assert svc.api(f"/api/runs/{run_id}")["plan"]["steps"][3]["title"] == "Write README.md <b>now</b>"
