@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ...goal_support import PLANNER, call, reply
 from . import demo
 from .support import browser, clean_env, emulator, fmt_cost, fmt_ratio, require_browser, service
 
@@ -189,3 +190,35 @@ def test_the_plan_edited_in_the_page_is_validated_and_then_runs(tmp_path: Path, 
         )
         assert page.evaluate("document.querySelectorAll('#plan-graph b').length") == 0
         assert svc.api(f"/api/runs/{run_id}")["plan"]["steps"][3]["title"] == "Write README.md <b>now</b>"
+
+
+def test_revise_with_feedback_in_the_page_then_cancel(tmp_path: Path, env: dict[str, str], page: Any) -> None:
+    ws = demo.workspace(tmp_path)
+    steps = demo.steps(hostile=False)
+    planner = [
+        reply(call("submit_plan", objective=demo.OBJECTIVE, steps=steps)),
+        reply(call("revise_plan", objective=demo.OBJECTIVE, steps=steps[:3])),
+    ]
+    script = {"sessions": [{"key": "planner", "system_contains": PLANNER, "replies": planner}]}
+    with emulator(script, tmp_path, env) as emu, service(ws, emu, tmp_path, env) as svc:
+        page.goto(svc.page_url)
+        page.locator("#new-goal").wait_for(state="visible")
+        page.fill("#f-workspace", str(ws))
+        page.fill("#f-objective", demo.OBJECTIVE)
+        page.click("#f-start")
+        page.locator("#review").wait_for(state="visible")
+        page.wait_for_function("document.querySelectorAll('#plan-graph g.node').length === 4")
+        page.fill("#r-feedback", "Leave the README alone")
+        page.click("#r-revise")
+        # the planner's revised plan (three steps) comes back for review
+        page.wait_for_function("document.querySelectorAll('#plan-graph g.node').length === 3")
+        page.locator("#review").wait_for(state="visible")
+        run_id = page.evaluate("decodeURIComponent(location.hash.slice(5))")
+        assert svc.api(f"/api/runs/{run_id}")["plan"]["revision"] == 2
+        assert "review: revise — Leave the README alone" in page.inner_text("#events")
+        page.click("#r-cancel")
+        page.wait_for_function("document.querySelector('#g-state').dataset.state === 'cancelled'")
+        page.locator("#review").wait_for(state="hidden")
+        assert page.is_hidden("#g-pause")
+        assert svc.api(f"/api/runs/{run_id}")["state"] == "cancelled"
+    assert not (ws / "calc" / "ops.py").exists()
