@@ -298,7 +298,7 @@
     'goal_state', 'plan_proposed', 'plan_rejected', 'plan_revised', 'review', 'step_started', 'step_reported',
     'step_verified', 'escalation', 'pro_asked_for_pro', 'budget_warning', 'goal_finished', 'request_started', 'stream',
     'usage', 'cache', 'tool_started', 'tool_finished', 'repair', 'compaction', 'journal_recovered', 'turn_finished',
-    'summary', 'error', 'message',
+    'summary', 'error', 'message', 'wave_started', 'branch_merged', 'branch_rerun',
   ];
   const PANE_CHARS = 40000;
   let view = null;
@@ -438,6 +438,20 @@
           this.log(id, `step ${e.step_id} ${e.ok ? 'verified' : 'failed verification'}`);
           break;
         }
+        case 'wave_started':
+          this.log(id, `parallel wave: ${(e.step_ids || []).join(', ')} start at once, each in its own branch`);
+          break;
+        case 'branch_merged': {
+          const p = this.pane('step:' + e.step_id, e.step_id);
+          p.line('tool ok', `merged into the workspace${e.changed && e.changed.length ? ': ' + e.changed.join(', ') : ''}`);
+          p.setActive(false);
+          this.log(id, `step ${e.step_id} merged`);
+          break;
+        }
+        case 'branch_rerun':
+          this.pane('step:' + e.step_id, e.step_id).line('tool err', `not merged, runs again alone: ${e.reason}`);
+          this.log(id, `step ${e.step_id} runs again: ${e.reason}`);
+          break;
         case 'escalation':
           this.addEscalation(e);
           this.log(id, `escalation ${e.session}: ${e.from_model} → ${e.to_model}: ${e.reason}`);
@@ -559,7 +573,7 @@
       if (this.escalations.length === 0) clear(list);
       for (const x of this.escalations) if (x.session === e.session) x.open = false;
       const item = el('li', { class: 'esc' });
-      const step = e.session === 'executor' ? this.currentStep : null;
+      const step = e.step_id || (e.session === 'executor' ? this.currentStep : null);
       const entry = {
         session: e.session, to: e.to_model, open: true, proCost: 0,
         render: () => {
