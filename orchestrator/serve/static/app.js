@@ -100,7 +100,7 @@
     let data = null;
     try { data = await response.json(); } catch (_) { data = null; }
     if (!response.ok) {
-      if (response.status === 401) throw new ApiError(401, NEEDS_TOKEN, '');
+      if (response.status === 401) throw new ApiError(401, NEEDS_TOKEN, (data && data.error) || '');
       const message = (data && data.error) || `${opts.method || 'GET'} ${path} failed with HTTP ${response.status}`;
       throw new ApiError(response.status, message, (data && data.hint) || '');
     }
@@ -108,7 +108,7 @@
   }
 
   function reportError(err) {
-    if (err instanceof ApiError) showError(err.message, err.hint, err.status === 0 ? 'network' : 'api');
+    if (err instanceof ApiError) showError(err.message, err.hint, err.status === 0 ? 'network' : err.status === 401 ? 'token' : 'api');
     else showError(String(err && err.message ? err.message : err));
   }
 
@@ -785,6 +785,7 @@
         openRun(view.runId, true);
       } catch (err) { reportError(err); }
     });
+    $('error').addEventListener('click', () => { if (errorKind !== 'token') clearError(); });
     $('new-goal-btn').addEventListener('click', () => { location.hash = '#new'; });
     $('f-close').addEventListener('click', () => { location.hash = view ? '#run=' + encodeURIComponent(view.runId) : ''; });
     $('goal-form').addEventListener('submit', async (ev) => {
@@ -837,7 +838,7 @@
   // ------------------------------------------------------------------ start
   wire();
   if (!TOKEN) {
-    showError(NEEDS_TOKEN);
+    showError(NEEDS_TOKEN, '', 'token');
     return;
   }
   refreshRuns().then(() => {
