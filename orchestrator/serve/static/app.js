@@ -317,6 +317,8 @@
       this.currentStep = null;
       this.escalations = [];
       this.lastId = 0;
+      this.received = 0;
+      this.reconnects = 0;
       this.state = null;
       this.live = true;
       this.summary = null;
@@ -364,6 +366,8 @@
           this.refreshDetail(); // says why (401, 404, the service gone) in the error box
         } else {
           setConn('lost', 'reconnecting…'); // EventSource reconnects by itself, sending Last-Event-ID
+          this.reconnects += 1;
+          $('events').dataset.reconnects = String(this.reconnects);
         }
       };
       for (const kind of EVENT_KINDS) source.addEventListener(kind, (msg) => this.onMessage(msg));
@@ -377,12 +381,16 @@
     }
 
     onMessage(msg) {
-      if (view !== this) return;
+      if (view !== this || !(msg instanceof MessageEvent)) return; // (a lost connection also fires 'error')
       const id = Number(msg.lastEventId);
       if (Number.isFinite(id) && id > 0) {
         if (id <= this.lastId) return; // already shown (a reconnect never repeats one)
         this.lastId = id;
       }
+      this.received += 1;
+      const list = $('events');
+      list.dataset.received = String(this.received);
+      list.dataset.last = String(this.lastId);
       let event;
       try { event = JSON.parse(msg.data); } catch (_) { return; }
       if (!event || typeof event !== 'object') return;

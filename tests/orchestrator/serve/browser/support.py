@@ -8,14 +8,17 @@ Without the browser (or Playwright) the tests skip and say why, except in CI (``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -188,3 +191,64 @@ def fmt_cost(usd: float) -> str:
 def fmt_ratio(ratio: float | None) -> str:
     """The page's cache-ratio format (``fmtRatio`` in app.js)."""
     return "–" if ratio is None else f"{ratio * 100:.1f}%"
+
+
+class CuttableProxy:
+    """A loopback TCP proxy in front of the service whose connections can be cut, as a dropped network does: the page
+    is opened through it, and :meth:`cut` closes every open connection and refuses new ones until :meth:`restore`."""
+
+    def __init__(self, upstream: str) -> None:
+        host, port = upstream.removeprefix("http://").rsplit(":", 1)
+        self._upstream = (host, int(port))
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._refusing = False
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            with self._lock:
+                refuse = self._refusing
+            if refuse:
+                client.close()
+                continue
+            upstream = socket.create_connection(self._upstream)
+            with self._lock:
+                self._open |= {client, upstream}
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        with self._lock:
+            self._refusing = True
+            doomed, self._open = self._open, set()
+        for s in doomed:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def restore(self) -> None:
+        with self._lock:
+            self._refusing = False
+
+    def close(self) -> None:
+        self.cut()
+        self._server.close()

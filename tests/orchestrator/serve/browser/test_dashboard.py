@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from ...goal_support import PLANNER, call, reply
 from . import demo
-from .support import browser, clean_env, emulator, fmt_cost, fmt_ratio, require_browser, service
+from .support import CuttableProxy, browser, clean_env, emulator, fmt_cost, fmt_ratio, require_browser, service
 
 WAIT_MS = 60_000
 
@@ -222,3 +223,57 @@ def test_revise_with_feedback_in_the_page_then_cancel(tmp_path: Path, env: dict[
         assert page.is_hidden("#g-pause")
         assert svc.api(f"/api/runs/{run_id}")["state"] == "cancelled"
     assert not (ws / "calc" / "ops.py").exists()
+
+
+def _stream_ids(svc: Any, run_id: str) -> list[int]:
+    """The ids of every event of a finished run, read from its SSE stream with httpx until ``event: end``."""
+    ids: list[int] = []
+    with httpx.stream("GET", f"{svc.url}/api/runs/{run_id}/events?token={svc.token}", timeout=30) as response:
+        for line in response.iter_lines():
+            if line.startswith("id:"):
+                ids.append(int(line.removeprefix("id:").strip()))
+            elif line.startswith("event: end"):
+                break
+    return ids
+
+
+def test_a_dropped_stream_resumes_where_it_left_off(tmp_path: Path, env: dict[str, str], page: Any) -> None:
+    ws = demo.workspace(tmp_path)
+    with (
+        emulator(demo.script(), tmp_path, env, latency="ttft=0.2,tps=100") as emu,
+        service(ws, emu, tmp_path, env) as svc,
+    ):
+        proxy = CuttableProxy(svc.url)  # the page talks to the service through a connection we can drop
+        try:
+            page.goto(f"{proxy.url}/?token={svc.token}")
+            created = httpx.post(
+                svc.url + "/api/goals",
+                headers={"Authorization": f"Bearer {svc.token}"},
+                json={"workspace": str(ws), "objective": demo.OBJECTIVE, "review": False},
+                timeout=30,
+            )
+            run_id = created.json()["run_id"]
+            page.evaluate(f"location.hash = '#run={run_id}'")
+            page.wait_for_function(
+                "document.querySelector(\"#plan-graph g.node[data-step='S1']\")?.dataset.status === 'done'"
+            )
+            proxy.cut()  # the stream drops mid-run; the goal goes on in the service
+            page.wait_for_function("document.querySelector('#conn').dataset.state === 'lost'")
+            seen_before = int(page.get_attribute("#events", "data-last") or "0")
+            for _ in range(1200):  # until the service has done S3 while the page saw nothing (a minute at most)
+                if svc.api(f"/api/runs/{run_id}")["steps_done"] >= 3:
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError("the goal did not get on while the page was cut off")
+            proxy.restore()  # EventSource reconnects by itself, sending Last-Event-ID
+            page.wait_for_function("document.querySelector('#conn').textContent === 'stream ended'")
+        finally:
+            proxy.close()
+        ids = _stream_ids(svc, run_id)
+        assert ids == list(range(1, len(ids) + 1))
+        received = int(page.get_attribute("#events", "data-received") or "0")
+        last = int(page.get_attribute("#events", "data-last") or "0")
+        assert received == last == len(ids) > seen_before  # every event once: none missed, none twice
+        assert int(page.get_attribute("#events", "data-reconnects") or "0") >= 1
+        assert page.eval_on_selector_all("#plan-graph g.node", "ns => ns.map(n => n.dataset.status)") == ["done"] * 4
