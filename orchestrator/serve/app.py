@@ -83,15 +83,25 @@ async def serve_app(
 ) -> None:
     """Serve ``app`` on ``host:port`` (0: any free port); ``task_status.started`` gets the bound base URL."""
     from hypercorn.config import Config
-    from hypercorn.trio import serve
+    from hypercorn.trio.run import worker_serve
+    from hypercorn.utils import wrap_app
 
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = None
     config.graceful_timeout = 2.0
-
+    sockets = config.create_sockets()  # here, so that a port in use is a plain OSError for the caller
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+    asgi: Any = app  # hypercorn's ASGI typing is narrower than starlette's, for the same protocol
+    serve = partial(
+        worker_serve,
+        wrap_app(asgi, config.wsgi_max_body_size, None),
+        config,
+        sockets=sockets,
+        shutdown_trigger=shutdown_trigger,
+    )
     async with trio.open_nursery() as nursery:
-        asgi: Any = app  # hypercorn's ASGI typing is narrower than starlette's, for the same protocol
-        binds: list[str] = await nursery.start(partial(serve, asgi, config, shutdown_trigger=shutdown_trigger))
+        binds: list[str] = await nursery.start(serve)
         task_status.started(binds[0])

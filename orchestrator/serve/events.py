@@ -108,7 +108,7 @@ class EventLog:
 
 def frame(number: int, data: dict[str, Any]) -> str:
     """One server-sent event: its id, its kind as the event name, the JSON object on one line."""
-    kind = str(data.get("kind", "message")).replace("\n", " ")
+    kind = " ".join(str(data.get("kind", "message")).splitlines())
     return f"id: {number}\nevent: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 

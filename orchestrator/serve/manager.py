@@ -12,8 +12,9 @@ lists them (:mod:`orchestrator.checkpoints.history`, as ``reasonix runs`` does) 
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ from pydantic import ValidationError
 
 from orchestrator.build import (
     WorkspaceError,
-    api_key_for,
     build_client,
     check_workspace,
     create_runner,
@@ -31,6 +31,7 @@ from orchestrator.build import (
     run_dir,
     setup_goal,
 )
+from orchestrator.checkpoints.history import run_events
 from orchestrator.cli.exits import leaves
 from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES
@@ -44,6 +45,7 @@ from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
 from orchestrator.serve.workspaces import KnownWorkspaces
 from plans import PlanError
+from plans.storage import write_atomic
 from sessions.errors import DeepSeekError
 
 
@@ -67,6 +69,27 @@ class LiveRun:
         return self.runner.store.run_id
 
 
+SERVE_SETTINGS = "serve.json"
+"""In a run directory: what the service was asked for beyond the goal's options (``review``)."""
+
+
+def wants_review(store: RunStore) -> bool:
+    """Whether the run's plan is reviewed through the API (``review`` of its ``POST /api/goals``; default true)."""
+    try:
+        data = json.loads((store.dir / SERVE_SETTINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return not (isinstance(data, dict) and data.get("review") is False)
+
+
+def never_approved(workspace: Path, run_id: str) -> bool:
+    """A goal run whose planner proposed a plan that no review approved yet (an ``exec`` run proposes none)."""
+    events = run_events(workspace, run_id)
+    proposed = any(e.get("kind") == "plan_proposed" for e in events)
+    approved = any(e.get("kind") == "review" and e.get("decision") == "approve" for e in events)
+    return proposed and not approved
+
+
 def resume_command(workspace: Path, run_id: str) -> str:
     return shlex.join(["reasonix", "goal", "--resume", run_id, "--workspace", str(workspace)])
 
@@ -82,8 +105,11 @@ class GoalManager:
         workspaces: list[Path] | None = None,
         env: Mapping[str, str],
         base_url: str | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         self._nursery = nursery
+        self.on_notice = on_notice
+        """Where notices go (no sandbox here, an MCP server that did not start): the service's standard error."""
         self.env = env
         self.base_url = base_url
         self.workspaces = KnownWorkspaces(state_dir, workspaces or [])
@@ -142,11 +168,14 @@ class GoalManager:
                 budget_usd=request.budget_usd,
                 max_requests=request.max_requests,
                 max_minutes=request.max_minutes,
+                on_notice=self.on_notice,
             )
             client = build_client(setup.resolved)
-            api_key_for(setup.resolved)
         except (ReasonixError, ValidationError) as exc:
             raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
+
+        if setup.notice and self.on_notice is not None:
+            self.on_notice(f"{workspace}: {setup.notice}")
 
         def on_event(event: AnyEvent) -> None:
             log.append(event.model_dump(mode="json"))
@@ -173,6 +202,7 @@ class GoalManager:
             run_id=run_id,
         )
         self.workspaces.add(workspace)
+        write_atomic(runner.store.dir / SERVE_SETTINGS, json.dumps({"review": request.review}) + "\n")
         return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewer, mcp=mcp))
 
     def resume(self, run_id: str, request: Budgets) -> LiveRun:
@@ -189,8 +219,15 @@ class GoalManager:
             )
         escalation = record.settings.get("escalation")
         preset = escalation.get("preset") if isinstance(escalation, dict) else None
+        store = RunStore.open(workspace, run_id)
+        if record.plan is not None and record.state == "paused" and never_approved(workspace, run_id):
+            # Paused before its plan was approved (at the review, or by a limit right after planning): the plan goes
+            # back to review instead of being executed unreviewed.
+            record.state = "awaiting_review"
+            store.save(record)
         needs_review = record.plan_revision == 0 or record.state in ("planning", "awaiting_review")
-        reviewer = ApiReviewer() if needs_review else None
+        api_review = ApiReviewer() if needs_review and wants_review(store) else None
+        reviewer: Reviewer | None = api_review or (AutoApprove() if needs_review else None)
         log = self.event_log(workspace, run_id)
         runner, mcp = self._runner(
             workspace,
@@ -201,7 +238,7 @@ class GoalManager:
             run_id=run_id,
         )
         self.errors.pop(run_id, None)
-        return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewer, mcp=mcp))
+        return self._launch(LiveRun(runner=runner, log=log, reviewer=api_review, mcp=mcp))
 
     def _launch(self, live: LiveRun) -> LiveRun:
         self._busy[live.workspace] = live.run_id
@@ -284,11 +321,18 @@ class GoalManager:
 
 @contextlib.asynccontextmanager
 async def open_manager(
-    *, state_dir: Path, workspaces: list[Path] | None = None, env: Mapping[str, str], base_url: str | None = None
+    *,
+    state_dir: Path,
+    workspaces: list[Path] | None = None,
+    env: Mapping[str, str],
+    base_url: str | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[GoalManager]:
     """A manager whose goals run in a nursery of their own; leaving it pauses every running goal and waits."""
     async with trio.open_nursery() as nursery:
-        manager = GoalManager(nursery, state_dir=state_dir, workspaces=workspaces, env=env, base_url=base_url)
+        manager = GoalManager(
+            nursery, state_dir=state_dir, workspaces=workspaces, env=env, base_url=base_url, on_notice=on_notice
+        )
         try:
             yield manager
         finally:

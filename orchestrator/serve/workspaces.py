@@ -25,7 +25,9 @@ class KnownWorkspaces:
     def __init__(self, state_dir: Path, given: Iterable[Path] = ()) -> None:
         self.path = state_dir / STATE_FILE
         self._paths: dict[Path, None] = {}
-        for p in self._read():
+        self._stored = self._read()
+        """The workspaces in the state file: those goals were started in (``--workspace`` ones are not stored)."""
+        for p in self._stored:
             self._paths[p] = None
         for p in given:
             self._paths[p.expanduser().resolve()] = None
@@ -39,12 +41,14 @@ class KnownWorkspaces:
         return [Path(p) for p in items if isinstance(p, str)]
 
     def add(self, workspace: Path) -> None:
-        if workspace in self._paths:
-            return
+        """A goal was started in ``workspace``: remember it (also across restarts)."""
         self._paths[workspace] = None
+        if workspace in self._stored:
+            return
+        self._stored.append(workspace)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(self.path.parent, 0o700)
-        write_atomic(self.path, json.dumps({"workspaces": [str(p) for p in self._paths]}, indent=2) + "\n")
+        write_atomic(self.path, json.dumps({"workspaces": [str(p) for p in self._stored]}, indent=2) + "\n")
 
     def all(self) -> list[Path]:
         """Every known workspace that is still a directory."""

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         stop = trio.Event()
         async with open_manager(
-            state_dir=state_dir, workspaces=workspaces, env=os.environ, base_url=args.base_url
+            state_dir=state_dir, workspaces=workspaces, env=os.environ, base_url=args.base_url, on_notice=_say
         ) as manager:
             app = create_app(manager, token)
             async with trio.open_nursery() as nursery:

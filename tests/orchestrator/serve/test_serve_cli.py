@@ -72,3 +72,23 @@ def test_reasonix_serve_help_is_light(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "--allow-remote" in proc.stdout
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     assert not imported & {"starlette", "hypercorn", "trio", "pydantic", "httpx"}
+
+
+def test_sigterm_stops_the_service_with_status_0_and_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    env = clean_env(tmp_path / "home")
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    proc = start_reasonix("serve", "--port", "0", "--workspace", str(workspace(tmp_path)), env=env)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        url = proc.stdout.readline().strip().removeprefix("reasonix serve: ")
+        port = url.split(":")[2].split("/")[0]
+        busy = reasonix("serve", "--port", port, env=env, timeout=60)
+        assert busy.returncode == 2 and "Traceback" not in busy.stderr
+        assert f"cannot listen on 127.0.0.1:{port}" in busy.stderr and "--port 0" in busy.stderr
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

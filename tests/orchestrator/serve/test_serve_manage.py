@@ -82,7 +82,7 @@ async def test_pause_then_resume_with_a_new_budget_completes(tmp_path: Path) -> 
         assert again.status_code == 409
 
 
-async def test_pause_through_the_api_pauses_the_goal_resumable(tmp_path: Path) -> None:
+async def test_pause_at_the_review_pauses_resumable_and_the_resumed_goal_is_reviewed_again(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     async with open_service(tmp_path, simple_script()) as svc:
         run_id = await svc.start(ws)
@@ -92,6 +92,10 @@ async def test_pause_through_the_api_pauses_the_goal_resumable(tmp_path: Path) -
         assert paused["state"] == "paused" and "resumable" in paused["reason"]
         assert (await svc.client.post(f"/api/runs/{run_id}/pause")).status_code == 409
         assert (await svc.client.post(f"/api/runs/{run_id}/resume", json={"budget_usd": 5})).status_code == 200
+        # Paused at the review, its plan was never approved: resumed, it goes back to the review, not to execution.
+        again = await svc.wait_for(run_id, awaiting_review=True)
+        assert again["state"] == "awaiting_review" and not (ws / "hello.txt").exists()
+        assert (await svc.review(run_id, decision="approve")).status_code == 200
         done = await svc.wait_for(run_id)
         assert done["state"] == "complete", done
 
@@ -107,7 +111,8 @@ async def test_a_restarted_service_lists_the_runs_and_resumes_a_paused_one(tmp_p
             ]
         }
     )
-    async with open_service(tmp_path, first, state_dir=state) as svc:
+    # The first service is given the workspace (--workspace); the goals started there are what it remembers.
+    async with open_service(tmp_path, first, state_dir=state, workspaces=[ws]) as svc:
         finished = await svc.start(ws, review=False)
         await svc.wait_for(finished)
         paused = await svc.start(ws, review=False, max_requests=1)
