@@ -663,6 +663,7 @@
 
     takeRunInfo(info) {
       if (!info) return;
+      this.duration = { seconds: info.duration_s, at: performance.now(), live: info.live };
       $('g-duration').textContent = fmtDuration(info.duration_s);
       if (!this.summary && info.steps_total !== null && info.steps_total !== undefined) $('g-steps').textContent = `${info.steps_done} / ${info.steps_total}`;
       if (info.state && info.state !== this.state) this.scheduleDetail();
@@ -855,4 +856,8 @@
     else route();
   });
   runsTimer = setInterval(refreshRuns, 2500);
+  setInterval(() => { // a live run's duration goes on between two polls
+    const d = view && view.duration;
+    if (d && d.live && view.live) $('g-duration').textContent = fmtDuration(d.seconds + (performance.now() - d.at) / 1000);
+  }, 1000);
 })();
