@@ -73,7 +73,7 @@ def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
         assert demo.HOSTILE_TITLE in s2_title
         assert "Add mul() <script>alert" in (page.text_content("#plan-graph g.node[data-step='S2'] text.title") or "")
         assert demo.HOSTILE_TITLE in page.input_value("#r-plan")
-        assert page.evaluate("document.scripts.length") == 1  # app.js only: the title made no element
+        assert page.evaluate("document.scripts.length") == 2  # the loader and app.js: the title made no element
         assert svc.api(f"/api/runs/{run_id}")["awaiting_review"] is True
 
         page.click("#r-approve")
@@ -114,7 +114,7 @@ def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 20_000
         assert dialogs == []
-        assert page.evaluate("document.scripts.length") == 1
+        assert page.evaluate("document.scripts.length") == 2
         assert console_errors == []  # (once the service stops, the page's polls are refused: not checked)
     assert (ws / "README.md").read_text() == demo.DOC
 
