@@ -1,0 +1,81 @@
+"""The scripted goal the dashboard is shown and tested with: four steps in a diamond (S1 → S2, S3 → S4), an executor
+escalation to pro on S2, real files and real verify commands, played by ``reasonix emulate``.
+
+``bench/make_screenshot.py`` and the browser tests share it, so the committed screenshot shows what the tests check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
+
+OBJECTIVE = "Grow calc: add mul() and neg(), then document them"
+HOSTILE_TITLE = "Add mul() <script>alert(1)</script>"
+
+OPS = "def add(a, b):\n    return a + b\n"
+MUL = "def mul(a, b):\n    return a * b\n"
+NEG = "def neg(a):\n    return -a\n"
+DOC = "# calc\n\nadd(a, b), mul(a, b), neg(a).\n"
+
+
+def workspace(root: Path) -> Path:
+    """A small package to grow (its own ``.git`` ends the upward search for standing memory)."""
+    ws = root / "calc-ws"
+    (ws / "calc").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    (ws / "calc" / "__init__.py").write_text("")
+    return ws
+
+
+def steps(hostile: bool) -> list[dict[str, Any]]:
+    return [
+        step("S1", "Add calc/ops.py with add()", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"]),
+        step(
+            "S2",
+            HOSTILE_TITLE if hostile else "Add calc/mul.py with mul()",
+            deps=["S1"],
+            writes=["calc/mul.py"],
+            verify=["python3 -c 'from calc.mul import mul; assert mul(3, 4) == 12'"],
+        ),
+        step(
+            "S3",
+            "Add calc/neg.py with neg()",
+            deps=["S1"],
+            writes=["calc/neg.py"],
+            verify=["python3 -c 'from calc.neg import neg; assert neg(2) == -2'"],
+        ),
+        step("S4", "Document calc in README.md", deps=["S2", "S3"], writes=["README.md"], verify=["test -s README.md"]),
+    ]
+
+
+def _with_reasoning(replies: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """The same replies, the first thinking aloud for longer (something to watch streaming in the page)."""
+    return [{**replies[0], "reasoning": text}, *replies[1:]]
+
+
+def script(*, hostile: bool = False) -> dict[str, Any]:
+    """The emulator script: the planner submits the plan (and later the verdict); the executor does each step, S2 after
+    asking for pro with the marker."""
+    planner = [
+        reply(call("submit_plan", objective=OBJECTIVE, steps=steps(hostile)), reasoning="Four small steps."),
+        reply(call("goal_verdict", verdict="complete", evidence=["every step verified"])),
+    ]
+    executor = [
+        *executor_step("S1", "calc/ops.py", OPS),
+        reply(content="<<<NEEDS_PRO: mul() must keep integer semantics for every input>>>", reasoning="Tricky?"),
+        *executor_step("S2", "calc/mul.py", MUL, summary="mul() multiplies"),
+        *executor_step("S3", "calc/neg.py", NEG),
+        *_with_reasoning(
+            executor_step("S4", "README.md", DOC, summary="README.md documents add, mul and neg"),
+            "The README names each function with its arguments: add(a, b) and mul(a, b) take two numbers, neg(a) one. "
+            "One short line is enough; the verify command only needs the file to be non-empty.",
+        ),
+    ]
+    return {
+        "sessions": [
+            {"key": "planner", "system_contains": PLANNER, "replies": planner},
+            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+        ]
+    }
