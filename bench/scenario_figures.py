@@ -85,7 +85,7 @@ def parse_requests(bodies: Iterable[bytes], script: Script, *, digest_session: s
     parsed = []
     for raw in bodies:
         valid = validate(json.loads(raw), models=None)
-        spec = script.session_for(valid.system_text)
+        spec = script.session_for(valid.system_text, valid.last_user_text)
         parsed.append((spec.key if spec else "?", dict(valid.body), valid.model, valid.thinking))
     out: list[Request] = []
     last: dict[str, int] = {}

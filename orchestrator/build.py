@@ -153,8 +153,10 @@ class SessionBuilder:
         on_event: Callable[[SessionEvent], None] | None = None,
         reply_source: ReplySource | None = None,
         resume: bool = False,
+        root: Path | None = None,
     ) -> Session:
-        """A session; with ``resume``, an existing non-empty journal is continued instead of started anew."""
+        """A session; with ``resume``, an existing non-empty journal is continued instead of started anew. ``root``
+        is where its tools work (default: the workspace; a parallel branch's copy of it for a fork)."""
         if self.mcp is not None and self.mcp.tools():
             extra = [t for t in self.mcp.tools() if t.read_only or not settings.read_only]
             registry = ToolRegistry([*registry, *extra])
@@ -164,7 +166,7 @@ class SessionBuilder:
             name=name,
             client=self.client,
             registry=registry,
-            tool_context=ToolContext(root=self.workspace, sandbox=self.sandbox or NoSandbox(), gate=self.gate),
+            tool_context=ToolContext(root=root or self.workspace, sandbox=self.sandbox or NoSandbox(), gate=self.gate),
             settings=settings,
             on_event=on_event,
             price_book=self.price_book,
@@ -248,6 +250,7 @@ def goal_options(
         escalation=escalation,
         budget=Budget(usd=budget_usd, requests=max_requests, minutes=max_minutes),
         retry_from_checkpoint=config.goal.retry_from_checkpoint,
+        parallel=config.goal.parallel,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)

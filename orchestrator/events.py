@@ -101,6 +101,33 @@ class StepVerified(GoalEventBase):
     outcomes: tuple[VerifyOutcome, ...]
 
 
+class WaveStarted(GoalEventBase):
+    """Ready steps with disjoint declared writes start at once, each in a fork of the executor in its own copy of the
+    workspace (``[goal] parallel``)."""
+
+    kind: Literal["wave_started"] = "wave_started"
+    step_ids: tuple[str, ...]
+
+
+class BranchMerged(GoalEventBase):
+    """A verified branch's changes were merged into the workspace: the step is done."""
+
+    kind: Literal["branch_merged"] = "branch_merged"
+    step_id: str
+    changed: tuple[str, ...] = ()
+
+
+class BranchRerun(GoalEventBase):
+    """A branch could not be merged (a conflict, a write outside the step's declared files, or its verify commands
+    failed on the merged tree): the step runs again, alone, on the merged tree."""
+
+    kind: Literal["branch_rerun"] = "branch_rerun"
+    step_id: str
+    reason: str
+    conflicts: tuple[str, ...] = ()
+    undeclared: tuple[str, ...] = ()
+
+
 class Escalated(GoalEventBase):
     """A turn (or the rest of one) went to pro. Never silent; its cost is never hidden."""
 
@@ -152,6 +179,9 @@ GoalEvent = (
     | StepStarted
     | StepReported
     | StepVerified
+    | WaveStarted
+    | BranchMerged
+    | BranchRerun
     | Escalated
     | ProAskedForPro
     | BudgetWarning

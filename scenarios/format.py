@@ -43,6 +43,8 @@ class ScenarioSettings(_Spec):
     cache_unit: int = Field(default=128, gt=0)
     thinking: bool = True
     reasoning_effort: Literal["low", "medium", "high", "max"] | None = "high"
+    parallel: int = Field(default=1, ge=1)
+    """``[goal] parallel`` of the recorded run: a scenario recorded before parallel waves replays one step at a time."""
 
 
 class ReviewAnswer(_Spec):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from sessions.diagnostics import RequestDiagnostics
 from sessions.stream import StreamEvent
@@ -17,6 +17,15 @@ from sessions.wire import Usage
 class _SessionEvent(BaseModel):
     model_config = ConfigDict(frozen=True)
     session: str
+    step_id: str | None = None
+    """The plan step whose parallel branch (a fork of the session) reported it; left out of the JSON when unset."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_step(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("step_id") is None:
+            data.pop("step_id", None)
+        return data
 
 
 class RequestStarted(_SessionEvent):

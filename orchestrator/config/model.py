@@ -92,6 +92,8 @@ class GoalConfig(_Section):
 
     retry_from_checkpoint: bool = True
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
+    parallel: int = Field(3, ge=1, le=16)
+    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
 
 
 class SandboxConfig(_Section):

@@ -9,10 +9,11 @@ home of step state; ``goal.json`` is rewritten before anything else happens, so 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.events import Escalated, GoalEvent, GoalEventBase, GoalState, GoalStateChanged
@@ -53,6 +54,8 @@ class GoalOptions(BaseModel):
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
     retry_from_checkpoint: bool = True
+    parallel: int = Field(default=3, ge=1)
+    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
 
 
 class SessionOpener(Protocol):
@@ -69,7 +72,25 @@ class SessionOpener(Protocol):
         on_event: Callable[[SessionEvent], None],
         reply_source: ReplySource,
         resume: bool,
+        root: Path | None = None,
     ) -> Session: ...
+
+
+@dataclass
+class Lane:
+    """Where an executor turn runs: the main executor in the workspace (``step_id`` None), or a fork of it working on
+    one step in a parallel branch's copy of the workspace. Each lane has its own mailbox and its own escalation state
+    (``key``, the name the escalator knows its turns by)."""
+
+    session: Session
+    mailbox: Mailbox
+    workspace: Path
+    key: str
+    step_id: str | None = None
+
+    @property
+    def main(self) -> bool:
+        return self.step_id is None
 
 
 class GoalContext:
@@ -98,7 +119,8 @@ class GoalContext:
         self.record = record
         self.options = options
         self.reviewer = reviewer
-        self._open_session = open_session
+        self.open_session = open_session
+        """Builds a session (the planner, the executor, and each fork of the executor in a parallel wave)."""
         self._on_event = on_event
         self.escalations: list[Escalated] = []
         self.mailbox = Mailbox(objective=record.objective)
@@ -118,6 +140,8 @@ class GoalContext:
         self.progress = ProgressTracker()
         self.planner: Session | None = None
         self.executor: Session | None = None
+        self.forks: list[Session] = []
+        """The executor's forks of this process (one per parallel branch run): their costs count as the executor's."""
         self.pending_planner_note: str | None = None
         """Told to the planner at the start of its next turn (the user's edit of the plan)."""
         self.checkpoints = StepCheckpoints(workspace, store.run_id, retry_from_checkpoint=options.retry_from_checkpoint)
@@ -197,7 +221,7 @@ class GoalContext:
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:
         options = self.options
-        return self._open_session(
+        return self.open_session(
             name=name,
             system_prompt=system_prompt,
             registry=registry,
@@ -221,19 +245,36 @@ class GoalContext:
         note, self.pending_planner_note = self.pending_planner_note, None
         return f"{note}\n\n{text}" if note else text
 
+    def main_lane(self) -> Lane:
+        """The executor itself, in the workspace."""
+        assert self.executor is not None, "open_sessions() first"
+        return Lane(self.executor, self.mailbox, self.workspace, self.executor.name)
+
     async def turn(
-        self, name: SessionName, text: str, *, needs_pro: bool = False, reason: str = "", failures: int = 0
+        self,
+        name: SessionName,
+        text: str,
+        *,
+        needs_pro: bool = False,
+        reason: str = "",
+        failures: int = 0,
+        lane: Lane | None = None,
     ) -> TurnResult:
-        """One turn of the planner or the executor. What the protocol tools were told lands in :attr:`mailbox`."""
-        session = self.planner if name == "planner" else self.executor
-        assert session is not None, "open_sessions() first"
-        self.mailbox.clear()
-        self.mailbox.current_plan = self.plan
-        self.escalator.begin_turn(session.name, needs_pro=needs_pro, reason=reason)
-        self.budget.start()
+        """One turn of the planner or the executor (or of ``lane``: a fork in a parallel branch). What the protocol
+        tools were told lands in the lane's mailbox (:attr:`mailbox` for the planner and the executor)."""
+        if lane is None:
+            session = self.planner if name == "planner" else self.executor
+            assert session is not None, "open_sessions() first"
+            lane = Lane(session, self.mailbox, self.workspace, session.name)
+        lane.mailbox.clear()
+        lane.mailbox.current_plan = self.plan
+        self.escalator.begin_turn(lane.key, needs_pro=needs_pro, reason=reason)
+        if lane.main:  # a wave counts its wall time once, around all of its branches
+            self.budget.start()
         try:
-            result = await session.send(text, failures=failures)
+            result = await lane.session.send(text, failures=failures)
         finally:
-            self.budget.stop()
+            if lane.main:
+                self.budget.stop()
             self.save()
         return result

@@ -7,14 +7,17 @@ the goal pauses (stuck, or out of budget).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
-from orchestrator.goal.context import GoalContext
+from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Judging, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans.graph import PlanGraph
-from plans.schema import Step, StepStatus
+from plans.graph import PlanGraph, paths_overlap
+from plans.schema import Plan, Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
@@ -22,8 +25,18 @@ CUT_FEEDBACK = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class BranchVerified:
+    """A step's verify commands passed in its parallel branch: it is done once the branch is merged back."""
+
+    step: Step
+    summary: str
+    evidence: tuple[str, ...]
+
+
 async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ended:
-    """The Executing phase: run the first ready step; judge when every step is verified; fail when none can run."""
+    """The Executing phase: run the ready steps (several at once when ``[goal] parallel`` allows, see
+    :mod:`orchestrator.goal.branching`); judge when every step is verified; fail when none can run."""
     plan = ctx.plan
     assert plan is not None
     if all(s.status is StepStatus.DONE for s in plan.steps):
@@ -33,17 +46,54 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
         stuck = [s for s in plan.steps if s.status in (StepStatus.FAILED, StepStatus.BLOCKED)]
         return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
     ctx.set_state("executing")
-    async with ctx.checkpoints.step(ready[0]):  # before the step, and after it whatever happened
-        return await run_step(ctx, plan.step(ready[0]))
+    solo = [sid for sid in ready if sid in ctx.record.solo]
+    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    if wave:
+        from orchestrator.goal.branching import run_wave  # here: branching imports this module
+
+        return await run_wave(ctx, [plan.step(sid) for sid in wave])
+    first = solo[0] if solo else ready[0]
+    async with ctx.checkpoints.step(first):  # before the step, and after it whatever happened
+        return await run_step(ctx, plan.step(first))
+
+
+def pick_wave(plan: Plan, ready: Sequence[str], parallel: int) -> list[str]:
+    """The ready steps that run at once: up to ``parallel`` of them, in plan order, each declaring its writes and no
+    two whose writes may name the same file (globs compared conservatively). Fewer than two: no wave."""
+    if parallel < 2:
+        return []
+    chosen: list[Step] = []
+    for sid in ready:
+        step = plan.step(sid)
+        if not step.writes or any(_overlap(step, other) for other in chosen):
+            continue
+        chosen.append(step)
+        if len(chosen) == parallel:
+            break
+    return [s.id for s in chosen] if len(chosen) >= 2 else []
+
+
+def _overlap(a: Step, b: Step) -> bool:
+    return any(paths_overlap(x, y) for x in a.writes for y in b.writes)
 
 
 async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | Ended:
     """Executor turns on ``step`` until its verify commands pass, it is blocked, or it failed too often."""
+    outcome = await work_on_step(ctx, step, ctx.main_lane())
+    assert not isinstance(outcome, BranchVerified)
+    return outcome
+
+
+async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | Replanning | Ended | BranchVerified:
+    """Turns of ``lane`` on ``step`` until its verify commands pass in the lane's workspace, it is blocked, or it
+    failed too often. The main executor marks the step done; a branch returns :class:`BranchVerified` (the step is
+    done once the branch is merged)."""
     record, options = ctx.record, ctx.options
-    resumed = record.current_step == step.id
+    resumed = lane.main and record.current_step == step.id
     attempt = record.attempts.get(step.id, 0) + 1
     record.attempts[step.id] = attempt
-    record.current_step = step.id
+    if lane.main:
+        record.current_step = step.id
     ctx.update_step(step.id, status=StepStatus.RUNNING)
     ctx.save()
     plan = ctx.plan
@@ -60,12 +110,13 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
             needs_pro=step.needs_pro,
             reason=f"step {step.id} is marked needs_pro",
             failures=failed_verifications,  # a failed verification counts toward escalating the retry turn
+            lane=lane,
         )
         if turn.status == "length":  # cut at the output limit twice, the second time with the most max_tokens
             ctx.update_step(step.id, status=StepStatus.FAILED)
             ctx.save()
             return Replanning(step, CUT_FEEDBACK, blocked=False)
-        report = ctx.mailbox.report
+        report = lane.mailbox.report
         if report is not None:
             ctx.emit(StepReported(step_id=step.id, status=report.status, summary=report.summary))
             if report.status == "blocked":
@@ -73,10 +124,13 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
                 ctx.save()
                 return Replanning(step, report.summary, blocked=True)
         outcomes = await run_verify(
-            step, ctx.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox
+            step, lane.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
+        if ok and not lane.main:
+            summary = report.summary if report is not None else ""
+            return BranchVerified(step, summary, tuple(report.evidence) if report is not None else ())
         if ok:
             ctx.update_step(
                 step.id,
@@ -85,6 +139,8 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
                 evidence=tuple(report.evidence) if report is not None else (),
             )
             record.current_step = None
+            if step.id in record.solo:
+                record.solo.remove(step.id)
             ctx.save()
             seen = workspace_fingerprint(ctx.workspace, step.writes) | {o.command + "\0" + o.output for o in outcomes}
             no_progress = ctx.progress.record_round(seen)
@@ -108,6 +164,7 @@ async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | End
             return Replanning(step, feedback, blocked=False)
         ctx.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
         text = prompts.verify_failed_turn(step, feedback)
-        reset = await ctx.checkpoints.reset_for_retry()  # the retry starts from the step's checkpoint
+        # The retry starts from the step's checkpoint (a branch's retry goes on from its own files).
+        reset = await ctx.checkpoints.reset_for_retry() if lane.main else ""
         if reset:
             text += "\n\n" + reset

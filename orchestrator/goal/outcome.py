@@ -15,6 +15,7 @@ from orchestrator.summary import Command, Summary, figures
 from plans.schema import Plan, StepStatus
 from sessions.errors import DeepSeekError
 from sessions.session import Session
+from sessions.wire import Usage
 
 
 @dataclass
@@ -27,6 +28,8 @@ class GoalOutcome:
     planner: Session | None
     executor: Session | None
     escalations: list[Escalated] = field(default_factory=list)
+    forks: list[Session] = field(default_factory=list)
+    """The executor's forks (parallel branches) of this process: their figures count as the executor's."""
 
     @property
     def steps_done(self) -> int:
@@ -39,6 +42,9 @@ class GoalOutcome:
     def to_summary(self, command: Command = "goal") -> Summary:
         """The summary (``--json``'s last line; the terminal's last line is rendered from it)."""
         sessions = {s.name: (s.requests, s.usage, s.cost_usd) for s in (self.planner, self.executor) if s is not None}
+        for fork in self.forks:
+            requests, usage, cost = sessions.get(fork.name, (0, Usage(), 0.0))
+            sessions[fork.name] = (requests + fork.requests, usage + fork.usage, cost + fork.cost_usd)
         return Summary(
             command=command,
             run_id=self.run_id,

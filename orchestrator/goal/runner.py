@@ -111,4 +111,5 @@ class GoalRunner(GoalContext):
             planner=self.planner,
             executor=self.executor,
             escalations=self.escalations,
+            forks=self.forks,
         )

@@ -68,6 +68,8 @@ class GoalRecord(BaseModel):
     """Executor turns given to each step since it was last (re)planned."""
     current_step: str | None = None
     """The step being executed when the record was written (a resumed run tells the executor so)."""
+    solo: list[str] = Field(default_factory=list)
+    """Steps that run alone in the executor (their parallel branch could not be merged), until verified."""
     replans: int = 0
     escalations: int = 0
     pro_turns: int = 0

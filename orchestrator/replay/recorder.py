@@ -328,6 +328,7 @@ def settings_from_goal_options(options: GoalOptions) -> ScenarioSettings:
         context_window=options.context_window,
         thinking=options.thinking,
         reasoning_effort=options.reasoning_effort,
+        parallel=options.parallel,
     )
 
 

@@ -147,6 +147,7 @@ def _options(scenario: Scenario, config: Config, **budget: Any) -> GoalOptions:
         max_step_attempts=s.max_step_attempts,
         context_window=s.context_window,
         reasoning_effort=s.reasoning_effort,
+        parallel=s.parallel,
         **budget,
     )
 

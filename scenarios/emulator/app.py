@@ -169,7 +169,7 @@ class Emulator:
         """The session key, its next reply, that reply's index, and the cursor (``None`` when unscripted)."""
         if self.script is None:
             return "fp:" + fingerprint(req.system_text or ""), UNSCRIPTED, 0, None
-        spec = self.script.session_for(req.system_text)
+        spec = self.script.session_for(req.system_text, req.last_user_text)
         if spec is None:
             shown = (req.system_text or "")[:60]
             raise ScriptExhausted(

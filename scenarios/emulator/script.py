@@ -3,7 +3,9 @@
 A script is JSON (or TOML) validated by these pydantic models; ``scenarios/README.md`` documents it with an annotated
 example. A session is found by a marker substring of the request's first system message (``system_contains``), by
 that message's fingerprint (``fingerprint``, see :func:`fingerprint`), or, with neither, it catches every request
-no other session claims.
+no other session claims. ``user_contains`` narrows a session to requests whose last user message holds a marker:
+a session with it that matches is preferred over one without, so forks of one session (same system message, one
+per parallel step) each get their own replies whatever order their requests arrive in.
 """
 
 from __future__ import annotations
@@ -172,9 +174,13 @@ class SessionSpec(_Spec):
     key: str = Field(min_length=1)
     system_contains: str | None = None
     fingerprint: str | None = None
+    user_contains: str | None = None
+    """A marker the request's last user message must hold (as well as any system matcher)."""
     replies: tuple[ReplySpec, ...] = ()
 
-    def matches(self, system_text: str | None) -> bool:
+    def matches(self, system_text: str | None, last_user_text: str | None = None) -> bool:
+        if self.user_contains is not None and (last_user_text is None or self.user_contains not in last_user_text):
+            return False
         if self.system_contains is not None:
             return system_text is not None and self.system_contains in system_text
         if self.fingerprint is not None:
@@ -183,7 +189,7 @@ class SessionSpec(_Spec):
 
     @property
     def catch_all(self) -> bool:
-        return self.system_contains is None and self.fingerprint is None
+        return self.system_contains is None and self.fingerprint is None and self.user_contains is None
 
 
 class Script(_Spec):
@@ -197,13 +203,19 @@ class Script(_Spec):
         if dupes:
             raise ValueError(f"session keys must be unique; repeated: {', '.join(dupes)}")
         if sum(1 for s in self.sessions if s.catch_all) > 1:
-            raise ValueError("at most one session may have neither system_contains nor fingerprint (the catch-all)")
+            raise ValueError(
+                "at most one session may have none of system_contains, fingerprint and user_contains (the catch-all)"
+            )
         return self
 
-    def session_for(self, system_text: str | None) -> SessionSpec | None:
-        """The first session with a matcher that matches, else the catch-all, else ``None``."""
+    def session_for(self, system_text: str | None, last_user_text: str | None = None) -> SessionSpec | None:
+        """The first session with ``user_contains`` that matches, else the first other session with a matcher that
+        matches, else the catch-all, else ``None``."""
         for s in self.sessions:
-            if not s.catch_all and s.matches(system_text):
+            if s.user_contains is not None and s.matches(system_text, last_user_text):
+                return s
+        for s in self.sessions:
+            if not s.catch_all and s.user_contains is None and s.matches(system_text):
                 return s
         return next((s for s in self.sessions if s.catch_all), None)
 

@@ -25,6 +25,12 @@ class ValidRequest:
     thinking: bool
     system_text: str | None
     """The first message's content when it is a system message (identifies the session)."""
+    last_user_text: str | None = None
+    """The content of the last user message (tells apart sessions that share a system message: forks)."""
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else "".join(p["text"] for p in content or ())
 
 
 def check_auth(headers: Mapping[str, str]) -> None:
@@ -179,8 +185,9 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
             if m.get("role") == "assistant" and m.get("reasoning_content") is None:
                 raise _bad(REASONING_ROUND_TRIP, "messages")
     first = messages[0]
-    system_text = None
-    if first.get("role") == "system":
-        c = first.get("content")
-        system_text = c if isinstance(c, str) else "".join(p["text"] for p in c or ())
-    return ValidRequest(body=body, model=model, stream=stream, thinking=thinking, system_text=system_text)
+    system_text = _text(first.get("content")) if first.get("role") == "system" else None
+    users = [m for m in messages if m.get("role") == "user"]
+    last_user = _text(users[-1].get("content")) if users else None
+    return ValidRequest(
+        body=body, model=model, stream=stream, thinking=thinking, system_text=system_text, last_user_text=last_user
+    )

@@ -1,0 +1,89 @@
+"""A fork of the executor for one step of a parallel wave (issue 14 item 2, DESIGN §5 "Parallel branches").
+
+The fork's journal starts as a copy of the executor's at fork time (its header and messages, and its cache
+diagnostics; not its usage, which stays the executor's), so the fork's first request is the executor's last request's
+bytes plus one user message: a cache hit on the prefix the executor already stored. It has the executor's system
+prompt, tools and model, its own mailbox, its own escalation state (the escalator knows its turns as
+``executor@<step>``), and its tools work in the branch's copy of the workspace. Every event it reports carries the
+step id. The executor's own journal is never written by a fork.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from orchestrator.goal import prompts
+from orchestrator.goal.context import GoalContext, Lane
+from orchestrator.goal.tools import Mailbox, executor_tools
+from sessions.events import SessionEvent
+from sessions.reply import ReplyRequest, ReplySource
+from sessions.stream import Reply, StreamEvent
+from sessions.tools.registry import default_registry
+
+FORKS_DIR = "forks"
+_KEPT_EVENTS = frozenset({"cache"})
+"""Events of the executor's journal a fork keeps: its cache diagnostics go on from the executor's (so a first request
+that missed the executor's prefix is reported as an unexplained miss)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KeyedSource:
+    """A reply source that presents the fork's requests to ``inner`` (the goal's escalator) under ``key``, so each
+    branch's turns have their own escalation state."""
+
+    inner: ReplySource
+    key: str
+
+    async def __call__(self, call: ReplyRequest, emit: Callable[[StreamEvent], None]) -> Reply:
+        return await self.inner(dataclasses.replace(call, session=self.key), emit)
+
+
+def fork_journal(source: Path, target: Path) -> None:
+    """``target`` made anew as the conversation of ``source``: header, messages, rewrites and cache diagnostics."""
+    kept: list[bytes] = []
+    for line in source.read_bytes().splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break  # a torn last line
+        if line.startswith(b'{"t":"event"'):
+            try:
+                kind = json.loads(line).get("event", {}).get("kind")
+            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+                continue
+            if kind not in _KEPT_EVENTS:
+                continue
+        kept.append(line)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"".join(kept))
+
+
+def open_fork(ctx: GoalContext, step_id: str, root: Path) -> Lane:
+    """A fork of the executor (as it stands now) for ``step_id``, its tools working in ``root``."""
+    executor = ctx.executor
+    assert executor is not None and executor.journal is not None, "open_sessions() first"
+    journal = ctx.store.dir / FORKS_DIR / f"{step_id}.jsonl"
+    fork_journal(executor.journal.path, journal)
+    mailbox = Mailbox(objective=ctx.record.objective)
+    registry = default_registry(use_ripgrep=ctx.options.use_ripgrep)
+    for tool in executor_tools(mailbox):
+        registry.register(tool)
+    key = f"{executor.name}@{step_id}"
+
+    def on_event(event: SessionEvent) -> None:
+        ctx.emit(event.model_copy(update={"step_id": step_id}))
+
+    session = ctx.open_session(
+        name=executor.name,
+        system_prompt=prompts.EXECUTOR_SYSTEM_PROMPT,
+        registry=registry,
+        settings=executor.settings,
+        journal_path=journal,
+        on_event=on_event,
+        reply_source=KeyedSource(ctx.escalator, key),
+        resume=True,
+        root=root,
+    )
+    ctx.forks.append(session)
+    return Lane(session, mailbox, root, key, step_id)

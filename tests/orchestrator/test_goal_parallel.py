@@ -1,0 +1,197 @@
+"""Parallel branches of a goal (issue 14 item 2): ready steps with disjoint declared writes run at once, each in a
+fork of the executor in its own copy of the workspace, merged back at the join (real sessions against the emulator,
+real files, real git)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
+from orchestrator.goal.executing import pick_wave
+from orchestrator.goal.runner import GoalOptions
+from plans.schema import Plan
+from scenarios.emulator import RunningEmulator, Script
+from scenarios.emulator.app import Response
+from sessions.events import RequestStarted, UsageReported
+
+from .goal_support import call, dump, executor_step, goal_env, new_runner, reply
+from .parallel_support import FILES, TEXT, diamond_script, step_of
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    (ws / "README.md").write_text("a diamond\n")
+    return ws
+
+
+def _record(emu: RunningEmulator, bodies: list[bytes]) -> None:
+    """Every chat request body the emulator receives, in the order they arrive."""
+    handle = emu.emulator.handle
+
+    def record(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+        if method == "POST" and path.rstrip("/").endswith("/chat/completions"):
+            bodies.append(body)
+        return handle(method, path, headers, body)
+
+    emu.emulator.handle = record  # type: ignore[method-assign]
+
+
+async def _run(tmp_path: Path, sc: dict[str, Any], *, parallel: int = 3) -> tuple[Any, list[Any], list[bytes], Path]:
+    ws = _workspace(tmp_path)
+    events: list[Any] = []
+    bodies: list[bytes] = []
+    async with goal_env(Script.model_validate(sc)) as (emu, client):
+        _record(emu, bodies)
+        runner = new_runner(client, ws, "Diamond", events=events, options=GoalOptions(parallel=parallel))
+        outcome = await runner.run()
+    return outcome, events, bodies, ws
+
+
+def _started(events: list[Any]) -> list[str]:
+    return [e.step_id for e in events if isinstance(e, StepStarted)]
+
+
+async def test_two_ready_steps_with_disjoint_writes_run_at_once_in_forks(tmp_path: Path) -> None:
+    outcome, events, bodies, ws = await _run(tmp_path, diamond_script())
+    assert outcome.status == "complete", outcome.summary
+    for sid, path in FILES.items():
+        assert (ws / path).read_text() == TEXT[sid]
+    assert [e.step_ids for e in events if isinstance(e, WaveStarted)] == [("S1", "S2")]
+    assert sorted(e.step_id for e in events if isinstance(e, BranchMerged)) == ["S1", "S2"]
+    order = [step_of(b) for b in bodies if step_of(b) != "planner"]
+    # Each step's turn is two requests. Both branches' first requests arrive before either branch's second: at once.
+    assert order[:2] == ["S0", "S0"] and sorted(order[2:4]) == ["S1", "S2"] and order[-2:] == ["S3", "S3"]
+    # Every event of a branch carries its step; the executor's own events carry none.
+    fork_requests = [e for e in events if isinstance(e, RequestStarted) and e.step_id is not None]
+    assert sorted(e.step_id for e in fork_requests) == ["S1", "S1", "S2", "S2"]
+    json_requests = [e for e in dump(events) if e.get("kind") == "request_started"]
+    assert [e.get("step_id") for e in json_requests if e["session"] == "executor"] == [
+        None,
+        None,
+        *(e.step_id for e in fork_requests),
+        None,
+        None,
+    ] or sorted(str(e.get("step_id")) for e in json_requests if e["session"] == "executor") == sorted(
+        ["None"] * 4 + ["S1", "S1", "S2", "S2"]
+    )
+    assert all("step_id" not in e for e in json_requests if e["session"] == "planner")
+    # The summary counts the forks' requests as the executor's.
+    assert outcome.to_summary().sessions["executor"].requests == 8
+    # The executor's log never saw the forks: its turns are S0 and S3 only.
+    journal = ws / ".reasonix" / "runs" / "run-1" / "executor.jsonl"
+    users = [
+        json.loads(json.loads(line)["raw"])["content"]
+        for line in journal.read_text().splitlines()
+        if json.loads(line).get("t") == "msg" and '\\"role\\":\\"user\\"' in line
+    ]
+    assert ["## S0:" in users[0], "## S3:" in users[1], len(users)] == [True, True, 2]
+
+
+async def test_every_forks_first_request_extends_the_executors_last_request(tmp_path: Path) -> None:
+    outcome, events, bodies, _ws = await _run(tmp_path, diamond_script())
+    assert outcome.status == "complete", outcome.summary
+    steps = [step_of(b) for b in bodies]
+    executor_last = bodies[max(i for i, s in enumerate(steps) if s == "S0")]
+    for sid in ("S1", "S2"):
+        first = bodies[steps.index(sid)]
+        # The executor's last request, its closing "]}" left off, is where the fork's first request starts: the same
+        # head, system message and messages, then the rest of the executor's log and the step's user message.
+        assert first.startswith(executor_last[:-2])
+        assert (
+            json.loads(first)["messages"][: len(json.loads(executor_last)["messages"])]
+            == json.loads(executor_last)["messages"]
+        )
+    fork_usage = [e for e in events if isinstance(e, UsageReported) and e.step_id is not None]
+    firsts = {e.step_id: e for e in reversed(fork_usage)}
+    for usage in firsts.values():
+        assert usage.usage.prompt_cache_hit_tokens > 0 and usage.usage.prompt_cache_hit_tokens >= (
+            usage.usage.prompt_tokens // 2
+        )
+
+
+async def test_parallel_one_runs_the_same_script_one_step_at_a_time(tmp_path: Path) -> None:
+    outcome, events, bodies, ws = await _run(tmp_path, diamond_script(), parallel=1)
+    assert outcome.status == "complete", outcome.summary
+    assert not [e for e in events if isinstance(e, WaveStarted)]
+    assert [step_of(b) for b in bodies if step_of(b) != "planner"] == ["S0", "S0", "S1", "S1", "S2", "S2", "S3", "S3"]
+    assert all(getattr(e, "step_id", None) is None for e in events if isinstance(e, RequestStarted))
+    assert not (ws / ".reasonix" / "runs" / "run-1" / "forks").exists()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlap"),
+    [
+        (["src/a.py"], ["src/b.py"], False),
+        (["src/*.py"], ["src/b.py"], True),
+        (["src/"], ["src/deep/b.py"], True),
+        (["src/**/*.py"], ["src/x/*.py"], True),
+        (["docs/*.md"], ["src/*.py"], False),
+        ([], ["src/b.py"], True),  # a step that declares no writes never runs in parallel
+    ],
+)
+def test_pick_wave_keeps_steps_apart_whose_writes_may_meet(a: list[str], b: list[str], overlap: bool) -> None:
+    """Declared overlap: a valid plan orders such steps already (plans.graph refuses it otherwise); the wave checks
+    again, conservatively, and a step that declares nothing is never in a wave."""
+    steps = [
+        {"id": "A", "title": "a", "instructions": "a", "writes": a},
+        {"id": "B", "title": "b", "instructions": "b", "writes": b},
+    ]
+    plan = Plan.model_validate({"objective": "o", "steps": steps})
+    assert pick_wave(plan, ["A", "B"], 3) == ([] if overlap else ["A", "B"])
+    assert pick_wave(plan, ["A", "B"], 1) == []
+
+
+async def test_a_branch_that_writes_outside_its_declared_files_runs_again_alone(tmp_path: Path) -> None:
+    stray = [
+        reply(
+            call("write_file", path="left.py", content=TEXT["S1"]), call("write_file", path="stray.txt", content="x")
+        ),
+        reply(call("report_step", step_id="S1", status="done", summary="wrote left.py", evidence=[])),
+        # alone, on the merged tree, in the executor: this time only its own file
+        reply(call("write_file", path="left.py", content=TEXT["S1"])),
+        reply(call("report_step", step_id="S1", status="done", summary="wrote left.py", evidence=[])),
+    ]
+    outcome, events, bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
+    assert outcome.status == "complete", outcome.summary
+    (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
+    assert rerun.step_id == "S1" and rerun.undeclared == ("stray.txt",) and "stray.txt" in rerun.reason
+    assert [e.step_id for e in events if isinstance(e, BranchMerged)] == ["S2"]
+    assert _started(events) in (["S0", "S1", "S2", "S1", "S3"], ["S0", "S2", "S1", "S1", "S3"])
+    assert not (ws / "stray.txt").exists()  # nothing of the refused branch was applied
+    # The rerun is the executor's own turn (no step id on its requests), after the wave.
+    reruns = [e for e in events if isinstance(e, RequestStarted) and e.session == "executor"]
+    assert [e.step_id for e in reruns][-4:] == [None, None, None, None]
+    assert outcome.record.solo == []
+
+
+async def test_a_merge_conflict_sends_the_step_back_to_run_alone_and_says_why(tmp_path: Path) -> None:
+    twice = executor_step("S2", "right.py", TEXT["S2"]) * 2  # in its branch, then alone on the merged tree
+    sc = diamond_script(S2=twice)
+    outcome: Any = None
+    events: list[Any] = []
+    ws = _workspace(tmp_path)
+    async with goal_env(Script.model_validate(sc)) as (emu, client):
+        seen: list[str] = []
+
+        def user_edits_during_the_wave(key: str) -> bool:
+            seen.append(key)
+            if key == "executor-S2" and seen.count(key) == 2:  # S2's branch is at work: the user edits its file
+                (ws / "right.py").write_text("# the user's own right.py\n")
+            return False
+
+        emu.emulator.intercept = user_edits_during_the_wave
+        runner = new_runner(client, ws, "Diamond", events=events, options=GoalOptions(parallel=3))
+        outcome = await runner.run()
+    (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
+    assert rerun.step_id == "S2" and rerun.conflicts == ("right.py",)
+    assert "right.py" in rerun.reason
+    assert [e.step_id for e in events if isinstance(e, BranchMerged)] == ["S1"]
+    assert _started(events)[-2:] == ["S2", "S3"]  # S2 again, alone, then S3
+    assert outcome is not None and outcome.status == "complete", outcome.summary
+    assert (ws / "right.py").read_text() == TEXT["S2"]  # the rerun alone wrote over the user's edit, in the open
