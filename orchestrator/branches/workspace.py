@@ -26,7 +26,6 @@ from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, split_nul
 
 BRANCHES_DIR = "branches"
-NEVER_COPIED = (".reasonix", ".git")
 _admin_locks: dict[Path, trio.Lock] = {}
 
 
@@ -73,7 +72,7 @@ class BranchWorkspace:
         base_tree = (await live("write-tree")).decode().strip()
         commit = (await live("commit-tree", base_tree, "-m", f"branch {step_id} base")).decode().strip()
         ignored = split_nul(await live("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"))
-        ignored = [p for p in ignored if p.rstrip("/").split("/")[0] not in NEVER_COPIED]
+        ignored = [p for p in ignored if not _never_copied(p)]
         async with _admin_lock(repo.git_dir):
             admin = BranchGit(repo, repo.git_dir, workspace, None)
             await admin("worktree", "add", "--detach", "--force", "--quiet", str(path), commit)
@@ -120,6 +119,12 @@ class BranchWorkspace:
         async with _admin_lock(self.repo.git_dir):
             await trio.to_thread.run_sync(_remove, self.path, self.state)
             await _prune(self.repo)
+
+
+def _never_copied(rel: str) -> bool:
+    """``.reasonix/`` at the top, and any ``.git`` (an embedded repository's store is not the branch's to share)."""
+    parts = rel.rstrip("/").split("/")
+    return parts[0] == ".reasonix" or ".git" in parts
 
 
 def _resolve(*paths: Path) -> tuple[Path, ...]:
