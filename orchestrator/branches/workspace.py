@@ -52,7 +52,15 @@ class BranchWorkspace:
     @classmethod
     async def open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
         """Snapshot the live workspace now into ``run_dir/branches/<step_id>``; an existing copy for the step (left
-        by an interrupted run) is thrown away and made anew."""
+        by an interrupted run) is thrown away and made anew. Raises :class:`BranchError` when git or the file
+        system fails (the goal can then run the step in the live workspace instead)."""
+        try:
+            return await cls._open(workspace, run_dir, step_id)
+        except OSError as exc:
+            raise BranchError(f"cannot make a copy of the workspace for step {step_id} under {run_dir}: {exc}") from exc
+
+    @classmethod
+    async def _open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
         workspace, path = await trio.to_thread.run_sync(_resolve, workspace, run_dir / BRANCHES_DIR / step_id)
         state = path.with_name(f".{step_id}.state")
         repo = ShadowRepo(workspace)
@@ -95,7 +103,17 @@ class BranchWorkspace:
     async def merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         """Three-way merge of the branch's changes into the live workspace (base: the snapshot at open; theirs: the
         branch now; ours: the live workspace now). All or nothing: on a conflict or a write outside
-        ``declared_writes`` (paths, directories or globs) nothing is applied, and the outcome says which and why."""
+        ``declared_writes`` (paths, directories or globs) nothing is applied, and the outcome says which and why.
+        Raises :class:`BranchError` when git or the file system fails."""
+        try:
+            return await self._merge_back(declared_writes)
+        except OSError as exc:
+            raise BranchError(
+                f"step {self.step_id} could not be merged back into {self.workspace}: {exc}; the workspace may hold"
+                " part of its changes: look at the files the step writes, or run it again"
+            ) from exc
+
+    async def _merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         theirs = self.branch_git()
         await theirs("add", "--all", "--", ".")
         theirs_tree = (await theirs("write-tree")).decode().strip()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from orchestrator.branches import BranchWorkspace, MergeOutcome
+from orchestrator.branches import BranchError, BranchWorkspace, MergeOutcome
 from tests.orchestrator.branches.support import make_repo, tree_state, user_git, user_repo_state
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
@@ -251,3 +251,15 @@ def test_a_nested_ignored_directory_is_shared_and_never_merged_back(tmp_path: Pa
     assert out.merged and out.changed == ("web/app.js",), out.reason
     assert (ws / "web" / "node_modules" / "lib" / "index.js").read_text() == "lib\n"
     assert (ws / "vendor" / "x" / ".git" / "HEAD").is_file()
+
+
+def test_a_copy_that_cannot_be_made_is_a_branch_error_that_says_where(ws: Path) -> None:
+    blocker = ws / ".reasonix" / "runs"
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text("a file where the run directories should be\n")
+
+    async def main() -> None:
+        await BranchWorkspace.open(ws, blocker / "r1", "s1")
+
+    with pytest.raises(BranchError, match="cannot make a copy of the workspace for step s1"):
+        run(main)
