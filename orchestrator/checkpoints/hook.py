@@ -48,6 +48,8 @@ class StepCheckpoints:
         self.run_id = run_id
         self.retry_from_checkpoint = retry_from_checkpoint
         self._notify = notify
+        self.notify = notify
+        """How the loop tells the user about what it could not do (stderr by default)."""
         self._broken = False
         self._before: Checkpoint | None = None
         self._attempt = 1

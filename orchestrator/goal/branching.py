@@ -24,7 +24,7 @@ import trio
 from orchestrator.branches import BranchError, BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
-from orchestrator.goal.executing import BranchVerified, work_on_step
+from orchestrator.goal.executing import BranchVerified, run_step, work_on_step
 from orchestrator.goal.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
@@ -42,8 +42,15 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
     results: dict[str, Outcome] = {}
     branches: dict[str, BranchWorkspace] = {}
     try:
+        try:
+            for step in steps:
+                branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
+        except BranchError as exc:  # no copy of the workspace (git missing, a full disk): one step at a time
+            ctx.options = ctx.options.model_copy(update={"parallel": 1})
+            ctx.checkpoints.notify(f"steps run one at a time for the rest of this run: {exc}")
+            async with ctx.checkpoints.step(steps[0].id):
+                return await run_step(ctx, steps[0])
         for step in steps:
-            branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
             ctx.update_step(step.id, status=StepStatus.RUNNING)
         ctx.save()
         ctx.budget.start()  # the wave's wall time counts once, whatever runs in it
@@ -56,6 +63,7 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
             ctx.save()
         return await _join(ctx, steps, branches, results)
     finally:
+        _unfinished_back_to_pending(ctx, steps)  # cancelled (Ctrl-C) or stopped by an error: they start anew
         with trio.CancelScope(shield=True), trio.move_on_after(DISCARD_TIMEOUT_S):
             for branch in branches.values():
                 # a copy left behind is thrown away when the step's branch is opened again
@@ -103,17 +111,23 @@ async def _join(
         no_progress = ctx.progress.record_round(seen)
         if no_progress is not None and paused is None:
             paused = Ended("paused", no_progress.reason)
-    plan = ctx.plan
-    assert plan is not None
-    for step in steps:  # a branch cancelled, or stopped by a pause mid-step: its step starts anew
-        if plan.step(step.id).status is StepStatus.RUNNING:
-            ctx.update_step(step.id, status=StepStatus.PENDING)
-    ctx.save()
+    _unfinished_back_to_pending(ctx, steps)  # a branch cancelled, or stopped by a pause mid-step: it starts anew
     for step in steps:
         result = results.get(step.id)
         if isinstance(result, Ended | Replanning):
             return result
     return paused or ctx.over_budget() or Executing()
+
+
+def _unfinished_back_to_pending(ctx: GoalContext, steps: Sequence[Step]) -> None:
+    plan = ctx.plan
+    if plan is None:
+        return
+    running = [s.id for s in steps if s.id in plan.ids and plan.step(s.id).status is StepStatus.RUNNING]
+    for sid in running:
+        ctx.update_step(sid, status=StepStatus.PENDING)
+    if running:
+        ctx.save()
 
 
 def _rerun_alone(

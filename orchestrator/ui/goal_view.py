@@ -22,6 +22,8 @@ from rich.live import Live
 from rich.text import Text
 
 from orchestrator.events import (
+    BranchMerged,
+    BranchRerun,
     BudgetWarning,
     Escalated,
     GoalEvent,
@@ -36,9 +38,11 @@ from orchestrator.events import (
     StepReported,
     StepStarted,
     StepVerified,
+    WaveStarted,
 )
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
+from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
@@ -209,6 +213,8 @@ class GoalTerminalUI:
         self._drawn_at = 0.0
         self._buffer: _LineBuffer | None = None
         self._ticker: Ticker | None = None
+        self.branches = BranchBoard(clock)
+        """The running branches of a parallel wave: a live line each (their streams are never interleaved)."""
         if self._use_live:
             self._buffer = _LineBuffer(self._emit_ansi_line)
             stream_console = Console(
@@ -238,6 +244,8 @@ class GoalTerminalUI:
             parts.append(plan_tree(neutralise_model(plan)))
         if self._buffer is not None and self._buffer.partial:
             parts.append(Text.from_ansi(self._buffer.partial))
+        if self.branches.active:
+            parts.append(self.branches.render())
         parts.append(self.renderer.waiting)  # renders at each refresh: nothing unless a request is waiting
         session = self.board.last_session
         if session is not None:
@@ -293,6 +301,14 @@ class GoalTerminalUI:
     # ------------------------------------------------------------------------------------------------ events
 
     def __call__(self, event: AnyEvent) -> None:
+        if not isinstance(event, GoalEventBase) and event.step_id is not None:  # a branch of a parallel wave
+            if isinstance(event, UsageReported):
+                self.board.usage(event)
+            shown = self.branches.session_event(event)
+            if shown is not None and not self._use_live:
+                self.line(shown)
+            self._refresh(streaming=True)
+            return
         if isinstance(event, UsageReported):
             self.board.usage(event)
         elif isinstance(event, DiagnosticsReported):
@@ -324,6 +340,8 @@ class GoalTerminalUI:
             self.line(goal_footer(self.board, event.session, self._budget))
 
     def _goal(self, event: GoalEvent) -> None:
+        if isinstance(event, GoalStateChanged | GoalFinished):
+            self.branches.clear()
         if isinstance(event, GoalStateChanged):
             if event.state == "awaiting_review":
                 self.stop()  # the reviewer talks to the user on this console
@@ -360,6 +378,12 @@ class GoalTerminalUI:
                 self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
             else:
                 self.line(verify_failure_text(event))
+        elif isinstance(event, WaveStarted):
+            plan = self._plan_state() if self._plan_state is not None else None
+            titles = {s.id: s.title for s in plan.steps} if plan is not None else {}
+            self.line(self.branches.wave(event, titles))
+        elif isinstance(event, BranchMerged | BranchRerun):
+            self.line(self.branches.joined(event))
         elif isinstance(event, Escalated):
             self.line(escalation_line(event))
         elif isinstance(event, ProAskedForPro):

@@ -4,20 +4,24 @@ real files, real git)."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
 from orchestrator.goal.executing import pick_wave
 from orchestrator.goal.runner import GoalOptions
+from orchestrator.ui.branch_lines import BranchBoard
+from orchestrator.ui.goal_view import GoalTerminalUI
 from plans.schema import Plan
 from scenarios.emulator import RunningEmulator, Script
 from scenarios.emulator.app import Response
-from sessions.events import RequestStarted, UsageReported
+from sessions.events import RequestStarted, ToolStarted, UsageReported
 
 from .goal_support import call, dump, executor_step, goal_env, new_runner, reply
 from .parallel_support import FILES, TEXT, diamond_script, step_of
@@ -157,7 +161,7 @@ async def test_a_branch_that_writes_outside_its_declared_files_runs_again_alone(
         reply(call("write_file", path="left.py", content=TEXT["S1"])),
         reply(call("report_step", step_id="S1", status="done", summary="wrote left.py", evidence=[])),
     ]
-    outcome, events, bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
+    outcome, events, _bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
     assert outcome.status == "complete", outcome.summary
     (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
     assert rerun.step_id == "S1" and rerun.undeclared == ("stray.txt",) and "stray.txt" in rerun.reason
@@ -195,3 +199,56 @@ async def test_a_merge_conflict_sends_the_step_back_to_run_alone_and_says_why(tm
     assert _started(events)[-2:] == ["S2", "S3"]  # S2 again, alone, then S3
     assert outcome is not None and outcome.status == "complete", outcome.summary
     assert (ws / "right.py").read_text() == TEXT["S2"]  # the rerun alone wrote over the user's edit, in the open
+
+
+async def test_the_terminal_shows_branches_as_prefixed_lines_never_interleaved_streams(tmp_path: Path) -> None:
+    out = io.StringIO()
+    ui = GoalTerminalUI(Console(file=out, width=200, force_terminal=False), live=False, tick=False)
+    sc = diamond_script(S1=[reply(call("write_file", path="left.py", content=TEXT["S1"]), content="LEFT-STREAM")])
+    sc["sessions"][2]["replies"].append(
+        reply(call("report_step", step_id="S1", status="done", summary="wrote left.py", evidence=[]))
+    )
+    ws = _workspace(tmp_path)
+    async with goal_env(Script.model_validate(sc)) as (_emu, client):
+        runner = new_runner(client, ws, "Diamond", events=None)
+        runner._on_event = ui  # the terminal display, as reasonix goal wires it
+        outcome = await runner.run()
+    assert outcome.status == "complete", outcome.summary
+    text = out.getvalue()
+    assert "⇉ 2 steps at once: S1, S2" in text
+    assert "[S1] → write_file" in text and "[S2] → write_file" in text
+    assert "✓ S1 merged (1 file)" in text and "✓ S2 merged (1 file)" in text
+    assert "LEFT-STREAM" not in text  # a branch's streamed text is not written where another's could cut into it
+
+
+def test_the_live_board_has_a_line_per_running_step() -> None:
+    now = [100.0]
+    board = BranchBoard(lambda: now[0])
+    board.wave(WaveStarted(step_ids=("S1", "S2")), {"S1": "Add left.py", "S2": "Add right.py"})
+    board.session_event(ToolStarted(session="executor", step_id="S1", call_id="c", name="bash", args_preview="make"))
+    board.session_event(
+        RequestStarted(
+            session="executor",
+            step_id="S2",
+            request_index=1,
+            model="m",
+            body_bytes=1,
+            prefix_fingerprint="f",
+            messages=2,
+        )
+    )
+    now[0] = 103.25
+    lines = board.render().plain.splitlines()
+    assert lines == ["◐ S1 Add left.py · bash make · 3.2s", "◐ S2 Add right.py · waiting for m · 3.2s"]
+    board.joined(BranchMerged(step_id="S1", changed=("left.py",)))
+    assert board.render().plain.splitlines() == ["◐ S2 Add right.py · waiting for m · 3.2s"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [("", 3), ("[goal]\nparallel = 1\n", 1), ("[goal]\nparallel = 4\n", 4)])
+def test_parallel_comes_from_the_goal_section_of_the_config(tmp_path: Path, text: str, expected: int) -> None:
+    from orchestrator.build import goal_options
+    from orchestrator.config.model import load_config
+
+    (tmp_path / "reasonix.toml").write_text(text)
+    resolved = load_config(workspace=tmp_path, env={}, user_config_dir=tmp_path / "none")
+    assert goal_options(resolved.config).parallel == expected
