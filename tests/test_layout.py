@@ -62,6 +62,7 @@ PUBLIC: dict[str, list[str]] = {
     "orchestrator.cli": ["commands", "main"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],
+    "orchestrator.goal.parallel": ["open_fork", "run_wave"],
     "orchestrator.checkpoints": [
         "Checkpoint",
         "CheckpointError",

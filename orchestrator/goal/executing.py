@@ -36,7 +36,7 @@ class BranchVerified:
 
 async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ended:
     """The Executing phase: run the ready steps (several at once when ``[goal] parallel`` allows, see
-    :mod:`orchestrator.goal.branching`); judge when every step is verified; fail when none can run."""
+    :mod:`orchestrator.goal.parallel`); judge when every step is verified; fail when none can run."""
     plan = ctx.plan
     assert plan is not None
     if all(s.status is StepStatus.DONE for s in plan.steps):
@@ -49,7 +49,7 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
     solo = [sid for sid in ready if sid in ctx.record.solo]
     wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
     if wave:
-        from orchestrator.goal.branching import run_wave  # here: branching imports this module
+        from orchestrator.goal.parallel.wave import run_wave  # here: the wave imports this module
 
         return await run_wave(ctx, [plan.step(sid) for sid in wave])
     first = solo[0] if solo else ready[0]

@@ -103,7 +103,7 @@ def new_runner(
         workspace=workspace,
         client=client,
         objective=objective,
-        options=options or GoalOptions(),
+        options=options or GoalOptions(parallel=1),  # scripts written for one step at a time (parallel: its own tests)
         reviewer=reviewer,
         on_event=events.append if events is not None else None,
         run_id=run_id,

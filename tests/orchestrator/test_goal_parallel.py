@@ -210,7 +210,7 @@ async def test_the_terminal_shows_branches_as_prefixed_lines_never_interleaved_s
     )
     ws = _workspace(tmp_path)
     async with goal_env(Script.model_validate(sc)) as (_emu, client):
-        runner = new_runner(client, ws, "Diamond", events=None)
+        runner = new_runner(client, ws, "Diamond", options=GoalOptions(parallel=3))
         runner._on_event = ui  # the terminal display, as reasonix goal wires it
         outcome = await runner.run()
     assert outcome.status == "complete", outcome.summary

@@ -245,7 +245,7 @@ async def test_a_real_goal_on_the_terminal_ui(tmp_path: Path) -> None:
             workspace=ws,
             client=client,
             objective="Grow calc",
-            options=GoalOptions(),
+            options=GoalOptions(parallel=1),  # its script runs the steps in order
             reviewer=None,
             on_event=lambda event: holder[0](event),
             run_id="run-ui",

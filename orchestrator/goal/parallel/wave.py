@@ -1,7 +1,7 @@
 """A parallel wave of the Executing phase (issue 14 item 2, DESIGN §5 "Parallel branches").
 
 Ready steps whose declared writes cannot name the same file run at once (up to ``[goal] parallel``), each in a fork
-of the executor (:mod:`orchestrator.goal.forks`) working in its own copy of the workspace
+of the executor (:mod:`orchestrator.goal.parallel.forks`) working in its own copy of the workspace
 (:class:`~orchestrator.branches.BranchWorkspace`), where its verify commands run too. The main executor does not run
 during a wave. At the join, in plan order, each verified branch is merged back with a three-way merge, between a
 checkpoint before and one after (so ``reasonix undo --step S`` puts back exactly what the merge of S changed), and
@@ -25,7 +25,7 @@ from orchestrator.branches import BranchError, BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
 from orchestrator.goal.executing import BranchVerified, run_step, work_on_step
-from orchestrator.goal.forks import open_fork
+from orchestrator.goal.parallel.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify
