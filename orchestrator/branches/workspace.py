@@ -26,7 +26,6 @@ from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, split_nul
 
 BRANCHES_DIR = "branches"
-NEVER_COPIED = (".reasonix", ".git")
 _admin_locks: dict[Path, trio.Lock] = {}
 
 
@@ -53,7 +52,15 @@ class BranchWorkspace:
     @classmethod
     async def open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
         """Snapshot the live workspace now into ``run_dir/branches/<step_id>``; an existing copy for the step (left
-        by an interrupted run) is thrown away and made anew."""
+        by an interrupted run) is thrown away and made anew. Raises :class:`BranchError` when git or the file
+        system fails (the goal can then run the step in the live workspace instead)."""
+        try:
+            return await cls._open(workspace, run_dir, step_id)
+        except OSError as exc:
+            raise BranchError(f"cannot make a copy of the workspace for step {step_id} under {run_dir}: {exc}") from exc
+
+    @classmethod
+    async def _open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
         workspace, path = await trio.to_thread.run_sync(_resolve, workspace, run_dir / BRANCHES_DIR / step_id)
         state = path.with_name(f".{step_id}.state")
         repo = ShadowRepo(workspace)
@@ -73,7 +80,7 @@ class BranchWorkspace:
         base_tree = (await live("write-tree")).decode().strip()
         commit = (await live("commit-tree", base_tree, "-m", f"branch {step_id} base")).decode().strip()
         ignored = split_nul(await live("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"))
-        ignored = [p for p in ignored if p.rstrip("/").split("/")[0] not in NEVER_COPIED]
+        ignored = [p for p in ignored if not _never_copied(p)]
         async with _admin_lock(repo.git_dir):
             admin = BranchGit(repo, repo.git_dir, workspace, None)
             await admin("worktree", "add", "--detach", "--force", "--quiet", str(path), commit)
@@ -96,7 +103,17 @@ class BranchWorkspace:
     async def merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         """Three-way merge of the branch's changes into the live workspace (base: the snapshot at open; theirs: the
         branch now; ours: the live workspace now). All or nothing: on a conflict or a write outside
-        ``declared_writes`` (paths, directories or globs) nothing is applied, and the outcome says which and why."""
+        ``declared_writes`` (paths, directories or globs) nothing is applied, and the outcome says which and why.
+        Raises :class:`BranchError` when git or the file system fails."""
+        try:
+            return await self._merge_back(declared_writes)
+        except OSError as exc:
+            raise BranchError(
+                f"step {self.step_id} could not be merged back into {self.workspace}: {exc}; the workspace may hold"
+                " part of its changes: look at the files the step writes, or run it again"
+            ) from exc
+
+    async def _merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         theirs = self.branch_git()
         await theirs("add", "--all", "--", ".")
         theirs_tree = (await theirs("write-tree")).decode().strip()
@@ -120,6 +137,12 @@ class BranchWorkspace:
         async with _admin_lock(self.repo.git_dir):
             await trio.to_thread.run_sync(_remove, self.path, self.state)
             await _prune(self.repo)
+
+
+def _never_copied(rel: str) -> bool:
+    """``.reasonix/`` at the top, and any ``.git`` (an embedded repository's store is not the branch's to share)."""
+    parts = rel.rstrip("/").split("/")
+    return parts[0] == ".reasonix" or ".git" in parts
 
 
 def _resolve(*paths: Path) -> tuple[Path, ...]:

@@ -72,7 +72,8 @@ class _Timing:
             self.models[event.model.removeprefix("deepseek-")] += 1
             u = event.usage
             miss = u.prompt_tokens - u.prompt_cache_hit_tokens
-            self.seconds += self.latency.first_token_delay(miss) + u.completion_tokens * self.latency.chunk_delay
+            model = self.latency.for_model(event.model)
+            self.seconds += model.first_token_delay(miss) + u.completion_tokens * model.chunk_delay
 
 
 @dataclass(frozen=True)

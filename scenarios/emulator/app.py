@@ -234,7 +234,8 @@ class Emulator:
         if not req.thinking:
             gen = replace(gen, reasoning="")
         cid, created = str(uuid.uuid4()), int(time.time())
-        ttft = self.latency.first_token_delay(lookup.miss_tokens) if self.latency else 0.0
+        latency = self.latency.for_model(req.model) if self.latency else None
+        ttft = latency.first_token_delay(lookup.miss_tokens) if latency else 0.0
         failing = attempt.failing
         if not req.stream:
             body = completion_body(
@@ -245,7 +246,7 @@ class Emulator:
             if isinstance(failing, StallFault):
                 return Plain(status=200, drop=True, delay=ttft + failing.seconds)
             slow = attempt.slow.seconds if attempt.slow else 0.0
-            extra = len(gen.reasoning + gen.content) / 4 * (self.latency.chunk_delay if self.latency else 0.0)
+            extra = len(gen.reasoning + gen.content) / 4 * (latency.chunk_delay if latency else 0.0)
             return Plain(status=200, body=body, delay=ttft + slow + extra)
         events = sse_events(gen, completion_id=cid, created=created, model=req.model, thinking=req.thinking, usage=use)
         last = len(events) - 1  # a dropped stream never reaches data: [DONE]
@@ -254,7 +255,7 @@ class Emulator:
             keep_alives=attempt.keep_alive.count if attempt.keep_alive else 0,
             keep_alive_interval=attempt.keep_alive.interval if attempt.keep_alive else 0.0,
             first_delay=ttft,
-            chunk_delay=self.latency.chunk_delay if self.latency else 0.0,
+            chunk_delay=latency.chunk_delay if latency else 0.0,
             write_bytes=gen.shape.write_bytes if gen.shape is not None else None,
         )
         if isinstance(failing, DropFault):

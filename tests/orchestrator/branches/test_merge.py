@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from orchestrator.branches import BranchWorkspace, MergeOutcome
+from orchestrator.branches import BranchError, BranchWorkspace, MergeOutcome
 from tests.orchestrator.branches.support import make_repo, tree_state, user_git, user_repo_state
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
@@ -228,3 +228,38 @@ def test_reopening_a_step_throws_the_old_copy_away(ws: Path) -> None:
         await again.discard()
 
     run(main)
+
+
+def test_a_nested_ignored_directory_is_shared_and_never_merged_back(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"web/app.js": "app\n", ".gitignore": "node_modules/\nvendor/\n"})
+    (ws / "web" / "node_modules" / "lib").mkdir(parents=True)
+    (ws / "web" / "node_modules" / "lib" / "index.js").write_text("lib\n")
+    (ws / "vendor" / "x" / ".git").mkdir(parents=True)
+    (ws / "vendor" / "x" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+
+    async def main() -> MergeOutcome:
+        b = await BranchWorkspace.open(ws, run_dir(ws), "s1")
+        assert (b.path / "web" / "node_modules").is_symlink()
+        assert (b.path / "web" / "node_modules" / "lib" / "index.js").read_text() == "lib\n"
+        assert (b.path / "vendor").is_symlink()  # ignored as a whole: shared, its embedded repository included
+        (b.path / "web" / "app.js").write_text("app 2\n")
+        out = await b.merge_back(["web/app.js"])
+        await b.discard()
+        return out
+
+    out = run(main)
+    assert out.merged and out.changed == ("web/app.js",), out.reason
+    assert (ws / "web" / "node_modules" / "lib" / "index.js").read_text() == "lib\n"
+    assert (ws / "vendor" / "x" / ".git" / "HEAD").is_file()
+
+
+def test_a_copy_that_cannot_be_made_is_a_branch_error_that_says_where(ws: Path) -> None:
+    blocker = ws / ".reasonix" / "runs"
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text("a file where the run directories should be\n")
+
+    async def main() -> None:
+        await BranchWorkspace.open(ws, blocker / "r1", "s1")
+
+    with pytest.raises(BranchError, match="cannot make a copy of the workspace for step s1"):
+        run(main)
