@@ -26,6 +26,8 @@ Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})
 """Paused, or cut off (killed, interrupted) before it reached a final state."""
 PLAN_SAVED = "plan approved and saved"
+FORKS_DIR = "forks"
+"""Where a goal keeps the journals of the executor's forks (``orchestrator.goal.parallel.forks``)."""
 NOT_JOURNALS = frozenset({"events.jsonl", "serve-events.jsonl"})
 """The run directory's event logs (the goal's, and the one ``reasonix serve`` numbers for its API): not sessions."""
 
@@ -41,6 +43,15 @@ class SessionCost(BaseModel):
     @property
     def hit_ratio(self) -> float | None:
         return self.hit_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    def __add__(self, other: SessionCost) -> SessionCost:
+        return SessionCost(
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            hit_tokens=self.hit_tokens + other.hit_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
 
 
 class RunSummary(BaseModel):
@@ -86,26 +97,30 @@ def _jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
     return out
 
 
-def session_costs(run_dir: Path) -> dict[str, SessionCost]:
-    """Per session journal: requests, tokens and dollars, from its usage events."""
-    out: dict[str, SessionCost] = {}
-    for journal in sorted(run_dir.glob("*.jsonl")):
-        if journal.name in NOT_JOURNALS:
+def _journal_cost(journal: Path) -> SessionCost:
+    total = SessionCost()
+    for record in _jsonl(journal, b'"usage"'):
+        event = record.get("event") if record.get("t") == "event" else None
+        if not isinstance(event, dict) or event.get("kind") != "usage":
             continue
-        total = SessionCost()
-        for record in _jsonl(journal, b'"usage"'):
-            event = record.get("event") if record.get("t") == "event" else None
-            if not isinstance(event, dict) or event.get("kind") != "usage":
-                continue
-            usage = event.get("usage") or {}
-            total = SessionCost(
-                requests=total.requests + 1,
-                prompt_tokens=total.prompt_tokens + int(usage.get("prompt_tokens", 0)),
-                hit_tokens=total.hit_tokens + int(usage.get("prompt_cache_hit_tokens", 0)),
-                completion_tokens=total.completion_tokens + int(usage.get("completion_tokens", 0)),
-                cost_usd=total.cost_usd + float(event.get("cost_usd", 0.0)),
-            )
-        out[journal.stem] = total
+        usage = event.get("usage") or {}
+        total = total + SessionCost(
+            requests=1,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            hit_tokens=int(usage.get("prompt_cache_hit_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            cost_usd=float(event.get("cost_usd", 0.0)),
+        )
+    return total
+
+
+def session_costs(run_dir: Path) -> dict[str, SessionCost]:
+    """Per session journal: requests, tokens and dollars, from its usage events. The executor's forks (parallel
+    branches, ``forks/*.jsonl``) count as the executor."""
+    out = {j.stem: _journal_cost(j) for j in sorted(run_dir.glob("*.jsonl")) if j.name not in NOT_JOURNALS}
+    forks = [_journal_cost(j) for j in sorted((run_dir / FORKS_DIR).glob("*.jsonl"))]
+    if any(f.requests for f in forks):  # the executor's forks (parallel branches) count as the executor
+        out["executor"] = sum(forks, out.get("executor", SessionCost()))
     return out
 
 

@@ -140,8 +140,6 @@ class GoalContext:
         self.progress = ProgressTracker()
         self.planner: Session | None = None
         self.executor: Session | None = None
-        self.forks: list[Session] = []
-        """The executor's forks of this process (one per parallel branch run): their costs count as the executor's."""
         self.pending_planner_note: str | None = None
         """Told to the planner at the start of its next turn (the user's edit of the plan)."""
         self.checkpoints = StepCheckpoints(workspace, store.run_id, retry_from_checkpoint=options.retry_from_checkpoint)

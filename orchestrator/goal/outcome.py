@@ -28,8 +28,9 @@ class GoalOutcome:
     planner: Session | None
     executor: Session | None
     escalations: list[Escalated] = field(default_factory=list)
-    forks: list[Session] = field(default_factory=list)
-    """The executor's forks (parallel branches) of this process: their figures count as the executor's."""
+    forks: tuple[int, Usage, float] = (0, Usage(), 0.0)
+    """Requests, usage and dollars of the executor's forks (parallel branches), every process of the run: they count
+    as the executor's."""
 
     @property
     def steps_done(self) -> int:
@@ -42,9 +43,10 @@ class GoalOutcome:
     def to_summary(self, command: Command = "goal") -> Summary:
         """The summary (``--json``'s last line; the terminal's last line is rendered from it)."""
         sessions = {s.name: (s.requests, s.usage, s.cost_usd) for s in (self.planner, self.executor) if s is not None}
-        for fork in self.forks:
-            requests, usage, cost = sessions.get(fork.name, (0, Usage(), 0.0))
-            sessions[fork.name] = (requests + fork.requests, usage + fork.usage, cost + fork.cost_usd)
+        fork_requests, fork_usage, fork_cost = self.forks
+        if fork_requests:
+            requests, usage, cost = sessions.get("executor", (0, Usage(), 0.0))
+            sessions["executor"] = (requests + fork_requests, usage + fork_usage, cost + fork_cost)
         return Summary(
             command=command,
             run_id=self.run_id,

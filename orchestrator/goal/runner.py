@@ -21,6 +21,7 @@ from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, 
 from orchestrator.goal.executing import next_step
 from orchestrator.goal.judging import ask_verdict
 from orchestrator.goal.outcome import GoalOutcome, api_error_of, is_cancellation
+from orchestrator.goal.parallel.forks import fork_totals
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
@@ -116,5 +117,5 @@ class GoalRunner(GoalContext):
             planner=self.planner,
             executor=self.executor,
             escalations=self.escalations,
-            forks=self.forks,
+            forks=fork_totals(self.store.dir),
         )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from orchestrator.checkpoints.history import summarize
 from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
 from orchestrator.goal.executing import pick_wave
 from orchestrator.goal.runner import GoalOptions
@@ -86,7 +87,13 @@ async def test_two_ready_steps_with_disjoint_writes_run_at_once_in_forks(tmp_pat
     )
     assert all("step_id" not in e for e in json_requests if e["session"] == "planner")
     # The summary counts the forks' requests as the executor's.
-    assert outcome.to_summary().sessions["executor"].requests == 8
+    summary = outcome.to_summary()
+    assert summary.sessions["executor"].requests == 8
+    # ... and so does the run directory (``reasonix runs``, the service's run list), read back from the journals.
+    on_disk = summarize(ws / ".reasonix" / "runs" / "run-1")
+    assert on_disk is not None and on_disk.sessions["executor"].requests == 8
+    assert on_disk.hit_ratio == pytest.approx(summary.cache_hit_ratio)
+    assert on_disk.cost_usd == pytest.approx(summary.cost_usd)
     # The executor's log never saw the forks: its turns are S0 and S3 only.
     journal = ws / ".reasonix" / "runs" / "run-1" / "executor.jsonl"
     users = [

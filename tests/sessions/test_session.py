@@ -270,7 +270,7 @@ async def test_resume_tells_a_call_that_was_running_from_one_that_never_started(
             nursery.start_soon(session.send, "Run both")
             # A real bash process is a party outside trio: wait for its effect, not for a (virtual) timeout.
             with trio.fail_after(60):
-                while not (ws / "marker.txt").exists():
+                while not (ws / "marker.txt").exists():  # noqa: ASYNC110 - a file, not a trio task, is awaited
                     await trio.sleep(0.01)
             nursery.cancel_scope.cancel()
         assert (ws / "marker.txt").exists()  # the first call had effects

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from orchestrator.checkpoints.history import FORKS_DIR
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.tools import Mailbox, executor_tools
@@ -22,8 +23,8 @@ from sessions.events import SessionEvent
 from sessions.reply import ReplyRequest, ReplySource
 from sessions.stream import Reply, StreamEvent
 from sessions.tools.registry import default_registry
+from sessions.wire import Usage
 
-FORKS_DIR = "forks"
 _KEPT_EVENTS = frozenset({"cache"})
 """Events of the executor's journal a fork keeps: its cache diagnostics go on from the executor's (so a first request
 that missed the executor's prefix is reported as an unexplained miss)."""
@@ -59,11 +60,41 @@ def fork_journal(source: Path, target: Path) -> None:
     target.write_bytes(b"".join(kept))
 
 
+def _new_journal(folder: Path, step_id: str) -> Path:
+    """``<step>.jsonl``, or ``<step>.<n>.jsonl`` for the step's n-th branch: a fork's journal is never overwritten, so
+    what an earlier branch of the step cost (a rerun, or a process killed mid-wave) stays counted."""
+    path, n = folder / f"{step_id}.jsonl", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{step_id}.{n}.jsonl"
+    return path
+
+
+def fork_totals(run_dir: Path) -> tuple[int, Usage, float]:
+    """Requests, usage and dollars of every fork this run ever had (all processes), from the forks' journals: their
+    own usage events (a fork's journal starts with the executor's messages, never its usage)."""
+    requests, usage, cost = 0, Usage(), 0.0
+    for journal in sorted((run_dir / FORKS_DIR).glob("*.jsonl")):
+        for line in journal.read_bytes().splitlines():
+            if b'"usage"' not in line or not line.startswith(b'{"t":"event"'):
+                continue
+            try:
+                event = json.loads(line).get("event", {})
+                if event.get("kind") != "usage":
+                    continue
+                usage = usage + Usage.model_validate(event.get("usage") or {})
+                cost += float(event.get("cost_usd", 0.0))
+            except (ValueError, AttributeError, TypeError):
+                continue  # a torn or corrupt line costs only itself
+            requests += 1
+    return requests, usage, cost
+
+
 def open_fork(ctx: GoalContext, step_id: str, root: Path) -> Lane:
     """A fork of the executor (as it stands now) for ``step_id``, its tools working in ``root``."""
     executor = ctx.executor
     assert executor is not None and executor.journal is not None, "open_sessions() first"
-    journal = ctx.store.dir / FORKS_DIR / f"{step_id}.jsonl"
+    journal = _new_journal(ctx.store.dir / FORKS_DIR, step_id)
     fork_journal(executor.journal.path, journal)
     mailbox = Mailbox(objective=ctx.record.objective)
     registry = default_registry(use_ripgrep=ctx.options.use_ripgrep)
@@ -85,5 +116,4 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path) -> Lane:
         resume=True,
         root=root,
     )
-    ctx.forks.append(session)
     return Lane(session, mailbox, root, key, step_id)

@@ -1,5 +1,6 @@
-"""The scripted goal the dashboard is shown and tested with: four steps in a diamond (S1 → S2, S3 → S4), an executor
-escalation to pro on S2, real files and real verify commands, played by ``reasonix emulate``.
+"""The scripted goal the dashboard is shown and tested with: four steps in a diamond (S1 → S2 ∥ S3 → S4, the middle
+two in a parallel wave), an executor escalation to pro on S2, real files and real
+verify commands, played by ``reasonix emulate``.
 
 ``bench/make_screenshot.py`` and the browser tests share it, so the committed screenshot shows what the tests check.
 """
@@ -56,26 +57,29 @@ def _with_reasoning(replies: list[dict[str, Any]], text: str) -> list[dict[str, 
 
 
 def script(*, hostile: bool = False) -> dict[str, Any]:
-    """The emulator script: the planner submits the plan (and later the verdict); the executor does each step, S2 after
-    asking for pro with the marker."""
+    """The emulator script: the planner submits the plan (and later the verdict); the executor does each step (S2 and
+    S3 at once, in forks), S2 after asking for pro with the marker."""
     planner = [
         reply(call("submit_plan", objective=OBJECTIVE, steps=steps(hostile)), reasoning="Four small steps."),
         reply(call("goal_verdict", verdict="complete", evidence=["every step verified"])),
     ]
-    executor = [
-        *executor_step("S1", "calc/ops.py", OPS),
-        reply(content="<<<NEEDS_PRO: mul() must keep integer semantics for every input>>>", reasoning="Tricky?"),
-        *executor_step("S2", "calc/mul.py", MUL, summary="mul() multiplies"),
-        *executor_step("S3", "calc/neg.py", NEG),
-        *_with_reasoning(
+    per_step = {
+        "S1": executor_step("S1", "calc/ops.py", OPS),
+        "S2": [
+            reply(content="<<<NEEDS_PRO: mul() must keep integer semantics for every input>>>", reasoning="Tricky?"),
+            *executor_step("S2", "calc/mul.py", MUL, summary="mul() multiplies"),
+        ],
+        "S3": executor_step("S3", "calc/neg.py", NEG),
+        "S4": _with_reasoning(
             executor_step("S4", "README.md", DOC, summary="README.md documents add, mul and neg"),
             "The README names each function with its arguments: add(a, b) and mul(a, b) take two numbers, neg(a) one. "
             "One short line is enough; the verify command only needs the file to be non-empty.",
         ),
-    ]
-    return {
-        "sessions": [
-            {"key": "planner", "system_contains": PLANNER, "replies": planner},
-            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
-        ]
     }
+    # Each step's turns have their own replies (matched by the step's heading in the last user message): S2 and S3
+    # run at once in a parallel wave, in forks of the executor, and their requests arrive in any order.
+    executors = [
+        {"key": f"executor-{sid}", "system_contains": EXECUTOR, "user_contains": f"## {sid}:", "replies": replies}
+        for sid, replies in per_step.items()
+    ]
+    return {"sessions": [{"key": "planner", "system_contains": PLANNER, "replies": planner}, *executors]}
