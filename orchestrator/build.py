@@ -155,9 +155,11 @@ class SessionBuilder:
         reply_source: ReplySource | None = None,
         resume: bool = False,
         root: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Session:
         """A session; with ``resume``, an existing non-empty journal is continued instead of started anew. ``root``
-        is where its tools work (default: the workspace; a parallel branch's copy of it for a fork)."""
+        is where its tools work (default: the workspace; a parallel branch's copy of it for a fork), ``env`` what its
+        commands' environment adds (a branch's import path)."""
         if self.mcp is not None and self.mcp.tools():
             extra = [t for t in self.mcp.tools() if t.read_only or not settings.read_only]
             registry = ToolRegistry([*registry, *extra])
@@ -167,7 +169,9 @@ class SessionBuilder:
             name=name,
             client=self.client,
             registry=registry,
-            tool_context=ToolContext(root=root or self.workspace, sandbox=self.sandbox or NoSandbox(), gate=self.gate),
+            tool_context=ToolContext(
+                root=root or self.workspace, env=dict(env or {}), sandbox=self.sandbox or NoSandbox(), gate=self.gate
+            ),
             settings=settings,
             on_event=on_event,
             price_book=self.price_book,

@@ -7,6 +7,9 @@
   stored, and a ``.git`` file that keeps git commands run in the branch away from the user's repository.
 - Ignored directories (``.venv``, ``node_modules``, build caches) are symlinked to the live ones, so verify commands
   find them; ignored files are copied. Neither is ever merged back. ``.reasonix/`` is never copied.
+- Commands in the branch get :meth:`BranchWorkspace.env`: the branch's ``src/`` and root ahead of Python's import
+  path, so a package installed in editable mode from the live workspace (whose ``.venv`` the branch shares) is
+  imported from the branch's files, not the live ones.
 - The shadow store's worktree admin entries are pruned on :meth:`BranchWorkspace.discard` and on the next open.
 """
 
@@ -99,6 +102,16 @@ class BranchWorkspace:
             ) from exc
         git_dir = Path(text.removeprefix("gitdir:").strip())
         return BranchGit(self.repo, git_dir, self.path, git_dir / "index", self.state / "exclude")
+
+    def env(self) -> dict[str, str]:
+        """Environment overrides for commands run in the branch (its session's bash, its verify commands).
+
+        An editable install of the project (``pip install -e .``, in the ``.venv`` the branch shares with the live
+        workspace) points Python at the live workspace's files; ``PYTHONPATH`` comes before it, so the branch's
+        ``src/`` (when there is one) and root are imported first. The caller's own ``PYTHONPATH`` follows."""
+        paths = [str(p) for p in (self.path / "src", self.path) if p.is_dir()]
+        inherited = os.environ.get("PYTHONPATH", "")
+        return {"PYTHONPATH": os.pathsep.join([*paths, *([inherited] if inherited else [])])}
 
     async def merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         """Three-way merge of the branch's changes into the live workspace (base: the snapshot at open; theirs: the

@@ -8,8 +8,8 @@ home of step state; ``goal.json`` is rewritten before anything else happens, so 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -73,6 +73,7 @@ class SessionOpener(Protocol):
         reply_source: ReplySource,
         resume: bool,
         root: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Session: ...
 
 
@@ -87,6 +88,8 @@ class Lane:
     workspace: Path
     key: str
     step_id: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    """What the environment of commands run for this lane adds (its verify commands; its session's bash has it too)."""
 
     @property
     def main(self) -> bool:

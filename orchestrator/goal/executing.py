@@ -124,7 +124,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
                 ctx.save()
                 return Replanning(step, report.summary, blocked=True)
         outcomes = await run_verify(
-            step, lane.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox
+            step, lane.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox, env=lane.env
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from rich.console import Console
 
 from orchestrator.checkpoints.history import summarize
@@ -25,6 +27,7 @@ from scenarios.emulator.app import Response
 from sessions.events import RequestStarted, ToolStarted, UsageReported
 
 from .goal_support import call, dump, executor_step, goal_env, new_runner, reply
+from .goal_support import step as step_spec
 from .parallel_support import FILES, TEXT, diamond_script, step_of
 
 
@@ -259,3 +262,35 @@ def test_parallel_comes_from_the_goal_section_of_the_config(tmp_path: Path, text
     (tmp_path / "reasonix.toml").write_text(text)
     resolved = load_config(workspace=tmp_path, env={}, user_config_dir=tmp_path / "none")
     assert goal_options(resolved.config).parallel == expected
+
+
+async def test_a_branch_imports_its_own_files_not_an_editable_install_of_the_live_workspace(tmp_path: Path) -> None:
+    """The workspace's ``.venv`` (shared with the branches) has the project installed in editable mode: a ``.pth``
+    pointing at the live ``src/``. A branch's verify command must import the package from the branch's files."""
+    ws = _workspace(tmp_path)
+    (ws / "src" / "calc").mkdir(parents=True)
+    (ws / "src" / "calc" / "__init__.py").write_text("")
+    (ws / ".gitignore").write_text(".venv/\n")
+    await trio.run_process([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")])
+    (site,) = (ws / ".venv" / "lib").glob("python3*/site-packages")
+    (site / "__editable__calc.pth").write_text(f"{ws / 'src'}\n")  # what `pip install -e .` leaves behind
+    files = {"S0": "src/calc/base.py", "S1": "src/calc/left.py", "S2": "src/calc/right.py", "S3": "src/calc/top.py"}
+    deps = {"S0": [], "S1": ["S0"], "S2": ["S0"], "S3": ["S1", "S2"]}
+    steps = [
+        step_spec(
+            sid,
+            f"Add {path}",
+            deps=deps[sid],
+            writes=[path],
+            verify=[f".venv/bin/python -c 'import calc.{Path(path).stem}'"],
+        )
+        for sid, path in files.items()
+    ]
+    sc = diamond_script(steps, **{sid: executor_step(sid, path, TEXT[sid]) for sid, path in files.items()})
+    events: list[Any] = []
+    async with goal_env(Script.model_validate(sc)) as (_emu, client):
+        outcome = await new_runner(client, ws, "Diamond", events=events, options=GoalOptions(parallel=3)).run()
+    assert outcome.status == "complete", outcome.summary
+    assert [e.step_ids for e in events if isinstance(e, WaveStarted)] == [("S1", "S2")]
+    assert not [e for e in events if isinstance(e, BranchRerun)]  # verified in their branches, first time
+    assert [e.step_id for e in events if isinstance(e, StepStarted)].count("S1") == 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from orchestrator.checkpoints.history import FORKS_DIR
@@ -90,8 +90,9 @@ def fork_totals(run_dir: Path) -> tuple[int, Usage, float]:
     return requests, usage, cost
 
 
-def open_fork(ctx: GoalContext, step_id: str, root: Path) -> Lane:
-    """A fork of the executor (as it stands now) for ``step_id``, its tools working in ``root``."""
+def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]) -> Lane:
+    """A fork of the executor (as it stands now) for ``step_id``, its tools working in ``root``, its commands (and the
+    step's verify commands) with ``env`` added to their environment."""
     executor = ctx.executor
     assert executor is not None and executor.journal is not None, "open_sessions() first"
     journal = _new_journal(ctx.store.dir / FORKS_DIR, step_id)
@@ -115,5 +116,6 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path) -> Lane:
         reply_source=KeyedSource(ctx.escalator, key),
         resume=True,
         root=root,
+        env=env,
     )
-    return Lane(session, mailbox, root, key, step_id)
+    return Lane(session, mailbox, root, key, step_id, dict(env))

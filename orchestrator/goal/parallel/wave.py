@@ -74,7 +74,7 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
 async def _branch(
     ctx: GoalContext, step: Step, branch: BranchWorkspace, results: dict[str, Outcome], wave: trio.CancelScope
 ) -> None:
-    lane = open_fork(ctx, step.id, branch.path)
+    lane = open_fork(ctx, step.id, branch.path, branch.env())
     outcome = await work_on_step(ctx, step, lane)
     results[step.id] = outcome
     if isinstance(outcome, Ended):
