@@ -5,7 +5,7 @@
 Starts the real ``reasonix emulate`` (with streaming latency, so there is something to watch) playing the scripted
 goal of the browser tests (``tests/orchestrator/serve/browser/demo.py``: four steps in a diamond, an escalation to pro
 on S2), the real ``reasonix serve``, and Debian's headless Chromium through Playwright. In the page it starts the goal,
-approves the plan, and takes the screenshot while the last step streams; then it waits for the goal to complete and
+approves the plan, and takes the screenshot during the parallel wave (S2 and S3 at once); then it waits for the goal to complete and
 prints the figures shown next to the run's summary from the API.
 """
 
@@ -60,9 +60,11 @@ def main() -> int:
             page.click("#f-start")
             page.locator("#review").wait_for(state="visible")
             page.click("#r-approve")
+            # During the parallel wave: S2 and S3 both running in their branches, each pane streaming.
             page.wait_for_function(
-                "document.querySelector(\"#plan-graph g.node[data-step='S4']\")?.dataset.status === 'running' && "
-                "(document.querySelector(\"[data-pane='step:S4'] .reasoning\")?.textContent.length || 0) > 120"
+                "['S2', 'S3'].every(s => document.querySelector(`#plan-graph g.node[data-step='${s}']`)?.dataset.status"
+                " === 'running' && (document.querySelector(`[data-pane='step:${s}']`)?.textContent || '')"
+                ".includes('write_file'))"
             )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(args.out), full_page=True)
