@@ -5,8 +5,9 @@ pro (the ``<<<NEEDS_PRO>>>`` marker detector and the :class:`Escalator` reply so
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.lazy import lazy_names
 
 if TYPE_CHECKING:
     from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
@@ -51,12 +52,4 @@ _HOME = {
 """The module that defines each public name, relative to this package."""
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
-        home = _HOME.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-        globals()[name] = value
-        return value
+    __getattr__ = lazy_names(__name__, _HOME)

@@ -6,8 +6,9 @@ commands, ``@path`` mentions, and the goal machinery inline (``/plan``, ``/goal`
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.lazy import lazy_names
 
 if TYPE_CHECKING:
     from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions, last_run_id
@@ -41,9 +42,4 @@ _HOME = {
 }
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """Import a name on first use."""
-        if name not in _HOME:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    __getattr__ = lazy_names(__name__, _HOME)
