@@ -5,8 +5,8 @@
 Starts the real ``reasonix emulate`` (with streaming latency, so there is something to watch) playing the scripted
 goal of the browser tests (``tests/orchestrator/serve/browser/demo.py``: four steps in a diamond, an escalation to pro
 on S2), the real ``reasonix serve``, and Debian's headless Chromium through Playwright. In the page it starts the goal,
-approves the plan, and takes the screenshot during the parallel wave (S2 and S3 at once); then it waits for the goal to complete and
-prints the figures shown next to the run's summary from the API.
+approves the plan, and takes the screenshot during the parallel wave (S2 and S3 at once); then it waits for the goal
+to complete and prints the figures shown next to the run's summary from the API.
 """
 
 from __future__ import annotations
