@@ -97,12 +97,16 @@ def _jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
     return out
 
 
+def usage_events(journal: Path) -> list[dict[str, Any]]:
+    """The usage events a session journal holds (one per request), torn or corrupt lines left out."""
+    records = _jsonl(journal, b'"usage"')
+    events = [r.get("event") for r in records if r.get("t") == "event"]
+    return [e for e in events if isinstance(e, dict) and e.get("kind") == "usage"]
+
+
 def _journal_cost(journal: Path) -> SessionCost:
     total = SessionCost()
-    for record in _jsonl(journal, b'"usage"'):
-        event = record.get("event") if record.get("t") == "event" else None
-        if not isinstance(event, dict) or event.get("kind") != "usage":
-            continue
+    for event in usage_events(journal):
         usage = event.get("usage") or {}
         total = total + SessionCost(
             requests=1,

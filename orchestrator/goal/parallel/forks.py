@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from orchestrator.checkpoints.history import FORKS_DIR
+from orchestrator.checkpoints.history import FORKS_DIR, usage_events
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.tools import Mailbox, executor_tools
@@ -73,21 +73,9 @@ def _new_journal(folder: Path, step_id: str) -> Path:
 def fork_totals(run_dir: Path) -> tuple[int, Usage, float]:
     """Requests, usage and dollars of every fork this run ever had (all processes), from the forks' journals: their
     own usage events (a fork's journal starts with the executor's messages, never its usage)."""
-    requests, usage, cost = 0, Usage(), 0.0
-    for journal in sorted((run_dir / FORKS_DIR).glob("*.jsonl")):
-        for line in journal.read_bytes().splitlines():
-            if b'"usage"' not in line or not line.startswith(b'{"t":"event"'):
-                continue
-            try:
-                event = json.loads(line).get("event", {})
-                if event.get("kind") != "usage":
-                    continue
-                usage = usage + Usage.model_validate(event.get("usage") or {})
-                cost += float(event.get("cost_usd", 0.0))
-            except (ValueError, AttributeError, TypeError):
-                continue  # a torn or corrupt line costs only itself
-            requests += 1
-    return requests, usage, cost
+    events = [e for j in sorted((run_dir / FORKS_DIR).glob("*.jsonl")) for e in usage_events(j)]
+    usage = sum((Usage.model_validate(e.get("usage") or {}) for e in events), Usage())
+    return len(events), usage, sum(float(e.get("cost_usd", 0.0)) for e in events)
 
 
 def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]) -> Lane:
