@@ -4,15 +4,31 @@ When the context passes a share of the window, the older part of the log is repl
 every older user turn verbatim and a digest of everything else written by flash; the recent tail stays verbatim. The
 frozen prefix is untouched. The next request misses the cache once, and the diagnostics name the compaction as why.
 
-Also here: bounding a very large tool result once, when it enters the log, in a stable head + tail form.
+Also here: :func:`compact`, which does it to a session (a digest request, then the rewrite); and bounding a
+very large tool result once, when it enters the log, in a stable head + tail form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sessions.wire import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from sessions import tokens
+from sessions.events import Compacted, RequestStarted
+from sessions.wire import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    Thinking,
+    ToolMessage,
+    UserMessage,
+    encode_request,
+)
+
+if TYPE_CHECKING:
+    from sessions.session import Session
 
 DIGEST_SYSTEM_PROMPT = (
     "You compress the history of a coding session so that the same agent can continue it. Write a dense digest: "
@@ -22,6 +38,8 @@ DIGEST_SYSTEM_PROMPT = (
 )
 COMPACTED_ACK = "Understood: I continue from the compacted history above."
 _RESULT_PREVIEW_CHARS = 2_000
+DIGEST_FINGERPRINT = "compaction-digest"
+"""The ``prefix_fingerprint`` of a compaction's digest request: a side request outside the conversation's prefix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +122,55 @@ def bound_text(text: str, max_chars: int) -> tuple[str, bool]:
         "Narrow the request (a line range, a tighter pattern) to see the middle …]\n"
     )
     return head + marker + tail, True
+
+
+async def compact(session: Session, *, reason: str) -> bool:
+    """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
+    journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold."""
+    messages = session.log.messages
+    counts = tokens.count_many([entry.data.decode("utf-8") for entry in session.log])
+    keep = int(session.settings.context_window * session.settings.compaction_keep_ratio)
+    cut = choose_cut(messages, counts, keep)
+    if cut is None or cut <= 1:
+        return False
+    older, tail = messages[:cut], messages[cut:]
+    digest_request = ChatRequest(
+        model=session.settings.model,
+        messages=digest_request_messages(older),
+        stream=True,
+        thinking=Thinking(type="disabled"),
+    )
+    digest_body = encode_request(digest_request)
+    # a request like any other: counted (by its usage), priced, journaled
+    session.emit(
+        RequestStarted(
+            session=session.name,
+            request_index=session.requests + 1,
+            model=session.settings.model,
+            body_bytes=len(digest_body),
+            prefix_fingerprint=DIGEST_FINGERPRINT,
+            messages=len(digest_request.messages),
+        )
+    )
+    reply = await session.client.complete(digest_request, body=digest_body)
+    session.account(reply.usage, session.settings.model, diagnose=False)  # not the conversation: no cache diagnostics
+    digest = reply.message.content or ""
+    new = compacted_messages(older, tail, digest)
+    tokens_before = session.context_tokens()
+    session.log.rewrite(new, reason)
+    if session.journal is not None:
+        session.journal.write_rewrite(reason, list(session.log.encoded))
+        await session.journal.sync()
+    session._last_prompt_tokens = 0
+    session._unsent_tokens = sum(tokens.count_many([d.decode("utf-8") for d in session.log.encoded]))
+    session.emit(
+        Compacted(
+            session=session.name,
+            reason=reason,
+            tokens_before=tokens_before,
+            messages_before=len(messages),
+            messages_after=len(new),
+            digest_chars=len(digest),
+        )
+    )
+    return True

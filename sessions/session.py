@@ -6,54 +6,36 @@ tool calls, append the results, repeat until the model stops calling tools or a 
 
 Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
 consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
+
+The parts are in their own modules: building and rebuilding from the journal in :mod:`sessions.resume`, running a
+reply's tool calls in :mod:`sessions.tool_batch`, usage and cost in :mod:`sessions.ledger`, compaction in
+:mod:`sessions.compaction`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
-import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from sessions import tokens
-from sessions.compaction import bound_text, choose_cut, compacted_messages, digest_request_messages
+from sessions import compaction, ledger, tokens
+from sessions import resume as resuming
+from sessions.compaction import DIGEST_FINGERPRINT
 from sessions.diagnostics import CacheTracker
 from sessions.errors import DeepSeekError
-from sessions.events import (
-    Compacted,
-    DiagnosticsReported,
-    JournalRecovered,
-    RepairApplied,
-    RequestStarted,
-    SessionEvent,
-    StreamUpdate,
-    ToolFinished,
-    ToolStarted,
-    TurnFinished,
-    UsageReported,
-)
-from sessions.journal import (
-    INTERRUPTED_WHILE_RUNNING,
-    NOT_RUN_RESULT,
-    Journal,
-    JournalHeader,
-    JournalState,
-    mend,
-    read_journal,
-)
-from sessions.kept_output import keep_output
+from sessions.events import RequestStarted, SessionEvent, StreamUpdate, TurnFinished
+from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal
 from sessions.log import MessageLog
-from sessions.prefix import Prefix, prefix_hash
+from sessions.prefix import Prefix
 from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
-from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, prepare_calls, repair_note
+from sessions.repair.prepare import prepare_calls
 from sessions.repair.storm import StormGuard
 from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
 from sessions.stream import (
@@ -66,19 +48,17 @@ from sessions.stream import (
     ToolCallArgumentsDelta,
 )
 from sessions.tail import TailBlock, compose_user_turn
-from sessions.tools.base import RESULT_MAX_CHARS, ToolContext, ToolResult
-from sessions.tools.dispatch import PreparedCall, dispatch
+from sessions.tool_batch import ToolBatch
+from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
 from sessions.tools.registry import ToolRegistry
 from sessions.wire import (
     ChatRequest,
     Message,
     ReasoningEffort,
     Thinking,
-    ToolMessage,
     ToolSchema,
     Usage,
     UserMessage,
-    encode_request,
     request_head,
 )
 
@@ -87,11 +67,9 @@ TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "conte
 ``empty``: the model stopped with neither an answer nor a tool call."""
 OUTPUT_LIMIT_TOKENS = 393_216
 """The most ``max_tokens`` DeepSeek V4 accepts: a reply cut at the output limit is retried with this (once)."""
-DIGEST_FINGERPRINT = "compaction-digest"
-"""The ``prefix_fingerprint`` of a compaction's digest request: a side request outside the conversation's prefix."""
 INTERRUPTED_RESULT = NOT_RUN_RESULT
 """What a tool call that never started is told on resume (:data:`INTERRUPTED_WHILE_RUNNING` for one that had)."""
-__all__ = ["INTERRUPTED_RESULT", "INTERRUPTED_WHILE_RUNNING"]
+__all__ = ["DIGEST_FINGERPRINT", "INTERRUPTED_RESULT", "INTERRUPTED_WHILE_RUNNING"]
 
 
 class SessionSettings(BaseModel):
@@ -129,11 +107,6 @@ def _is_api_error(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(_is_api_error(inner) for inner in exc.exceptions)
     return isinstance(exc, DeepSeekError)
-
-
-def _preview(text: str, limit: int = 160) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
 class Session:
@@ -186,9 +159,9 @@ class Session:
         self._in_flight: tuple[str, bytes] | None = None
         """The model and body of a request sent whose usage is not accounted yet."""
         self._streamed: list[str] = []
-        # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
-        # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
-        self._shown: dict[str, tuple[str, str, int]] = {}
+        self.tool_batch = ToolBatch(self)
+        """Runs the replies' tool calls and shapes their results (:mod:`sessions.tool_batch`); it remembers the
+        results shown, for unchanged re-reads."""
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -198,90 +171,22 @@ class Session:
         return [flatten_schema(s)[0] for s in (*registry.schemas(), *extra)]
 
     @classmethod
-    def start(cls, *, journal_path: Path | None, **kwargs: Any) -> Session:
-        journal = Journal(journal_path) if journal_path is not None else None
-        session = cls(journal=journal, **kwargs)
-        if journal is not None:
-            journal.write_header(
-                JournalHeader(
-                    session=session.name,
-                    model=session.settings.model,
-                    system=session.prefix.system_bytes.decode("utf-8"),
-                    tools=session.prefix.tools_bytes.decode("utf-8"),
-                )
-            )
-            journal.sync_now()
-        return session
+    def start(cls, *, journal_path: Path | None, **kwargs: Any) -> Self:
+        """A new session; with ``journal_path``, a new journal whose header holds the prefix bytes."""
+        return resuming.start(cls, journal_path=journal_path, **kwargs)
 
     @classmethod
-    def resume(cls, *, journal_path: Path, prefix: Prefix, **kwargs: Any) -> Session:
+    def resume(cls, *, journal_path: Path, prefix: Prefix, **kwargs: Any) -> Self:
         """Rebuild a session from its journal: the same prefix bytes, the same message bytes.
 
         ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's, so an edited
         memory file or a reordered tool list cannot change what a resumed conversation sends. A turn cut off mid-way
         may have left tool calls without results; they get a result appended (appending keeps the cache): "not run"
         for a call that never started, "interrupted while running, check the state" for one that had. Corrupt lines
-        in the middle of the journal are skipped and reported (:class:`JournalRecovered`); if they leave the
-        conversation ill formed, it is mended in place and journaled as a rewrite.
+        in the middle of the journal are skipped and reported (:class:`~sessions.events.JournalRecovered`); if
+        they leave the conversation ill formed, it is mended in place and journaled as a rewrite.
         """
-        state = read_journal(journal_path)
-        system_bytes = state.header.system.encode("utf-8")
-        tools_bytes = state.header.tools.encode("utf-8")
-        stored = dataclasses.replace(
-            prefix,
-            system=state.system,
-            system_bytes=system_bytes,
-            tools_bytes=tools_bytes,
-            system_hash=prefix_hash(system_bytes),
-            tools_hash=prefix_hash(tools_bytes),
-        )
-        log = MessageLog()
-        for message, data in state.messages:
-            log.append(message, data=data)
-        log.epoch = state.epoch
-        journal = Journal(journal_path)
-        session = cls(journal=journal, log=log, prefix=stored, **kwargs)
-        session._restore_totals(state.events)
-        session._mend(state, journal_path)
-        return session
-
-    def _restore_totals(self, events: Sequence[dict[str, Any]]) -> None:
-        """Requests, usage and cost from the journal's events, so the figures a resumed session reports (the
-        footer's session cost, the summary) cover the whole session, not only this process. A request is one
-        ``usage`` event (every request has exactly one, aborted or not); the cache diagnostics go on from theirs."""
-        for event in events:
-            kind = event.get("kind")
-            if kind == "usage":
-                used = UsageReported.model_validate(event)
-                self.requests += 1
-                self.usage = self.usage + used.usage
-                self.cost_usd += used.cost_usd
-            elif kind == "cache":
-                self.tracker.restore(DiagnosticsReported.model_validate(event).diagnostics)
-
-    def _mend(self, state: JournalState, path: Path) -> None:
-        """Answer the calls a cut-off turn left open; after a corrupt line, make the conversation well formed."""
-        mended = mend(self.log.messages, state.started)
-        if mended.appended_only:
-            for message in mended.messages[len(self.log) :]:
-                self._append(message)
-        else:
-            reason = "the journal had corrupt lines: tool calls and results that lost their pair were mended"
-            self.log.rewrite(mended.messages, reason)
-            if self.journal is not None:
-                self.journal.write_rewrite(reason, list(self.log.encoded))
-        notice = state.corruption_notice(path)
-        if notice is not None:
-            self.emit(
-                JournalRecovered(
-                    session=self.name,
-                    message=notice,
-                    corrupt_lines=state.corrupt_lines,
-                    mended=not mended.appended_only,
-                )
-            )
-        if self.journal is not None:
-            self.journal.sync_now()
+        return resuming.resume(cls, journal_path=journal_path, prefix=prefix, **kwargs)
 
     # --------------------------------------------------------------------------------------------------- bytes
 
@@ -377,9 +282,9 @@ class Session:
                     continue
                 self._append(reply.message)
                 batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
-                self._report_repairs(batch)
+                self.tool_batch.report_repairs(batch)
                 if reply.message.tool_calls:
-                    closed = await self._run_batch(batch)
+                    closed = await self.tool_batch.run(batch)
                     if batch.end_turn:
                         status = "storm"
                         break
@@ -387,7 +292,7 @@ class Session:
                         break
                     continue
                 if batch.scavenged or batch.scavenged_results:
-                    closed = await self._run_scavenged(batch)
+                    closed = await self.tool_batch.run_scavenged(batch)
                     if batch.end_turn:
                         status = "storm"
                         break
@@ -494,7 +399,7 @@ class Session:
             reply = await self.reply_source(call, self._emit_stream)
         except BaseException as exc:
             if self._in_flight is not None and not _is_api_error(exc):
-                self._account_interrupted(*self._in_flight)
+                ledger.account_interrupted(self, *self._in_flight)
             raise
         finally:
             self._in_flight = None
@@ -502,58 +407,10 @@ class Session:
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost
 
-    def _account_interrupted(self, model: str, body: bytes) -> None:
-        """What a request cut off mid-way cost, by our own count: its input (the part the last request on this
-        model sent assumed cached) and what had streamed."""
-        if self._last_prompt_tokens:
-            prompt = self.context_tokens()
-        else:
-            prompt = tokens.count(body.decode("utf-8", "replace")) if len(body) < 2_000_000 else len(body) // 4
-        hit = min(prompt, self.tracker.expected_hit(model, self.prefix.fingerprint, self.log.epoch))
-        completion = tokens.count("".join(self._streamed)) if self._streamed else 0
-        usage = Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=prompt + completion,
-            prompt_cache_hit_tokens=hit,
-            prompt_cache_miss_tokens=prompt - hit,
-        )
-        self.account(usage, model, estimated=True)
-
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float:
         """Add one request's usage and cost to the session; emit usage and, for a request of the conversation itself
-        (``diagnose``) whose usage the server reported, cache diagnostics."""
-        self._in_flight = None
-        if usage is None:
-            usage = Usage()  # every request is one usage event, even one the server sent no figures for
-            estimated = True
-        cost = float(self.price_book.cost(usage, model, self.clock()).total)
-        self.requests += 1
-        self.usage = self.usage + usage
-        self.cost_usd += cost
-        self.emit(
-            UsageReported(
-                session=self.name,
-                model=model,
-                usage=usage,
-                cost_usd=cost,
-                session_cost_usd=self.cost_usd,
-                estimated=estimated,
-            )
-        )
-        if diagnose and not estimated:
-            diag = self.tracker.observe(
-                model=model,
-                fingerprint=self.prefix.fingerprint,
-                epoch=self.log.epoch,
-                rewrite_reason=self.log.rewrite_reason,
-                usage=usage,
-                request_index=self.requests,
-            )
-            self.emit(DiagnosticsReported(session=self.name, diagnostics=diag))
-            self._last_prompt_tokens = usage.prompt_tokens + usage.completion_tokens
-            self._unsent_tokens = 0
-        return cost
+        (``diagnose``) whose usage the server reported, cache diagnostics (:func:`sessions.ledger.account`)."""
+        return ledger.account(self, usage, model, estimated=estimated, diagnose=diagnose)
 
     def _account_estimate(self, usage: Usage, model: str) -> float:
         return self.account(usage, model, estimated=True)
@@ -564,117 +421,6 @@ class Session:
         if isinstance(event, ReasoningDelta | ContentDelta | ToolCallArgumentsDelta):
             self._streamed.append(event.text)
         self.emit(StreamUpdate(session=self.name, event=event))
-
-    # -------------------------------------------------------------------------------------------- tool calls
-
-    def _report_repairs(self, batch: PreparedBatch) -> None:
-        self.turn_failures += batch.failures
-        for ev in batch.events:
-            self.emit(
-                RepairApplied(
-                    session=self.name, repair=str(ev.kind), call_id=ev.call_id, tool=ev.tool, detail=ev.detail
-                )
-            )
-
-    async def _execute(self, calls: Sequence[RepairedCall]) -> dict[str, ToolResult]:
-        prepared = [PreparedCall(id=c.id, name=c.name, args=c.args) for c in calls]
-
-        def started(call: PreparedCall) -> None:
-            preview = _preview(json.dumps(call.args, ensure_ascii=False, sort_keys=True))
-            self.emit(
-                ToolStarted(session=self.name, call_id=call.id, name=call.name, args_preview=preview, args=call.args)
-            )
-
-        results = await dispatch(
-            self.registry,
-            prepared,
-            self.tool_context,
-            read_only=self.settings.read_only,
-            on_start=started,
-        )
-        return {c.id: r for c, r in zip(calls, results, strict=True)}
-
-    def _unchanged(self, call_id: str, name: str, result: ToolResult) -> ToolResult:
-        """A result the conversation already holds, byte for byte and since the last compaction, becomes a note
-        naming the earlier call; any other result is remembered and returned as it is."""
-        key = result.unchanged_key
-        if key is None or result.is_error:
-            return result
-        digest = hashlib.sha256(result.content.encode("utf-8", errors="surrogatepass")).hexdigest()
-        earlier = self._shown.get(key)
-        if earlier is not None and earlier[1] == digest and earlier[2] == self.log.epoch:
-            return ToolResult(
-                content=f"Unchanged: {key} is exactly what the {name} call {earlier[0]} returned, and that result is "
-                "still above in this conversation. Use it from there."
-            )
-        self._shown[key] = (call_id, digest, self.log.epoch)
-        return result
-
-    def _result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
-        result = self._unchanged(call_id, name, result)
-        note = repair_note(tuple(repairs))
-        content = f"{note}\n{result.content}" if note else result.content
-        bounded, was_cut = bound_text(content, self.settings.tool_result_max_chars)
-        full = result.full_text or (content if was_cut else None)
-        if full is not None and self.journal is not None:  # the journal keeps what the model saw, and a pointer
-            kept = keep_output(self.journal.path, call_id, full)
-            self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
-        self.emit(
-            ToolFinished(
-                session=self.name,
-                call_id=call_id,
-                name=name,
-                is_error=result.is_error,
-                preview=_preview(result.content),
-                chars=len(bounded),
-                bounded=was_cut,
-            )
-        )
-        return bounded
-
-    async def _run_batch(self, batch: PreparedBatch) -> bool:
-        """Run a reply's calls and append every result in order; True when a result that succeeded ends the turn."""
-        calls = batch.calls
-        results = await self._execute(calls) if calls else {}
-        closed = False
-        names = {c.id: c.function.name for c in self.log[-1].message.tool_calls}  # type: ignore[union-attr]
-        for item in batch.items:
-            if isinstance(item, ImmediateResult):
-                text = self._result_text(
-                    item.call_id, names.get(item.call_id, "?"), ToolResult(content=item.content, is_error=item.is_error)
-                )
-                call_id = item.call_id
-            else:
-                result = results[item.id]
-                if result.data and result.data.get("failure"):
-                    self.turn_failures += 1  # an edit mismatch and its kind feed the escalation counter
-                text = self._result_text(item.id, item.name, result, item.repairs)
-                call_id = item.id
-                closed = closed or (result.ends_turn and not result.is_error)
-            self._append(ToolMessage(tool_call_id=call_id, content=text))
-            self._unsent_tokens += tokens.count(text)
-        return closed
-
-    async def _run_scavenged(self, batch: PreparedBatch) -> bool:
-        """Calls written into reasoning or content: run them, and report their results in a user turn. True when a
-        result that succeeded ends the turn."""
-        results = await self._execute(batch.scavenged) if batch.scavenged else {}
-        parts = []
-        closed = False
-        for call in batch.scavenged:
-            result = results[call.id]
-            closed = closed or (result.ends_turn and not result.is_error)
-            text = self._result_text(call.id, call.name, result, call.repairs)
-            parts.append(f'<result call="{call.name}" id="{call.id}">\n{text}\n</result>')
-        for item in batch.scavenged_results:
-            parts.append(f'<result id="{item.call_id}">\n{item.content}\n</result>')
-        block = TailBlock(
-            tag="tool-results",
-            body="You wrote tool calls in your text instead of calling the tools. They were run; "
-            "next time use the tool-calling interface.\n" + "\n".join(parts),
-        )
-        self._append(UserMessage(content=compose_user_turn("That ends your turn." if closed else "Continue.", [block])))
-        return closed
 
     # ----------------------------------------------------------------------------------------------- compaction
 
@@ -692,50 +438,6 @@ class Session:
         )
 
     async def compact(self, *, reason: str) -> bool:
-        messages = self.log.messages
-        counts = tokens.count_many([entry.data.decode("utf-8") for entry in self.log])
-        keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
-        cut = choose_cut(messages, counts, keep)
-        if cut is None or cut <= 1:
-            return False
-        older, tail = messages[:cut], messages[cut:]
-        digest_request = ChatRequest(
-            model=self.settings.model,
-            messages=digest_request_messages(older),
-            stream=True,
-            thinking=Thinking(type="disabled"),
-        )
-        digest_body = encode_request(digest_request)
-        # a request like any other: counted (by its usage), priced, journaled
-        self.emit(
-            RequestStarted(
-                session=self.name,
-                request_index=self.requests + 1,
-                model=self.settings.model,
-                body_bytes=len(digest_body),
-                prefix_fingerprint=DIGEST_FINGERPRINT,
-                messages=len(digest_request.messages),
-            )
-        )
-        reply = await self.client.complete(digest_request, body=digest_body)
-        self.account(reply.usage, self.settings.model, diagnose=False)  # not the conversation: no cache diagnostics
-        digest = reply.message.content or ""
-        new = compacted_messages(older, tail, digest)
-        tokens_before = self.context_tokens()
-        self.log.rewrite(new, reason)
-        if self.journal is not None:
-            self.journal.write_rewrite(reason, list(self.log.encoded))
-            await self.journal.sync()
-        self._last_prompt_tokens = 0
-        self._unsent_tokens = sum(tokens.count_many([d.decode("utf-8") for d in self.log.encoded]))
-        self.emit(
-            Compacted(
-                session=self.name,
-                reason=reason,
-                tokens_before=tokens_before,
-                messages_before=len(messages),
-                messages_after=len(new),
-                digest_chars=len(digest),
-            )
-        )
-        return True
+        """Fold the older part of the log into a digest (:func:`sessions.compaction.compact`); False when there is
+        nothing to fold."""
+        return await compaction.compact(self, reason=reason)
