@@ -4,18 +4,23 @@ When the context passes a share of the window, the older part of the log is repl
 every older user turn verbatim and a digest of everything else written by flash; the recent tail stays verbatim. The
 frozen prefix is untouched. The next request misses the cache once, and the diagnostics name the compaction as why.
 
-Also here: :func:`compact`, which does it to a session (a digest request, then the rewrite); and bounding a
-very large tool result once, when it enters the log, in a stable head + tail form.
+Here: where to cut (:func:`plan_compaction`), the digest request flash answers (:func:`digest_request`), the new log
+(:func:`compacted_messages`); the session sends the request and applies the rewrite
+(:meth:`Session.compact <sessions.session.Session.compact>`). Also bounding a very large tool result once, when it
+enters the log, in a stable head + tail form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sessions import tokens
-from sessions.events import Compacted, RequestStarted
+from sessions.events import Compacted, RequestStarted, SessionEvent
+from sessions.journal import Journal
+from sessions.log import MessageLog
+from sessions.reply import ChatClient
 from sessions.wire import (
     AssistantMessage,
     ChatRequest,
@@ -23,12 +28,10 @@ from sessions.wire import (
     SystemMessage,
     Thinking,
     ToolMessage,
+    Usage,
     UserMessage,
     encode_request,
 )
-
-if TYPE_CHECKING:
-    from sessions.session import Session
 
 DIGEST_SYSTEM_PROMPT = (
     "You compress the history of a coding session so that the same agent can continue it. Write a dense digest: "
@@ -124,52 +127,79 @@ def bound_text(text: str, max_chars: int) -> tuple[str, bool]:
     return head + marker + tail, True
 
 
-async def compact(session: Session, *, reason: str) -> bool:
-    """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
-    journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold."""
-    messages = session.log.messages
-    counts = tokens.count_many([entry.data.decode("utf-8") for entry in session.log])
-    keep = int(session.settings.context_window * session.settings.compaction_keep_ratio)
-    cut = choose_cut(messages, counts, keep)
+def plan_compaction(log: MessageLog, keep_tokens: int) -> CompactionPlan | None:
+    """Which older messages to fold and which recent ones to keep verbatim (at most ``keep_tokens``); None when no
+    cut leaves anything to fold."""
+    messages = log.messages
+    counts = tokens.count_many([entry.data.decode("utf-8") for entry in log])
+    cut = choose_cut(messages, counts, keep_tokens)
     if cut is None or cut <= 1:
+        return None
+    return CompactionPlan(older=tuple(messages[:cut]), tail=tuple(messages[cut:]))
+
+
+def digest_request(older: Sequence[Message], model: str) -> tuple[ChatRequest, bytes]:
+    """The one-off request (outside the conversation's prefix, thinking off) whose reply is the digest, and its
+    bytes."""
+    request = ChatRequest(
+        model=model, messages=digest_request_messages(older), stream=True, thinking=Thinking(type="disabled")
+    )
+    return request, encode_request(request)
+
+
+def digest_started(session: str, request_index: int, request: ChatRequest, body: bytes) -> RequestStarted:
+    """The event of a digest request: a request of the session, outside its conversation's prefix."""
+    return RequestStarted(
+        session=session,
+        request_index=request_index,
+        model=request.model,
+        body_bytes=len(body),
+        prefix_fingerprint=DIGEST_FINGERPRINT,
+        messages=len(request.messages),
+    )
+
+
+class Compactable(Protocol):
+    """What compaction needs of a session: its log, journal and client, and its public operations."""
+
+    name: str
+    log: MessageLog
+    journal: Journal | None
+
+    client: ChatClient
+
+    @property
+    def requests(self) -> int: ...
+    def emit(self, event: SessionEvent) -> None: ...
+    def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float: ...
+    def rewrite(self, messages: Sequence[Message], reason: str) -> None: ...
+    def context_tokens(self) -> int: ...
+
+
+async def compact(session: Compactable, *, reason: str, keep_tokens: int, model: str) -> bool:
+    """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
+    journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold.
+    The digest is written by ``model`` (the session's own); the tail keeps at most ``keep_tokens``."""
+    plan = plan_compaction(session.log, keep_tokens)
+    if plan is None:
         return False
-    older, tail = messages[:cut], messages[cut:]
-    digest_request = ChatRequest(
-        model=session.settings.model,
-        messages=digest_request_messages(older),
-        stream=True,
-        thinking=Thinking(type="disabled"),
-    )
-    digest_body = encode_request(digest_request)
-    # a request like any other: counted (by its usage), priced, journaled
-    session.emit(
-        RequestStarted(
-            session=session.name,
-            request_index=session.requests + 1,
-            model=session.settings.model,
-            body_bytes=len(digest_body),
-            prefix_fingerprint=DIGEST_FINGERPRINT,
-            messages=len(digest_request.messages),
-        )
-    )
-    reply = await session.client.complete(digest_request, body=digest_body)
-    session.account(reply.usage, session.settings.model, diagnose=False)  # not the conversation: no cache diagnostics
+    request, body = digest_request(plan.older, model)
+    # a request like any other: counted (by its usage), priced, journaled; not the conversation: no diagnostics
+    session.emit(digest_started(session.name, session.requests + 1, request, body))
+    reply = await session.client.complete(request, body=body)
+    session.account(reply.usage, model, diagnose=False)
     digest = reply.message.content or ""
-    new = compacted_messages(older, tail, digest)
-    tokens_before = session.context_tokens()
-    session.log.rewrite(new, reason)
+    tokens_before, messages_before = session.context_tokens(), len(session.log)
+    session.rewrite(compacted_messages(plan.older, plan.tail, digest), reason)
     if session.journal is not None:
-        session.journal.write_rewrite(reason, list(session.log.encoded))
         await session.journal.sync()
-    session._last_prompt_tokens = 0
-    session._unsent_tokens = sum(tokens.count_many([d.decode("utf-8") for d in session.log.encoded]))
     session.emit(
         Compacted(
             session=session.name,
             reason=reason,
             tokens_before=tokens_before,
-            messages_before=len(messages),
-            messages_after=len(new),
+            messages_before=messages_before,
+            messages_after=len(session.log),
             digest_chars=len(digest),
         )
     )

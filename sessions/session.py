@@ -7,15 +7,16 @@ tool calls, append the results, repeat until the model stops calling tools or a 
 Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
 consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
 
-The parts are in their own modules: building and rebuilding from the journal in :mod:`sessions.resume`, running a
-reply's tool calls in :mod:`sessions.tool_batch`, usage and cost in :mod:`sessions.ledger`, compaction in
-:mod:`sessions.compaction`.
+Each piece of state has one owner, and the session hands each what it needs: the log of messages
+(:class:`~sessions.log.MessageLog`), the totals and cache diagnostics (:class:`~sessions.usage_ledger.UsageLedger`),
+the context-size estimate (:class:`~sessions.context_estimate.ContextEstimate`), a reply's tool calls
+(:class:`~sessions.tool_batch.ToolBatch`). Reading a journal back is :mod:`sessions.resume`; where to cut and what to
+ask for a compaction, :mod:`sessions.compaction`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,13 +25,17 @@ from typing import Any, Literal, Self
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from sessions import compaction, ledger, tokens
-from sessions import resume as resuming
+from sessions import compaction, resume
 from sessions.compaction import DIGEST_FINGERPRINT
-from sessions.diagnostics import CacheTracker
+from sessions.context_estimate import ContextEstimate
 from sessions.errors import DeepSeekError
-from sessions.events import RequestStarted, SessionEvent, StreamUpdate, TurnFinished
-from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal
+from sessions.events import (
+    SessionEvent,
+    StreamUpdate,
+    TurnFinished,
+)
+from sessions.in_flight import InFlight
+from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
 from sessions.log import MessageLog
 from sessions.prefix import Prefix
 from sessions.prices import PriceBook, default_price_book
@@ -38,28 +43,22 @@ from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import prepare_calls
 from sessions.repair.storm import StormGuard
 from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
+from sessions.request_bytes import RequestBytes
 from sessions.stream import (
-    Completed,
-    ContentDelta,
-    ReasoningDelta,
     Reply,
-    StreamEvent,
     StreamRestarted,
-    ToolCallArgumentsDelta,
 )
 from sessions.tail import TailBlock, compose_user_turn
 from sessions.tool_batch import ToolBatch
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
 from sessions.tools.registry import ToolRegistry
+from sessions.usage_ledger import CacheKey, UsageLedger
 from sessions.wire import (
-    ChatRequest,
     Message,
     ReasoningEffort,
-    Thinking,
     ToolSchema,
     Usage,
     UserMessage,
-    request_head,
 )
 
 TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
@@ -101,6 +100,25 @@ class TurnResult(BaseModel):
     cost_usd: float
     reply: Reply | None = None
 
+    def finished(self, session: str) -> TurnFinished:
+        """The event that says how the turn ended."""
+        return TurnFinished(
+            session=session,
+            status=self.status,
+            text=self.text,
+            requests=self.requests,
+            failures=self.failures,
+            cost_usd=self.cost_usd,
+        )
+
+
+def cut_retry_reason(reply: Reply, settings: SessionSettings) -> str | None:
+    """Why a reply cut at the output limit is asked for once more (see :attr:`SessionSettings.retry_when_cut`), or
+    None when it is not."""
+    if reply.finish_reason != "length" or reply.message.tool_calls or not settings.retry_when_cut:
+        return None
+    return f"the reply was cut at the output limit; asking once more with max_tokens={settings.output_limit_tokens}"
+
 
 def _is_api_error(exc: BaseException) -> bool:
     """A DeepSeek error (bare or a group of them): the server answered, with an error, not a reply to bill."""
@@ -140,28 +158,45 @@ class Session:
         self.journal = journal
         self.log = log or MessageLog()
         self.on_event = on_event
-        self.price_book = price_book or default_price_book()
-        self.clock = clock or (lambda: datetime.now(UTC))
+        self.ledger = UsageLedger(
+            session=name,
+            price_book=price_book or default_price_book(),
+            clock=clock or (lambda: datetime.now(UTC)),
+            emit=self.emit,
+        )
+        self.context = ContextEstimate()
         self.reply_source: ReplySource = reply_source or stream_reply
-        self.tracker = CacheTracker()
         self.flatmaps: dict[str, FlatMap | None] = {t.function.name: None for t in prefix.tools}
         for tool in registry:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
         self.storm = StormGuard(mutating=frozenset(t.name for t in registry if not t.read_only))
-        self.usage = Usage()
-        self.cost_usd = 0.0
-        self.requests = 0
         self.turn_failures = 0
-        self._heads: dict[str, bytes] = {}
-        self._last_prompt_tokens = 0
-        self._unsent_tokens = 0
-        self._last_epoch_sent = self.log.epoch
-        self._in_flight: tuple[str, bytes] | None = None
-        """The model and body of a request sent whose usage is not accounted yet."""
-        self._streamed: list[str] = []
-        self.tool_batch = ToolBatch(self)
-        """Runs the replies' tool calls and shapes their results (:mod:`sessions.tool_batch`); it remembers the
-        results shown, for unchanged re-reads."""
+        self.bytes = RequestBytes(thinking=settings.thinking, reasoning_effort=settings.reasoning_effort)
+        self.in_flight = InFlight(
+            session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
+        )
+        self.tool_batch = ToolBatch(
+            session=name,
+            registry=registry,
+            tool_context=self.tool_context,
+            log=self.log,
+            journal=journal,
+            emit=self.emit,
+            append=self.append,
+            max_chars=settings.tool_result_max_chars,
+        )
+
+    @property
+    def requests(self) -> int:
+        return self.ledger.requests
+
+    @property
+    def usage(self) -> Usage:
+        return self.ledger.usage
+
+    @property
+    def cost_usd(self) -> float:
+        return self.ledger.cost_usd
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -173,55 +208,37 @@ class Session:
     @classmethod
     def start(cls, *, journal_path: Path | None, **kwargs: Any) -> Self:
         """A new session; with ``journal_path``, a new journal whose header holds the prefix bytes."""
-        return resuming.start(cls, journal_path=journal_path, **kwargs)
+        journal = Journal(journal_path) if journal_path is not None else None
+        session = cls(journal=journal, **kwargs)
+        if journal is not None:
+            journal.write_header(resume.header_for(session.name, session.settings.model, session.prefix))
+            journal.sync_now()
+        return session
 
     @classmethod
     def resume(cls, *, journal_path: Path, prefix: Prefix, **kwargs: Any) -> Self:
         """Rebuild a session from its journal: the same prefix bytes, the same message bytes.
 
-        ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's, so an edited
-        memory file or a reordered tool list cannot change what a resumed conversation sends. A turn cut off mid-way
-        may have left tool calls without results; they get a result appended (appending keeps the cache): "not run"
-        for a call that never started, "interrupted while running, check the state" for one that had. Corrupt lines
-        in the middle of the journal are skipped and reported (:class:`~sessions.events.JournalRecovered`); if
-        they leave the conversation ill formed, it is mended in place and journaled as a rewrite.
+        ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's. Calls a
+        cut-off turn left open are answered, and corrupt lines skipped and mended (:mod:`sessions.resume`).
         """
-        return resuming.resume(cls, journal_path=journal_path, prefix=prefix, **kwargs)
-
-    # --------------------------------------------------------------------------------------------------- bytes
-
-    def _head(self, model: str, max_tokens: int | None = None) -> bytes:
-        if max_tokens is not None:  # a retry of a cut reply: not the conversation's usual head, not kept
-            return request_head(self._request(model, max_tokens), self.prefix.tools_bytes) + self.prefix.system_bytes
-        head = self._heads.get(model)
-        if head is None:
-            head = request_head(self._request(model), self.prefix.tools_bytes) + self.prefix.system_bytes
-            self._heads[model] = head
-        return head
-
-    def _request(self, model: str, max_tokens: int | None = None) -> ChatRequest:
-        thinking = self.settings.thinking
-        return ChatRequest(
-            model=model,
-            messages=(),
-            tools=self.prefix.tools,
-            stream=True,
-            thinking=Thinking(type="enabled" if thinking else "disabled"),
-            reasoning_effort=self.settings.reasoning_effort if thinking else None,
-            max_tokens=max_tokens,
-        )
+        state = read_journal(journal_path)
+        log = resume.stored_log(state)
+        session = cls(journal=Journal(journal_path), log=log, prefix=resume.stored_prefix(state, prefix), **kwargs)
+        session.ledger.restore(state.events)
+        mending = resume.mending(log, state, journal_path)
+        for message in mending.append:
+            session.append(message)
+        if mending.rewrite is not None:
+            session.rewrite(mending.rewrite, resume.CORRUPT_REWRITE_REASON)
+        if mending.notice is not None:
+            session.emit(mending.recovered(session.name, state))
+        session.journal.sync_now()  # type: ignore[union-attr]
+        return session
 
     def body(self, model: str | None = None, max_tokens: int | None = None) -> bytes:
         """The exact bytes of the next request: head + system + every stored message."""
-        model = model or self.settings.model
-        head = self._head(model, max_tokens)
-        encoded = self.log.encoded
-        if not encoded:
-            return head + b"]}"
-        # One join, one copy: the harness cost of a request is joining the stored bytes (DESIGN §7).
-        return b",".join(itertools.chain((head,), encoded[:-1], (encoded[-1] + b"]}",)))
-
-    # ------------------------------------------------------------------------------------------------- events
+        return self.bytes.body(self.prefix, self.log, model or self.settings.model, max_tokens)
 
     def emit(self, event: SessionEvent) -> None:
         if self.journal is not None and not isinstance(event, StreamUpdate):
@@ -229,10 +246,20 @@ class Session:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _append(self, message: Message) -> None:
+    def append(self, message: Message, counted: str | None = None) -> None:
+        """Append ``message`` to the log and the journal; ``counted`` is its text the context estimate adds."""
         entry = self.log.append(message)
         if self.journal is not None:
             self.journal.write_message(entry.data)
+        if counted is not None:
+            self.context.appended(counted)
+
+    def rewrite(self, messages: Sequence[Message], reason: str) -> None:
+        """Replace the whole log (the only rewrite, DESIGN §3.6), journaled; the next request misses once."""
+        self.log.rewrite(messages, reason)
+        if self.journal is not None:
+            self.journal.write_rewrite(reason, list(self.log.encoded))
+        self.context.rewritten(self.log.encoded)
 
     # -------------------------------------------------------------------------------------------------- turns
 
@@ -250,8 +277,7 @@ class Session:
         ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
         """
         content = compose_user_turn(text, tail)
-        self._append(UserMessage(content=content))
-        self._unsent_tokens += tokens.count(content)
+        self.append(UserMessage(content=content), content)
         self.storm.reset_turn()
         self.turn_failures = failures
         limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
@@ -276,33 +302,31 @@ class Session:
                 if reply.usage is not None:
                     turn_usage = turn_usage + reply.usage
                 max_tokens = None
-                if self._retry_cut(reply, retried=cut_retried, room=requests < limit):
+                retry = not cut_retried and requests < limit and cut_retry_reason(reply, self.settings)
+                if retry:
+                    self.emit(
+                        StreamUpdate(
+                            session=self.name, event=StreamRestarted(attempt=2, reason=retry, discarded_events=1)
+                        )
+                    )
                     cut_retried = True
                     max_tokens = self.settings.output_limit_tokens
                     continue
-                self._append(reply.message)
+                self.append(reply.message)
                 batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
-                self.tool_batch.report_repairs(batch)
-                if reply.message.tool_calls:
-                    closed = await self.tool_batch.run(batch)
+                outcome = await self.tool_batch.handle(batch, reply.message, read_only=self.settings.read_only)
+                if outcome is not None:
+                    self.turn_failures += outcome.failures
                     if batch.end_turn:
                         status = "storm"
                         break
-                    if closed:  # a tool's result ends the turn: no request for closing words (DESIGN §5)
-                        break
-                    continue
-                if batch.scavenged or batch.scavenged_results:
-                    closed = await self.tool_batch.run_scavenged(batch)
-                    if batch.end_turn:
-                        status = "storm"
-                        break
-                    if closed:
+                    if outcome.closed:  # a tool's result ends the turn: no request for closing words (DESIGN §5)
                         break
                     continue
                 if batch.empty_reply and reply.finish_reason == "stop" and not nudged:
                     nudged = True
                     self.turn_failures += 1
-                    self._append(
+                    self.append(
                         UserMessage(
                             content="Your last reply had reasoning but no answer and no tool call. "
                             "Continue: call a tool, or give your answer."
@@ -332,55 +356,19 @@ class Session:
             cost_usd=turn_cost,
             reply=last,
         )
-        self.emit(
-            TurnFinished(
-                session=self.name,
-                status=status,
-                text=text_out,
-                requests=requests,
-                failures=self.turn_failures,
-                cost_usd=turn_cost,
-            )
-        )
+        self.emit(result.finished(self.name))
         if self.journal is not None:
             await self.journal.sync()
         return result
-
-    def _retry_cut(self, reply: Reply, *, retried: bool, room: bool) -> bool:
-        """Whether to ask once more for a reply cut at the output limit (see :attr:`SessionSettings.retry_when_cut`);
-        if so, say that the cut reply is void."""
-        if reply.finish_reason != "length" or reply.message.tool_calls or retried or not room:
-            return False
-        if not self.settings.retry_when_cut:
-            return False
-        reason = (
-            "the reply was cut at the output limit; asking once more with "
-            f"max_tokens={self.settings.output_limit_tokens}"
-        )
-        self.emit(StreamUpdate(session=self.name, event=StreamRestarted(attempt=2, reason=reason, discarded_events=1)))
-        return True
-
-    def _started(self, model: str, body: bytes) -> None:
-        self._in_flight = (model, body)
-        self._streamed.clear()
-        self.emit(
-            RequestStarted(
-                session=self.name,
-                request_index=self.requests + 1,
-                model=model,
-                body_bytes=len(body),
-                prefix_fingerprint=self.prefix.fingerprint,
-                messages=len(self.log) + 1,
-            )
-        )
 
     async def request(self, model: str, *, max_tokens: int | None = None) -> tuple[Reply, float]:
         """Send the current log once and account for the reply. Does not append it.
 
         A request cut off by a cancellation is accounted too (its input was sent): an estimate, marked as one."""
         body = self.body(model, max_tokens)
-        request = self._request(model, max_tokens)
-        self._started(model, body)
+        request = self.bytes.request(self.prefix, model, max_tokens)
+        flight = self.in_flight
+        flight.started(model, body, messages=len(self.log) + 1)
 
         def body_for(other: str) -> bytes:
             return self.body(other, max_tokens)
@@ -392,41 +380,35 @@ class Session:
             client=self.client,
             failures=self.turn_failures,
             body_for=body_for,
-            account_estimate=self._account_estimate,
-            started=lambda other: self._started(other, body_for(other)),
+            account_estimate=flight.estimated,
+            started=lambda other: flight.started(other, body_for(other), messages=len(self.log) + 1),
         )
         try:
-            reply = await self.reply_source(call, self._emit_stream)
+            reply = await self.reply_source(call, flight.streamed)
         except BaseException as exc:
-            if self._in_flight is not None and not _is_api_error(exc):
-                ledger.account_interrupted(self, *self._in_flight)
+            if not _is_api_error(exc):
+                flight.cut_off()
             raise
         finally:
-            self._in_flight = None
+            flight.done()
         # A reply source may answer with another model (escalation); the reply names the model that was billed.
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost
 
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float:
-        """Add one request's usage and cost to the session; emit usage and, for a request of the conversation itself
-        (``diagnose``) whose usage the server reported, cache diagnostics (:func:`sessions.ledger.account`)."""
-        return ledger.account(self, usage, model, estimated=estimated, diagnose=diagnose)
+        """Add one request's usage and cost to the session (:meth:`InFlight.account`)."""
+        return self.in_flight.account(usage, model, estimated=estimated, diagnose=diagnose)
 
-    def _account_estimate(self, usage: Usage, model: str) -> float:
-        return self.account(usage, model, estimated=True)
-
-    def _emit_stream(self, event: StreamEvent) -> None:
-        if isinstance(event, Completed):
-            return
-        if isinstance(event, ReasoningDelta | ContentDelta | ToolCallArgumentsDelta):
-            self._streamed.append(event.text)
-        self.emit(StreamUpdate(session=self.name, event=event))
+    def _cache_key(self) -> CacheKey:
+        return CacheKey(
+            fingerprint=self.prefix.fingerprint, epoch=self.log.epoch, rewrite_reason=self.log.rewrite_reason
+        )
 
     # ----------------------------------------------------------------------------------------------- compaction
 
     def context_tokens(self) -> int:
         """Tokens the next request will carry, from the last reported usage plus what was appended since."""
-        return self._last_prompt_tokens + self._unsent_tokens
+        return self.context.tokens
 
     async def _maybe_compact(self) -> None:
         threshold = self.settings.context_window * self.settings.compaction_ratio
@@ -440,4 +422,5 @@ class Session:
     async def compact(self, *, reason: str) -> bool:
         """Fold the older part of the log into a digest (:func:`sessions.compaction.compact`); False when there is
         nothing to fold."""
-        return await compaction.compact(self, reason=reason)
+        keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
+        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model)

@@ -1,31 +1,35 @@
 """Running one reply's tool calls for a session and shaping their results (DESIGN §5).
 
-A :class:`ToolBatch` belongs to one :class:`~sessions.session.Session`: it reports the repairs of a prepared batch,
-dispatches the calls, turns each result into the text the model sees (an unchanged re-read becomes a note, a long
-result is bounded and kept in full beside the journal) and appends the results to the conversation: as tool messages
-for real calls, in one user turn for calls scavenged from the text. It reads the session's settings, journal and log
-when it runs, so a setting changed between turns (``read_only``) holds.
+A :class:`ToolBatch` belongs to one session and is handed what it works with, not the session: the tools, the log
+it reads the rewrite epoch from, the journal, and the session's ``emit`` and ``append``. It dispatches a prepared
+batch's calls, turns each result into the text the model sees (an unchanged re-read becomes a note, a long result is
+bounded and kept in full beside the journal) and appends the results to the conversation: as tool messages for real
+calls, in one user turn for calls scavenged from the text. Whether the session is read-only is asked per batch, so a
+mode changed between turns holds; the failures a batch saw are returned, for the session's turn counter.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from sessions import tokens
 from sessions.compaction import bound_text
-from sessions.events import RepairApplied, ToolFinished, ToolStarted
+from sessions.events import RepairApplied, SessionEvent, ToolFinished, ToolStarted
+from sessions.journal import Journal
 from sessions.kept_output import keep_output
+from sessions.log import MessageLog
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, repair_note
 from sessions.tail import TailBlock, compose_user_turn
-from sessions.tools.base import ToolResult
+from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
-from sessions.wire import ToolMessage, UserMessage
+from sessions.tools.registry import ToolRegistry
+from sessions.wire import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
-if TYPE_CHECKING:
-    from sessions.session import Session
+Append = Callable[[Message, str | None], None]
+"""The session's append: a message into the log and the journal, and the text to count toward the context."""
 
 
 def preview(text: str, limit: int = 160) -> str:
@@ -34,40 +38,70 @@ def preview(text: str, limit: int = 160) -> str:
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    closed: bool
+    """A result that succeeded ends the turn (a protocol tool handed something to the supervisor)."""
+    failures: int = 0
+    """Failures the results reported (an edit mismatch), for the turn's escalation counter."""
+
+
 class ToolBatch:
     """Runs the tool calls of one session's replies; remembers which results the conversation already holds."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self,
+        *,
+        session: str,
+        registry: ToolRegistry,
+        tool_context: ToolContext,
+        log: MessageLog,
+        journal: Journal | None,
+        emit: Callable[[SessionEvent], None],
+        append: Append,
+        max_chars: int,
+    ) -> None:
         self.session = session
+        self.registry = registry
+        self.tool_context = tool_context
+        self.log = log
+        self.journal = journal
+        self.emit = emit
+        self.append = append
+        self.max_chars = max_chars
         # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
         # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
         self.shown: dict[str, tuple[str, str, int]] = {}
 
-    def report_repairs(self, batch: PreparedBatch) -> None:
-        s = self.session
-        s.turn_failures += batch.failures
+    async def handle(self, batch: PreparedBatch, reply: AssistantMessage, *, read_only: bool) -> BatchOutcome | None:
+        """Report the batch's repairs, then run the reply's tool calls or the calls scavenged from its text; None
+        when it made none. The outcome's failures include the repairs'."""
         for ev in batch.events:
-            s.emit(
-                RepairApplied(session=s.name, repair=str(ev.kind), call_id=ev.call_id, tool=ev.tool, detail=ev.detail)
+            self.emit(
+                RepairApplied(
+                    session=self.session, repair=str(ev.kind), call_id=ev.call_id, tool=ev.tool, detail=ev.detail
+                )
             )
+        if reply.tool_calls:
+            outcome = await self.run(batch, reply.tool_calls, read_only=read_only)
+        elif batch.scavenged or batch.scavenged_results:
+            outcome = await self.run_scavenged(batch, read_only=read_only)
+        else:
+            return BatchOutcome(closed=False, failures=batch.failures) if batch.failures else None
+        return BatchOutcome(closed=outcome.closed, failures=outcome.failures + batch.failures)
 
-    async def execute(self, calls: Sequence[RepairedCall]) -> dict[str, ToolResult]:
-        s = self.session
+    async def execute(self, calls: Sequence[RepairedCall], *, read_only: bool) -> dict[str, ToolResult]:
         prepared = [PreparedCall(id=c.id, name=c.name, args=c.args) for c in calls]
 
         def started(call: PreparedCall) -> None:
             args_preview = preview(json.dumps(call.args, ensure_ascii=False, sort_keys=True))
-            s.emit(
-                ToolStarted(session=s.name, call_id=call.id, name=call.name, args_preview=args_preview, args=call.args)
+            self.emit(
+                ToolStarted(
+                    session=self.session, call_id=call.id, name=call.name, args_preview=args_preview, args=call.args
+                )
             )
 
-        results = await dispatch(
-            s.registry,
-            prepared,
-            s.tool_context,
-            read_only=s.settings.read_only,
-            on_start=started,
-        )
+        results = await dispatch(self.registry, prepared, self.tool_context, read_only=read_only, on_start=started)
         return {c.id: r for c, r in zip(calls, results, strict=True)}
 
     def unchanged(self, call_id: str, name: str, result: ToolResult) -> ToolResult:
@@ -76,7 +110,7 @@ class ToolBatch:
         key = result.unchanged_key
         if key is None or result.is_error:
             return result
-        epoch = self.session.log.epoch
+        epoch = self.log.epoch
         digest = hashlib.sha256(result.content.encode("utf-8", errors="surrogatepass")).hexdigest()
         earlier = self.shown.get(key)
         if earlier is not None and earlier[1] == digest and earlier[2] == epoch:
@@ -88,18 +122,17 @@ class ToolBatch:
         return result
 
     def result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
-        s = self.session
         result = self.unchanged(call_id, name, result)
         note = repair_note(tuple(repairs))
         content = f"{note}\n{result.content}" if note else result.content
-        bounded, was_cut = bound_text(content, s.settings.tool_result_max_chars)
+        bounded, was_cut = bound_text(content, self.max_chars)
         full = result.full_text or (content if was_cut else None)
-        if full is not None and s.journal is not None:  # the journal keeps what the model saw, and a pointer
-            kept = keep_output(s.journal.path, call_id, full)
-            s.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
-        s.emit(
+        if full is not None and self.journal is not None:  # the journal keeps what the model saw, and a pointer
+            kept = keep_output(self.journal.path, call_id, full)
+            self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
+        self.emit(
             ToolFinished(
-                session=s.name,
+                session=self.session,
                 call_id=call_id,
                 name=name,
                 is_error=result.is_error,
@@ -110,13 +143,14 @@ class ToolBatch:
         )
         return bounded
 
-    async def run(self, batch: PreparedBatch) -> bool:
-        """Run a reply's calls and append every result in order; True when a result that succeeded ends the turn."""
-        s = self.session
+    async def run(self, batch: PreparedBatch, tool_calls: Sequence[ToolCall], *, read_only: bool) -> BatchOutcome:
+        """Run a reply's calls (``tool_calls``: the reply's own, as the model wrote them) and append every result in
+        order."""
         calls = batch.calls
-        results = await self.execute(calls) if calls else {}
+        results = await self.execute(calls, read_only=read_only) if calls else {}
         closed = False
-        names = {c.id: c.function.name for c in s.log[-1].message.tool_calls}  # type: ignore[union-attr]
+        failures = 0
+        names = {c.id: c.function.name for c in tool_calls}
         for item in batch.items:
             if isinstance(item, ImmediateResult):
                 text = self.result_text(
@@ -126,18 +160,16 @@ class ToolBatch:
             else:
                 result = results[item.id]
                 if result.data and result.data.get("failure"):
-                    s.turn_failures += 1  # an edit mismatch and its kind feed the escalation counter
+                    failures += 1  # an edit mismatch and its kind feed the escalation counter
                 text = self.result_text(item.id, item.name, result, item.repairs)
                 call_id = item.id
                 closed = closed or (result.ends_turn and not result.is_error)
-            s._append(ToolMessage(tool_call_id=call_id, content=text))
-            s._unsent_tokens += tokens.count(text)
-        return closed
+            self.append(ToolMessage(tool_call_id=call_id, content=text), text)
+        return BatchOutcome(closed=closed, failures=failures)
 
-    async def run_scavenged(self, batch: PreparedBatch) -> bool:
-        """Calls written into reasoning or content: run them, and report their results in a user turn. True when a
-        result that succeeded ends the turn."""
-        results = await self.execute(batch.scavenged) if batch.scavenged else {}
+    async def run_scavenged(self, batch: PreparedBatch, *, read_only: bool) -> BatchOutcome:
+        """Calls written into reasoning or content: run them, and report their results in a user turn."""
+        results = await self.execute(batch.scavenged, read_only=read_only) if batch.scavenged else {}
         parts = []
         closed = False
         for call in batch.scavenged:
@@ -152,7 +184,7 @@ class ToolBatch:
             body="You wrote tool calls in your text instead of calling the tools. They were run; "
             "next time use the tool-calling interface.\n" + "\n".join(parts),
         )
-        self.session._append(
-            UserMessage(content=compose_user_turn("That ends your turn." if closed else "Continue.", [block]))
+        self.append(
+            UserMessage(content=compose_user_turn("That ends your turn." if closed else "Continue.", [block])), None
         )
-        return closed
+        return BatchOutcome(closed=closed)

@@ -7,17 +7,15 @@ the goal pauses (stuck, or out of budget).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
-from orchestrator.goal.phases import Ended, Executing, Judging, Replanning
+from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans.graph import PlanGraph, paths_overlap
-from plans.schema import Plan, Step, StepStatus
+from plans.schema import Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
@@ -32,49 +30,6 @@ class BranchVerified:
     step: Step
     summary: str
     evidence: tuple[str, ...]
-
-
-async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ended:
-    """The Executing phase: run the ready steps (several at once when ``[goal] parallel`` allows, see
-    :mod:`orchestrator.goal.parallel`); judge when every step is verified; fail when none can run."""
-    plan = ctx.plan
-    assert plan is not None
-    if all(s.status is StepStatus.DONE for s in plan.steps):
-        return Judging()
-    ready = PlanGraph(plan).ready()
-    if not ready:
-        stuck = [s for s in plan.steps if s.status in (StepStatus.FAILED, StepStatus.BLOCKED)]
-        return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
-    ctx.set_state("executing")
-    solo = [sid for sid in ready if sid in ctx.record.solo]
-    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
-    if wave:
-        from orchestrator.goal.parallel.wave import run_wave  # here: the wave imports this module
-
-        return await run_wave(ctx, [plan.step(sid) for sid in wave])
-    first = solo[0] if solo else ready[0]
-    async with ctx.checkpoints.step(first):  # before the step, and after it whatever happened
-        return await run_step(ctx, plan.step(first))
-
-
-def pick_wave(plan: Plan, ready: Sequence[str], parallel: int) -> list[str]:
-    """The ready steps that run at once: up to ``parallel`` of them, in plan order, each declaring its writes and no
-    two whose writes may name the same file (globs compared conservatively). Fewer than two: no wave."""
-    if parallel < 2:
-        return []
-    chosen: list[Step] = []
-    for sid in ready:
-        step = plan.step(sid)
-        if not step.writes or any(_overlap(step, other) for other in chosen):
-            continue
-        chosen.append(step)
-        if len(chosen) == parallel:
-            break
-    return [s.id for s in chosen] if len(chosen) >= 2 else []
-
-
-def _overlap(a: Step, b: Step) -> bool:
-    return any(paths_overlap(x, y) for x in a.writes for y in b.writes)
 
 
 async def run_step(ctx: GoalContext, step: Step) -> Executing | Replanning | Ended:

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from orchestrator.events import EndState, GoalFinished
 from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
-from orchestrator.goal.executing import next_step
+from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
 from orchestrator.goal.outcome import GoalOutcome, api_error_of, is_cancellation
 from orchestrator.goal.parallel.forks import fork_totals
+from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
+from plans.graph import PlanGraph
 from plans.schema import StepStatus
 
 __all__ = ["AnyEvent", "GoalOptions", "GoalOutcome", "GoalRunner", "Mode", "SessionOpener"]
@@ -119,3 +121,24 @@ class GoalRunner(GoalContext):
             escalations=self.escalations,
             forks=fork_totals(self.store.dir),
         )
+
+
+async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ended:
+    """The Executing phase: run the ready steps (several at once when ``[goal] parallel`` allows, see
+    :mod:`orchestrator.goal.parallel`); judge when every step is verified; fail when none can run."""
+    plan = ctx.plan
+    assert plan is not None
+    if all(s.status is StepStatus.DONE for s in plan.steps):
+        return Judging()
+    ready = PlanGraph(plan).ready()
+    if not ready:
+        stuck = [s for s in plan.steps if s.status in (StepStatus.FAILED, StepStatus.BLOCKED)]
+        return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
+    ctx.set_state("executing")
+    solo = [sid for sid in ready if sid in ctx.record.solo]
+    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    if wave:
+        return await run_wave(ctx, [plan.step(sid) for sid in wave])
+    first = solo[0] if solo else ready[0]
+    async with ctx.checkpoints.step(first):  # before the step, and after it whatever happened
+        return await run_step(ctx, plan.step(first))

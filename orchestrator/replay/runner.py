@@ -234,7 +234,7 @@ async def _run_task(
         client=client,
         memory_config_dir=config_dir,
     )
-    task.session.clock = peak_clock()  # priced as the goal's sessions are: today's table, peak rates
+    task.session.ledger.clock = peak_clock()  # priced as the goal's sessions are: today's table, peak rates
     summary = await task.execute()
     failures = [f"run error: {summary.error}"] if summary.error else []
     return _Result(status=summary.status, text=summary.text, failures=failures)

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from orchestrator.checkpoints.history import summarize
 from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
-from orchestrator.goal.executing import pick_wave
+from orchestrator.goal.parallel.wave import pick_wave
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_view import GoalTerminalUI

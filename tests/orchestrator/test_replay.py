@@ -137,7 +137,6 @@ def _clock_in_system_prompt_every_turn(monkeypatch: pytest.MonkeyPatch) -> None:
         base = self.prefix.system.content.split("\n\nCurrent time:")[0]
         stamped = f"{base}\n\nCurrent time: {datetime.now(UTC).isoformat()}"
         self.prefix = build_prefix(stamped, self.prefix.tools)
-        self._heads.clear()
         return await original(self, text, **kwargs)
 
     monkeypatch.setattr(Session, "send", send)

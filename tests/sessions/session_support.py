@@ -13,7 +13,8 @@ from sessions.events import SessionEvent
 from sessions.memory import load_standing_memory
 from sessions.prefix import build_prefix
 from sessions.reply import ReplyRequest, stream_reply
-from sessions.session import Reply, Session, SessionSettings, StreamEvent
+from sessions.session import Session, SessionSettings
+from sessions.stream import Reply, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import default_registry
 

@@ -92,7 +92,7 @@ async def test_fifty_turns_are_append_only_and_hit_the_cache(tmp_path: Path) -> 
     for prev, new in zip(recorder.bodies, recorder.bodies[1:], strict=False):
         assert _is_append(prev, new)
     assert stats["hit_ratio"] >= 0.99, stats
-    assert session.tracker.hit_ratio == pytest.approx(stats["hit_tokens"] / stats["prompt_tokens"])
+    assert session.ledger.tracker.hit_ratio == pytest.approx(stats["hit_tokens"] / stats["prompt_tokens"])
     diags = [e.diagnostics for e in events if isinstance(e, DiagnosticsReported)]
     assert not any(d.unexplained_miss for d in diags)
     assert diags[0].change_reason == "first request of the session"

@@ -29,7 +29,8 @@ from orchestrator.goal.parallel.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify
-from plans.schema import Step, StepStatus
+from plans.graph import paths_overlap
+from plans.schema import Plan, Step, StepStatus
 
 Outcome = Executing | Replanning | Ended | BranchVerified
 DISCARD_TIMEOUT_S = 30.0
@@ -139,3 +140,23 @@ def _rerun_alone(
         ctx.record.solo.append(step.id)
     ctx.save()
     ctx.emit(BranchRerun(step_id=step.id, reason=reason, conflicts=tuple(conflicts), undeclared=tuple(undeclared)))
+
+
+def pick_wave(plan: Plan, ready: Sequence[str], parallel: int) -> list[str]:
+    """The ready steps that run at once: up to ``parallel`` of them, in plan order, each declaring its writes and no
+    two whose writes may name the same file (globs compared conservatively). Fewer than two: no wave."""
+    if parallel < 2:
+        return []
+    chosen: list[Step] = []
+    for sid in ready:
+        step = plan.step(sid)
+        if not step.writes or any(_overlap(step, other) for other in chosen):
+            continue
+        chosen.append(step)
+        if len(chosen) == parallel:
+            break
+    return [s.id for s in chosen] if len(chosen) >= 2 else []
+
+
+def _overlap(a: Step, b: Step) -> bool:
+    return any(paths_overlap(x, y) for x in a.writes for y in b.writes)

@@ -1,0 +1,55 @@
+"""The exact bytes of a session's next request (DESIGN §3.1, §3.2): the cached head for its model, the frozen system
+bytes, and the stored bytes of every message, joined once.
+
+Thinking and reasoning effort are fixed for the life of a session (§3.7), so a head depends only on the prefix and
+the model; it is built once per (prefix, model) and reused for every request.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from sessions.log import MessageLog
+from sessions.prefix import Prefix
+from sessions.wire import ChatRequest, ReasoningEffort, Thinking, request_head
+
+
+class RequestBytes:
+    """Builds a session's request bodies; keeps each model's head."""
+
+    def __init__(self, *, thinking: bool, reasoning_effort: ReasoningEffort | None) -> None:
+        self.thinking = thinking
+        self.reasoning_effort = reasoning_effort if thinking else None
+        self._heads: dict[tuple[str, str], bytes] = {}
+
+    def request(self, prefix: Prefix, model: str, max_tokens: int | None = None) -> ChatRequest:
+        """The request's parameters (no messages: those are the log's stored bytes)."""
+        return ChatRequest(
+            model=model,
+            messages=(),
+            tools=prefix.tools,
+            stream=True,
+            thinking=Thinking(type="enabled" if self.thinking else "disabled"),
+            reasoning_effort=self.reasoning_effort,
+            max_tokens=max_tokens,
+        )
+
+    def head(self, prefix: Prefix, model: str, max_tokens: int | None = None) -> bytes:
+        """Everything before the first message: parameters, tools, system message."""
+        if max_tokens is not None:  # a retry of a cut reply: not the conversation's usual head, not kept
+            return request_head(self.request(prefix, model, max_tokens), prefix.tools_bytes) + prefix.system_bytes
+        key = (prefix.fingerprint, model)
+        head = self._heads.get(key)
+        if head is None:
+            head = request_head(self.request(prefix, model), prefix.tools_bytes) + prefix.system_bytes
+            self._heads[key] = head
+        return head
+
+    def body(self, prefix: Prefix, log: MessageLog, model: str, max_tokens: int | None = None) -> bytes:
+        """The exact bytes of the next request: head + system + every stored message."""
+        head = self.head(prefix, model, max_tokens)
+        encoded = log.encoded
+        if not encoded:
+            return head + b"]}"
+        # One join, one copy: the harness cost of a request is joining the stored bytes (DESIGN §7).
+        return b",".join(itertools.chain((head,), encoded[:-1], (encoded[-1] + b"]}",)))
