@@ -224,7 +224,8 @@ class Session:
         """
         state = read_journal(journal_path)
         log = resume.stored_log(state)
-        session = cls(journal=Journal(journal_path), log=log, prefix=resume.stored_prefix(state, prefix), **kwargs)
+        journal = Journal(journal_path)
+        session = cls(journal=journal, log=log, prefix=resume.stored_prefix(state, prefix), **kwargs)
         session.ledger.restore(state.events)
         mending = resume.mending(log, state, journal_path)
         for message in mending.append:
@@ -233,7 +234,7 @@ class Session:
             session.rewrite(mending.rewrite, resume.CORRUPT_REWRITE_REASON)
         if mending.notice is not None:
             session.emit(mending.recovered(session.name, state))
-        session.journal.sync_now()  # type: ignore[union-attr]
+        journal.sync_now()
         return session
 
     def body(self, model: str | None = None, max_tokens: int | None = None) -> bytes:
