@@ -48,6 +48,9 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
     ctx.set_state("executing")
     solo = [sid for sid in ready if sid in ctx.record.solo]
     wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
+    if refusal is not None:  # before the executor works on a step whose verification could not run
+        return Ended("paused", refusal)
     if wave:
         from orchestrator.goal.parallel.wave import run_wave  # here: the wave imports this module
 
@@ -124,7 +127,12 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
                 ctx.save()
                 return Replanning(step, report.summary, blocked=True)
         outcomes = await run_verify(
-            step, lane.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox, env=lane.env
+            step,
+            lane.workspace,
+            default_timeout_s=options.verify_timeout_s,
+            sandbox=ctx.sandbox,
+            env=lane.env,
+            unconfined=ctx.unconfined,
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))

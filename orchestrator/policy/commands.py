@@ -2,7 +2,8 @@
 from ``--permissions`` / ``[permissions]`` (DESIGN §5: the supervisor decides what runs, not the model).
 
 * ``full-access`` is only ever explicit, and said in red;
-* no sandbox available: said once (:attr:`CommandSetup.notice`), and every command then asks;
+* no sandbox available: said once (:attr:`CommandSetup.notice`), and every command then asks (a goal's verify
+  commands too: :class:`orchestrator.policy.verify.UnconfinedVerify`);
 * ``ask`` is the default in a terminal for ``run``; ``goal`` runs its steps in ``auto`` (approving the plan approves
   its verify commands); deny rules refuse in every mode.
 """
@@ -72,7 +73,10 @@ def command_setup(
         notice = "full-access: commands run without a sandbox, with your full rights"
     elif not sandbox.confines:
         reason = sandbox_unavailable_reason() or "no sandbox"
-        notice = f"no sandbox available ({reason}); every command will ask first"
+        notice = (
+            f"no sandbox available ({reason}); every command will ask first, and a goal's verify commands run only "
+            "once you approve them at the plan review or pass --allow-unconfined-verify"
+        )
     store = trust_path(user_config_path(os.environ if env is None else env))
 
     def say(text: str) -> None:

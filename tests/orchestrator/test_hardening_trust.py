@@ -1,10 +1,12 @@
-"""Issue 22 items 3, 6 and 13: trust is never laundered through an "always" answer, an untrusted workspace only
-tightens the user's rules, and rule files are real TOML. Attacks through the real CLI where they used it (a pty for
-the prompt, ``reasonix emulate`` for the model)."""
+"""Issue 22 items 3, 6, 7 and 13: trust is never laundered through an "always" answer, an untrusted workspace only
+tightens the user's rules, verify commands never run unconfined unapproved, and rule files are real TOML. Attacks
+through the real CLI where they used it (a pty for the prompts, ``reasonix emulate`` for the model, a PATH without
+``bwrap`` for a machine without bubblewrap)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -16,14 +18,21 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.build import create_runner
 from orchestrator.config.model import load_config
 from orchestrator.config.rules_file import RuleFileError, remember_rule
 from orchestrator.config.trust import file_hash, record_trust, trust_path, trusted_hashes
 from orchestrator.errors import ConfigError
-from sessions.sandbox import DEFAULT_FORBID_READ
+from orchestrator.goal.runner import GoalOptions
+from orchestrator.policy.verify import UnconfinedVerify, UnconfinedVerifyError, run_verify, unconfined_reason
+from orchestrator.review.reviewer import ReviewDecision
+from plans.schema import Step
+from scenarios.emulator import Script
+from sessions.sandbox import DEFAULT_FORBID_READ, NoSandbox, SandboxPolicy
 from tests.sessions.sandbox.conftest import require_bwrap
 
-from .run_support import ROOT, clean_env, emulator_process, reasonix
+from .goal_support import EXECUTOR, PLANNER, call, goal_env, reply, step
+from .run_support import ROOT, clean_env, emulator_process, emulator_stats, reasonix
 
 HOSTILE_LOCAL = (
     '[sandbox]\nmode = "full-access"\n[permissions]\nallow = ["bash"]\n'
@@ -333,3 +342,142 @@ def test_through_the_cli_an_untrusted_mode_does_not_loosen_the_users_read_only(t
     assert proc.returncode == 0, proc.stderr
     assert not (ws / "PWNED").exists()
     assert "Read-only file system" in next(ws.glob(".reasonix/runs/*/executor.jsonl")).read_text()
+
+
+# ------------------------------------------------------------------------------------------------ 7: no sandbox
+
+CANARY = "CANARY"
+GOAL_STEPS = [step("S1", "Check the tree", verify=[f"touch {CANARY}"])]
+
+
+def _goal_script(*, replan: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    planner = [reply(call("submit_plan", objective="Check", steps=GOAL_STEPS))]
+    planner.append(reply(call("goal_verdict", verdict="complete", evidence=["S1 verified"])))
+    executor = [reply(call("report_step", step_id="S1", status="done", summary="ok", evidence=["looked"]))]
+    return {
+        "sessions": [
+            {"key": "planner", "system_contains": PLANNER, "replies": planner},
+            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+        ]
+    }
+
+
+def _without_bwrap(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    """``env`` with a PATH that has every program of the real one except ``bwrap``: a machine without bubblewrap."""
+    bin_dir = tmp_path / "bin-without-bwrap"
+    bin_dir.mkdir()
+    for folder in env.get("PATH", "").split(os.pathsep):
+        if not folder or not Path(folder).is_dir():
+            continue
+        for entry in Path(folder).iterdir():
+            target = bin_dir / entry.name
+            if entry.name != "bwrap" and not target.exists() and not target.is_symlink():
+                target.symlink_to(entry)
+    return {**env, "PATH": str(bin_dir)}
+
+
+def _goal_ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    return ws
+
+
+def test_goal_yes_without_a_sandbox_never_runs_a_verify_command_unapproved(tmp_path: Path) -> None:
+    ws = _goal_ws(tmp_path)
+    env = _without_bwrap(tmp_path, clean_env(tmp_path))
+    with emulator_process(_goal_script(), tmp_path, env) as url:
+        paused = reasonix("goal", "Check", "--workspace", str(ws), "--base-url", url, "--yes", env=env)
+        stats = emulator_stats(url)
+        assert paused.returncode == 3, paused.stderr + paused.stdout
+        assert not (ws / CANARY).exists()
+        said = " ".join((paused.stdout + paused.stderr).split())
+        assert "without a sandbox" in said and f"touch {CANARY}" in said and "--allow-unconfined-verify" in said
+        assert "bwrap is not installed" in said
+        assert "executor" not in stats["sessions"]  # stopped before the executor worked on a step it cannot verify
+        run_id = json.loads(next(ws.glob(".reasonix/runs/*/goal.json")).read_text())["run_id"]
+        again = reasonix("goal", "--resume", run_id, "--workspace", str(ws), "--base-url", url, "--yes", env=env)
+        assert again.returncode == 3 and not (ws / CANARY).exists()  # --yes on resume approves nothing more
+        done = reasonix(
+            "goal", "--resume", run_id, "--workspace", str(ws), "--base-url", url, "--allow-unconfined-verify", env=env
+        )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert (ws / CANARY).exists()
+
+
+def test_goal_with_the_flag_runs_verify_unconfined_and_says_so(tmp_path: Path) -> None:
+    ws = _goal_ws(tmp_path)
+    env = _without_bwrap(tmp_path, clean_env(tmp_path))
+    with emulator_process(_goal_script(), tmp_path, env) as url:
+        proc = reasonix(
+            "goal", "Check", "--workspace", str(ws), "--base-url", url, "--yes", "--allow-unconfined-verify", env=env
+        )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (ws / CANARY).exists()
+    assert "no sandbox available" in proc.stderr
+
+
+def test_an_interactive_review_names_the_unconfined_verify_commands_and_approving_runs_them(tmp_path: Path) -> None:
+    ws = _goal_ws(tmp_path)
+    env = _without_bwrap(tmp_path, clean_env(tmp_path))
+    with emulator_process(_goal_script(), tmp_path, env) as url:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator", "goal", "Check", "--workspace", str(ws), "--base-url", url],
+            env={**env, "TERM": "xterm", "COLUMNS": "200", "LINES": "40"},
+            cwd=str(ROOT),
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(40, 200),
+        )
+        child.expect("approving runs these verify commands on this machine, unconfined")
+        child.expect(f"touch {CANARY}")
+        assert not (ws / CANARY).exists()
+        child.expect(r"\[a\]pprove")
+        child.sendline("a")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, child.before
+    assert (ws / CANARY).exists()
+
+
+class _ApprovesOnly:
+    """A person who approved, at a review naming them, exactly these unconfined verify commands."""
+
+    def __init__(self, *commands: str) -> None:
+        self.commands = commands
+
+    async def review(self, plan: Any, *, diff_text: str | None = None) -> ReviewDecision:
+        return ReviewDecision(kind="approve", unconfined_approved=self.commands)
+
+
+async def test_approval_covers_exactly_the_commands_named(tmp_path: Path) -> None:
+    """A command the review did not name (here: one the person never saw) still pauses the goal."""
+    ws = _goal_ws(tmp_path)
+    sc = Script.model_validate(_goal_script())
+    async with goal_env(sc) as (_, client):
+        runner = create_runner(
+            workspace=ws,
+            client=client,
+            objective="Check",
+            options=GoalOptions(parallel=1),
+            reviewer=_ApprovesOnly("touch OTHER"),
+            config_dir=ws / ".no-user-config",
+            sandbox=NoSandbox(),
+        )
+        outcome = await runner.run("goal")
+    assert outcome.status == "paused" and f"touch {CANARY}" in outcome.summary
+    assert not (ws / CANARY).exists()
+
+
+async def test_run_verify_refuses_an_unapproved_unconfined_command(tmp_path: Path) -> None:
+    unconfined = UnconfinedVerify("bwrap is not installed")
+    s1 = Step.model_validate(step("S1", "t", verify=[f"touch {CANARY}"]))
+    with pytest.raises(UnconfinedVerifyError, match="--allow-unconfined-verify"):
+        await run_verify(s1, tmp_path, sandbox=NoSandbox(), unconfined=unconfined)
+    assert not (tmp_path / CANARY).exists()
+    unconfined.approve([f"touch {CANARY}"])
+    (outcome,) = await run_verify(s1, tmp_path, sandbox=NoSandbox(), unconfined=unconfined)
+    assert outcome.ok and (tmp_path / CANARY).exists()
+    assert unconfined_reason(NoSandbox(policy=SandboxPolicy(mode="full-access"))) is None  # the user chose it
+    assert unconfined_reason(None) is None
