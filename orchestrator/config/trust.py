@@ -141,6 +141,11 @@ def untrusted_problems(path: Path, data: Mapping[str, Any], store: Path) -> list
     ]
 
 
+def replacing_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys of ``data`` that merge only tighter while it is untrusted, and replace the user's once trusted."""
+    return [key for key in (*_STRICTER_FIRST, *_UNION, "sandbox.network", *_KEPT) if _lookup(data, key)[0]]
+
+
 def _stricter(order: tuple[object, ...], below: object, top: object) -> object:
     rank = {value: i for i, value in enumerate(order)}
     return top if rank.get(top, len(order)) < rank.get(below, len(order)) else below

@@ -241,6 +241,17 @@ def test_a_trusted_workspace_sets_what_it_likes(tmp_path: Path) -> None:
     assert config.sandbox.mode == "workspace-write" and config.permissions.deny == []
 
 
+def test_reasonix_trust_says_which_keys_will_replace_the_users(tmp_path: Path) -> None:
+    ws, user = _dirs(tmp_path)
+    (user / "config.toml").write_text('[permissions]\ndeny = ["bash(rm:*)"]\n')
+    (ws / "reasonix.toml").write_text('[permissions]\ndeny = []\n[sandbox]\nmode = "workspace-write"\n')
+    env = clean_env(tmp_path)
+    proc = reasonix("trust", "--workspace", str(ws), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "replace yours" in proc.stdout and "sandbox.mode, permissions.deny" in proc.stdout
+    assert load_config(workspace=ws, env=env).config.permissions.deny == []  # trusted: as the user's own
+
+
 _MODES = ("read-only", "workspace-write")
 _PERMISSION_MODES = ("read-only", "ask")
 _RULE = st.sampled_from(["bash(rm:*)", "bash(curl:*)", "write(.env)", "read(secrets/**)", "bash(git push:*)"])
