@@ -151,6 +151,9 @@ class GoalCommand:
         )
         if setup.notice:
             Console(stderr=True).print(Text(f"reasonix: {setup.notice}", style="red"))
+        if setup.options.allow_unconfined_verify and unconfined_reason(setup.sandbox) is not None:
+            warning = "--allow-unconfined-verify: the plan's verify commands will run on this machine, unconfined"
+            Console(stderr=True).print(Text(f"reasonix: {warning}", style="red"))
         resolved, options = setup.resolved, setup.options
         api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
         if previous is not None:

@@ -401,6 +401,7 @@ def test_goal_yes_without_a_sandbox_never_runs_a_verify_command_unapproved(tmp_p
         )
     assert done.returncode == 0, done.stderr + done.stdout
     assert (ws / CANARY).exists()
+    assert "verify commands will run on this machine, unconfined" in " ".join(done.stderr.split())
 
 
 def test_an_interactive_review_names_the_unconfined_verify_commands_and_approving_runs_them(tmp_path: Path) -> None:
