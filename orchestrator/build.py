@@ -398,6 +398,7 @@ def setup_goal(
     permissions: str | None = None,
     asker: Asker | None = None,
     on_notice: Callable[[str], None] | None = None,
+    allow_unconfined_verify: bool = False,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
     MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
@@ -408,7 +409,12 @@ def setup_goal(
     resolved = load_config(workspace=workspace, flags={"base_url": base_url}, env=env)
     commands = command_setup(resolved, workspace, sandbox_mode=sandbox_mode, permissions=permissions, asker=asker)
     options = goal_options(
-        resolved.config, preset=preset, budget_usd=budget_usd, max_requests=max_requests, max_minutes=max_minutes
+        resolved.config,
+        preset=preset,
+        budget_usd=budget_usd,
+        max_requests=max_requests,
+        max_minutes=max_minutes,
+        allow_unconfined_verify=allow_unconfined_verify,
     )
     return GoalSetup(
         workspace=workspace,

@@ -34,6 +34,7 @@ from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.goal.store import RunStore
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
+from orchestrator.policy.verify import unconfined_reason
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
@@ -94,7 +95,9 @@ class GoalCommand:
 
     # -------------------------------------------------------------------------------------------- building
 
-    def _reviewer(self, *, needs_review: bool, estimate: Callable[[Plan], str] | None = None) -> Reviewer | None:
+    def _reviewer(
+        self, *, needs_review: bool, estimate: Callable[[Plan], str] | None = None, unconfined: str | None = None
+    ) -> Reviewer | None:
         if self.mode == "exec":
             return None
         yes = bool(getattr(self.args, "yes", False))
@@ -103,7 +106,12 @@ class GoalCommand:
             return None  # a resumed goal past its review: nobody needs to be asked
         # Without --json the goal display has already drawn the plan (and any diff) on the same console.
         return make_reviewer(
-            console, yes=yes, stdin_isatty=self.stdin_isatty, show_plan=bool(self.args.json), estimate=estimate
+            console,
+            yes=yes,
+            stdin_isatty=self.stdin_isatty,
+            show_plan=bool(self.args.json),
+            estimate=estimate,
+            unconfined=unconfined,
         )
 
     def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
@@ -139,9 +147,13 @@ class GoalCommand:
             permissions=getattr(args, "permissions", None),
             asker=terminal_asker() if self.stdin_isatty and not args.json else None,
             on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
+            allow_unconfined_verify=bool(getattr(args, "allow_unconfined_verify", False)),
         )
         if setup.notice:
             Console(stderr=True).print(Text(f"reasonix: {setup.notice}", style="red"))
+        if setup.options.allow_unconfined_verify and unconfined_reason(setup.sandbox) is not None:
+            warning = "--allow-unconfined-verify: the plan's verify commands will run on this machine, unconfined"
+            Console(stderr=True).print(Text(f"reasonix: {warning}", style="red"))
         resolved, options = setup.resolved, setup.options
         api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
         if previous is not None:
@@ -153,6 +165,7 @@ class GoalCommand:
         book = resolved.config.price_book()
         reviewer = self._reviewer(
             needs_review=needs_review,
+            unconfined=unconfined_reason(setup.sandbox),
             estimate=lambda plan: estimate_plan(workspace, plan, model=options.flash_model, book=book).text(
                 options.budget
             ),

@@ -55,6 +55,12 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-usd", type=float, metavar="X", help="pause the goal when it has cost $X")
     add_max_requests_option(parser, "pause the goal after N requests to the model")
     parser.add_argument("--max-minutes", type=float, metavar="M", help="pause the goal after M minutes of work")
+    parser.add_argument(
+        "--allow-unconfined-verify",
+        action="store_true",
+        help="without a sandbox, still run the plan's verify commands, on this machine with your rights "
+        "(--yes does not approve that)",
+    )
     add_json_option(parser)
 
 

@@ -7,7 +7,8 @@ Sources, highest first:
    ``api_key_env`` names (``DEEPSEEK_API_KEY`` by default) and lives only on :class:`ResolvedConfig`, never in a file;
 3. the project files ``<workspace>/reasonix.local.toml`` (the user's answers to permission prompts) over
    ``<workspace>/reasonix.toml``; keys that redirect requests, pick the key, open the network, drop the sandbox or
-   allow commands are refused there until the user trusts the workspace (:mod:`orchestrator.config.trust`);
+   allow commands are refused there until the user trusts the workspace, and without trust the rest can only
+   tighten what is below (more deny / ask rules and hidden paths, a stricter mode): :mod:`orchestrator.config.trust`;
 4. the user file ``$XDG_CONFIG_HOME/reasonix/config.toml`` (``~/.config/reasonix/config.toml`` by default);
 5. the built-in defaults below.
 
@@ -36,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json
 from orchestrator.config.messages import validate_layer
-from orchestrator.config.trust import trust_path, untrusted_problems
+from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
 from sessions.prices import FamilyPrice, PriceBook, default_price_book
 from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
@@ -223,6 +224,13 @@ def user_config_path(env: Mapping[str, str], user_config_dir: Path | None = None
     return base / "reasonix" / USER_FILE
 
 
+def _leaf(data: Mapping[str, Any], dotted: str) -> object:
+    node: Any = data
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
 def load_config(
     *,
     workspace: Path,
@@ -233,8 +241,11 @@ def load_config(
     """Resolve the configuration (see the module docstring). Raises :class:`ConfigError` naming file and key."""
     env = os.environ if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
+    untrusted: set[str] = set()
+    """The workspace files the user has not trusted as they are: they merge only tighter."""
     files: list[Path] = []
     user_file = user_config_path(env, user_config_dir)
+    store = trust_path(user_file)
     trust_problems: list[ConfigProblem] = []
     for path in (user_file, workspace / MCP_FILE, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
         data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)
@@ -242,7 +253,9 @@ def load_config(
             layers.append((str(path), data))
             files.append(path)
             if path != user_file:
-                trust_problems.extend(untrusted_problems(path, data, trust_path(user_file)))
+                trust_problems.extend(untrusted_problems(path, data, store))
+                if not is_trusted(store, path):
+                    untrusted.add(str(path))
     env_values: dict[str, object] = {}
     if env.get(ENV_BASE_URL, "").strip():
         env_values["base_url"] = env[ENV_BASE_URL].strip()
@@ -260,8 +273,14 @@ def load_config(
         raise ConfigError(problems)
 
     merged: dict[str, Any] = {}
-    sources = dict.fromkeys(flatten(Config().model_dump(mode="python")), DEFAULT_SOURCE)
+    defaults = Config().model_dump(mode="python")
+    sources = dict.fromkeys(flatten(defaults), DEFAULT_SOURCE)
     for source, data in layers:
+        if source in untrusted:
+            below, merged = merged, tighten(merged, data, defaults)
+            changed = [k for k in flatten(data) if _leaf(merged, k) != _leaf(below, k)]
+            sources.update(dict.fromkeys(changed, source))
+            continue
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
     config = Config.model_validate(merged)

@@ -24,6 +24,7 @@ from orchestrator.goal.tools import Mailbox, executor_tools, planner_tools
 from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
 from orchestrator.policy.stuck import ProgressTracker
+from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
 from plans.schema import Plan
 from sessions.client import DeepSeekClient
@@ -56,6 +57,8 @@ class GoalOptions(BaseModel):
     retry_from_checkpoint: bool = True
     parallel: int = Field(default=3, ge=1)
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
+    allow_unconfined_verify: bool = False
+    """``--allow-unconfined-verify``: without a sandbox, verify commands run on the host anyway."""
 
 
 class SessionOpener(Protocol):
@@ -115,6 +118,8 @@ class GoalContext:
         self.workspace = workspace
         self.sandbox: Sandbox = sandbox or NoSandbox()
         """What confines the supervisor's verify commands (the sessions' commands are confined by their builder)."""
+        self.unconfined = UnconfinedVerify(unconfined_reason(sandbox), allow_all=options.allow_unconfined_verify)
+        """Which verify commands may run although no sandbox confines them (none unless the user said so)."""
         self.client = client
         """The client the sessions send through (the caller opens and closes it)."""
         self.store = store

@@ -79,7 +79,12 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
                 ctx.save()
                 return Replanning(step, report.summary, blocked=True)
         outcomes = await run_verify(
-            step, lane.workspace, default_timeout_s=options.verify_timeout_s, sandbox=ctx.sandbox, env=lane.env
+            step,
+            lane.workspace,
+            default_timeout_s=options.verify_timeout_s,
+            sandbox=ctx.sandbox,
+            env=lane.env,
+            unconfined=ctx.unconfined,
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))

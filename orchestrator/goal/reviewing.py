@@ -42,6 +42,7 @@ async def review(ctx: GoalContext) -> Approved | Ended:
         decision = await ctx.reviewer.review(old, diff_text=diff_shown)
         ctx.emit(ReviewDecided(decision=decision.kind, automatic=decision.automatic, feedback=decision.feedback))
         if decision.kind == "approve":
+            ctx.unconfined.approve(decision.unconfined_approved)  # what the review named as running unconfined
             return Approved()
         if decision.kind == "cancel":
             return Ended("cancelled", "the user cancelled the plan at review")

@@ -137,6 +137,9 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
     ctx.set_state("executing")
     solo = [sid for sid in ready if sid in ctx.record.solo]
     wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
+    if refusal is not None:  # before the executor works on a step whose verification could not run
+        return Ended("paused", refusal)
     if wave:
         return await run_wave(ctx, [plan.step(sid) for sid in wave])
     first = solo[0] if solo else ready[0]

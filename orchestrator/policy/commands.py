@@ -2,24 +2,25 @@
 from ``--permissions`` / ``[permissions]`` (DESIGN §5: the supervisor decides what runs, not the model).
 
 * ``full-access`` is only ever explicit, and said in red;
-* no sandbox available: said once (:attr:`CommandSetup.notice`), and every command then asks;
+* no sandbox available: said once (:attr:`CommandSetup.notice`), and every command then asks (a goal's verify
+  commands too: :class:`orchestrator.policy.verify.UnconfinedVerify`);
 * ``ask`` is the default in a terminal for ``run``; ``goal`` runs its steps in ``auto`` (approving the plan approves
   its verify commands); deny rules refuse in every mode.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from orchestrator.config.model import LOCAL_FILE, ResolvedConfig, user_config_path
-from orchestrator.config.trust import record_trust, trust_path
+from orchestrator.config.model import ResolvedConfig, user_config_path
+from orchestrator.config.rules_file import RuleFileError, remember_rule
+from orchestrator.config.trust import trust_path
 from orchestrator.errors import ConfigError, ConfigProblem
+from orchestrator.ui.safe_text import neutralise
 from sessions.permissions import ApprovalMode, Asker, PermissionGate, RuleError, Rules
 from sessions.sandbox import Sandbox, describe, sandbox_for, sandbox_unavailable_reason
 
@@ -41,40 +42,6 @@ class CommandSetup:
         return not self.sandbox.confines
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _toml(data: Mapping[str, Any], prefix: str = "") -> str:
-    lines = [f"{key} = {_toml_value(v)}" for key, v in data.items() if not isinstance(v, Mapping)]
-    out = "\n".join(lines) + ("\n" if lines else "")
-    for key, v in data.items():
-        if isinstance(v, Mapping):
-            name = f"{prefix}{key}"
-            out += f"\n[{name}]\n" + _toml(v, name + ".")
-    return out
-
-
-def remember_rule(workspace: Path, rule: str, user_config_file: Path) -> None:
-    """Add ``rule`` to ``[permissions] allow`` in ``reasonix.local.toml`` and trust the file as written: the user
-    answered "always" just now."""
-    path = workspace / LOCAL_FILE
-    data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    allow = data.setdefault("permissions", {}).setdefault("allow", [])
-    if rule not in allow:
-        allow.append(rule)
-    path.write_text(_toml(data), encoding="utf-8")
-    record_trust(trust_path(user_config_file), [path])
-
-
 def command_setup(
     resolved: ResolvedConfig,
     workspace: Path,
@@ -84,8 +51,10 @@ def command_setup(
     default_permissions: ApprovalMode = "auto",
     asker: Asker | None = None,
     env: Mapping[str, str] | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> CommandSetup:
-    """The sandbox and the gate. Raises :class:`ConfigError` for a rule that does not parse or a bad mode."""
+    """The sandbox and the gate. Raises :class:`ConfigError` for a rule that does not parse or a bad mode.
+    ``on_notice`` hears why an "always" rule was not saved (default: standard error)."""
     config = resolved.config
     try:
         policy = config.sandbox_policy(sandbox_mode)
@@ -104,11 +73,20 @@ def command_setup(
         notice = "full-access: commands run without a sandbox, with your full rights"
     elif not sandbox.confines:
         reason = sandbox_unavailable_reason() or "no sandbox"
-        notice = f"no sandbox available ({reason}); every command will ask first"
-    user_file = user_config_path(os.environ if env is None else env)
+        notice = (
+            f"no sandbox available ({reason}); every command will ask first, and a goal's verify commands run only "
+            "once you approve them at the plan review or pass --allow-unconfined-verify"
+        )
+    store = trust_path(user_config_path(os.environ if env is None else env))
+
+    def say(text: str) -> None:
+        print(f"reasonix: {text}", file=sys.stderr, flush=True)
 
     def remember(rule: str) -> None:
-        remember_rule(workspace, rule, user_file)
+        try:
+            remember_rule(workspace, rule, store)
+        except RuleFileError as exc:  # the rule is the model's text: shown with its control characters visible
+            (on_notice or say)(neutralise(f"{rule} was not saved, it holds for this session only: {exc}"))
 
     gate = PermissionGate(rules, mode=mode, asker=asker, remember=remember)
     return CommandSetup(sandbox=sandbox, gate=gate, notice=notice)

@@ -12,20 +12,28 @@ Each command runs with ``bash -c`` in the workspace root:
   first): a verify command never leaves processes behind.
 
 An outcome is ok iff the exit code equals the command's ``expect_exit``.
+
+Without a sandbox (bubblewrap missing or broken, and the user did not choose ``full-access``) a verify command would run
+on the host with the user's full rights, so it runs only when the user said so for exactly that
+(:class:`UnconfinedVerify`): ``--allow-unconfined-verify``, or approving, at a plan review that named it as running
+unconfined, the plan that holds it. ``--yes`` alone approves nothing of the kind: the goal pauses with a message
+saying what to do (:meth:`UnconfinedVerify.refusal`), and :func:`run_verify` refuses as a last line.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import VerifyOutcome
-from plans.schema import Step, VerifyCommand
-from sessions.sandbox import Sandbox
+from orchestrator.ui.safe_text import neutralise
+from plans.schema import Plan, Step, StepStatus, VerifyCommand
+from sessions.sandbox import Sandbox, sandbox_unavailable_reason
 from sessions.tools.bounded import HeadTail
 from sessions.tools.process import run_shell
 
@@ -33,8 +41,66 @@ from sessions.tools.process import run_shell
 EXIT_GRACE_S = 1.0
 
 
+#: The flag that lets a goal's verify commands run on this machine when no sandbox is available.
+UNCONFINED_FLAG = "--allow-unconfined-verify"
+
+
 class VerifyError(ReasonixError):
     """The supervisor could not run verification at all (no workspace, no bash): not the step's fault."""
+
+
+class UnconfinedVerifyError(VerifyError):
+    """A verify command would have run without a sandbox, and the user had not approved that."""
+
+
+def unconfined_reason(sandbox: Sandbox | None) -> str | None:
+    """Why verify commands would run unconfined under ``sandbox``; ``None`` when they are confined, when the user
+    chose ``full-access``, or when no sandbox was asked for at all (a caller running them directly: tests, replay in a
+    throwaway copy)."""
+    if sandbox is None or sandbox.confines or sandbox.policy.mode == "full-access":
+        return None
+    return sandbox_unavailable_reason() or "no sandbox is available here"
+
+
+def pending_commands(plan: Plan) -> list[str]:
+    """The verify commands of the steps still to run, each once, in plan order."""
+    steps = [s for s in plan.steps if s.status is not StepStatus.DONE]
+    return list(dict.fromkeys(v.command for s in steps for v in s.verify))
+
+
+@dataclass
+class UnconfinedVerify:
+    """Which verify commands may run without a sandbox in this run (see the module docstring)."""
+
+    reason: str | None
+    """Why they would be unconfined; ``None``: they are not, nothing needs approving."""
+    allow_all: bool = False
+    """``--allow-unconfined-verify``."""
+    approved: set[str] = field(default_factory=set)
+    """Commands a person approved at a review that named them as unconfined."""
+
+    def unapproved(self, steps: Sequence[Step]) -> list[str]:
+        """The commands of ``steps`` that would run unconfined without the user's say-so."""
+        if self.reason is None or self.allow_all:
+            return []
+        commands = dict.fromkeys(v.command for s in steps for v in s.verify)
+        return [c for c in commands if c not in self.approved]
+
+    def approve(self, commands: Iterable[str]) -> None:
+        self.approved.update(commands)
+
+    def refusal(self, steps: Sequence[Step]) -> str | None:
+        """The message that stops the goal before ``steps`` run, or ``None`` when they may."""
+        commands = self.unapproved(steps)
+        if not commands:
+            return None
+        names = ", ".join(s.id for s in steps if any(v.command in commands for v in s.verify))
+        shown = "; ".join(f"`{neutralise(c)}`" for c in commands)
+        return (
+            f"nothing was run: the verify commands of {names} would run on this machine without a sandbox "
+            f"({self.reason}): {shown}. Resume once a sandbox works, or, to run them on this machine with your "
+            f"rights, resume with {UNCONFINED_FLAG}"
+        )
 
 
 async def run_command(
@@ -90,8 +156,13 @@ async def run_verify(
     env: Mapping[str, str] | None = None,
     stop_on_failure: bool = False,
     sandbox: Sandbox | None = None,
+    unconfined: UnconfinedVerify | None = None,
 ) -> tuple[VerifyOutcome, ...]:
-    """Run every verify command of ``step`` in order (all of them, unless ``stop_on_failure``)."""
+    """Run every verify command of ``step`` in order (all of them, unless ``stop_on_failure``). With ``unconfined``
+    given, raises :class:`UnconfinedVerifyError` instead of running a command it does not allow."""
+    refusal = unconfined.refusal([step]) if unconfined is not None else None
+    if refusal is not None:
+        raise UnconfinedVerifyError(refusal)
     outcomes: list[VerifyOutcome] = []
     for verify in step.verify:
         outcome = await run_command(

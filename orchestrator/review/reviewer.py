@@ -24,6 +24,7 @@ from rich.text import Text
 
 from orchestrator.errors import ReviewScriptExhaustedError, ReviewUnavailableError
 from orchestrator.events import ReviewDecided
+from orchestrator.policy.verify import pending_commands
 from orchestrator.review.editor import Problem, edit_plan, editor_command, is_unchanged
 from orchestrator.ui.safe_text import neutralise, neutralise_model
 from orchestrator.ui.wording import counted
@@ -44,6 +45,8 @@ class ReviewDecision(BaseModel):
     plan: Plan | None = None
     automatic: bool = False
     """True when no person decided (``--yes``)."""
+    unconfined_approved: tuple[str, ...] = ()
+    """With ``approve``: the verify commands the review named as running without a sandbox (the person saw that)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -141,8 +144,11 @@ class TerminalReviewer:
         editor: str | None = None,
         show_plan: bool = True,
         estimate: Callable[[Plan], str] | None = None,
+        unconfined: str | None = None,
     ) -> None:
         self._estimate = estimate
+        self._unconfined = unconfined
+        """Why verify commands would run without a sandbox (``None``: they would not)."""
         self._console = console
         self._read_line = read_line or _read_stdin
         self._editor = editor
@@ -163,12 +169,21 @@ class TerminalReviewer:
         self._console.print(Text(f"Plan review · revision {plan.revision}", style="bold"))
         if self._estimate is not None:
             self._console.print(Text(self._estimate(plan), style="dim"), soft_wrap=True)
+        for line in self._unconfined_notice(plan):
+            self._console.print(Text(neutralise(line), style="red"), soft_wrap=True)
         if not self._show_plan:
             return
         self._console.print(plan_tree(neutralise_model(plan)))
         if diff_text_:
             self._console.print(Text("Changes since the previous revision:", style="bold"))
             self._console.print(Text(neutralise(diff_text_.rstrip("\n"))))
+
+    def _unconfined_notice(self, plan: Plan) -> list[str]:
+        commands = pending_commands(plan) if self._unconfined is not None else []
+        if not commands:
+            return []
+        head = f"No sandbox ({self._unconfined}): approving runs these verify commands on this machine, unconfined:"
+        return [head, *(f"  $ {c}" for c in commands)]
 
     def _say_invalid(self, problems: Sequence[Problem]) -> None:
         self._console.print(
@@ -219,6 +234,8 @@ class TerminalReviewer:
                 if edited is None:
                     continue
                 return edited
+            if kind == "approve" and self._unconfined is not None:
+                return ReviewDecision(kind=kind, unconfined_approved=tuple(pending_commands(plan)))
             return ReviewDecision(kind=kind)
 
 
@@ -244,9 +261,11 @@ def make_reviewer(
     editor: str | None = None,
     show_plan: bool = True,
     estimate: Callable[[Plan], str] | None = None,
+    unconfined: str | None = None,
 ) -> Reviewer:
-    """The reviewer for a run: :class:`AutoApprove` with ``--yes``, else :class:`TerminalReviewer` (if possible)."""
+    """The reviewer for a run: :class:`AutoApprove` with ``--yes``, else :class:`TerminalReviewer` (if possible).
+    ``unconfined``: why verify commands would run without a sandbox, named at the review."""
     require_interactive(stdin_isatty, yes)
     if yes:
         return AutoApprove()
-    return TerminalReviewer(console, editor=editor, show_plan=show_plan, estimate=estimate)
+    return TerminalReviewer(console, editor=editor, show_plan=show_plan, estimate=estimate, unconfined=unconfined)

@@ -1,13 +1,16 @@
 """The approval prompt and "always": the whole command, cwd and sandbox are shown; an "always" rule is saved to
-reasonix.local.toml, which stays trusted because the user wrote it by answering."""
+reasonix.local.toml, which stays trusted because Reasonix wrote it when the user answered (a file Reasonix did not write
+is never extended: tests/orchestrator/test_hardening_trust.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from orchestrator.config.model import load_config
+from orchestrator.config.rules_file import remember_rule
+from orchestrator.config.trust import record_trust, trust_path
 from orchestrator.policy.approval import terminal_asker
-from orchestrator.policy.commands import command_setup, remember_rule
+from orchestrator.policy.commands import command_setup
 from sessions.permissions import Question
 
 
@@ -27,9 +30,12 @@ async def test_the_prompt_shows_everything_and_reads_the_answer() -> None:
 def test_always_is_saved_to_the_local_file_and_trusted(tmp_path: Path) -> None:
     ws, xdg = tmp_path / "ws", tmp_path / "xdg"
     ws.mkdir()
-    (ws / "reasonix.local.toml").write_text('[permissions]\ndeny = ["bash(rm:*)"]\n')
+    (ws / "reasonix.local.toml").write_text('# mine\n[permissions]\ndeny = ["bash(rm:*)"]\n')
     env = {"XDG_CONFIG_HOME": str(xdg)}
-    remember_rule(ws, "bash(npm test:*)", xdg / "reasonix" / "config.toml")
+    store = trust_path(xdg / "reasonix" / "config.toml")
+    record_trust(store, [ws / "reasonix.local.toml"])  # the user trusted the file as it is
+    remember_rule(ws, "bash(npm test:*)", store)
+    assert (ws / "reasonix.local.toml").read_text().startswith("# mine\n")
     resolved = load_config(workspace=ws, env=env)
     assert resolved.config.permissions.allow == ["bash(npm test:*)"]
     assert resolved.config.permissions.deny == ["bash(rm:*)"]

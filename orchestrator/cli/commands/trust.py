@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.config.files import read_toml
     from orchestrator.config.mcp import MCP_FILE, read_mcp_json
     from orchestrator.config.model import LOCAL_FILE, PROJECT_FILE, user_config_path
-    from orchestrator.config.trust import guarded_keys, record_trust, trust_path
+    from orchestrator.config.trust import file_hash, guarded_keys, record_hash, replacing_keys, trust_path
     from orchestrator.errors import ReasonixError
 
     workspace = args.workspace.expanduser().resolve()
@@ -34,17 +34,25 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         print(f"reasonix trust: {workspace} has no {PROJECT_FILE} or {LOCAL_FILE}; there is nothing to trust")
         return 0
+    hashes: dict[Path, str] = {}
     try:
         for path in files:
+            hashes[path] = file_hash(path)  # trusted as shown below: a change after this is not
             data = (read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)) or {}
+            if file_hash(path) != hashes[path]:
+                print(f"reasonix trust: {path} changed while it was read; run reasonix trust again")
+                return 2
             keys = guarded_keys(data)
             print(f"{path}: " + ("no keys that need trust" if not keys else "trusting:"))
             for key, why in keys:
                 print(f"  {key}: {why}")
+            replacing = replacing_keys(data)
+            if replacing:
+                print("  once trusted, these replace yours instead of only tightening: " + ", ".join(replacing))
     except ReasonixError as exc:
         print(f"reasonix trust: {exc}")
         return 2
     store = trust_path(user_config_path(os.environ))
-    record_trust(store, files)
+    record_hash(store, hashes)
     print(f"recorded in {store}; if a file changes, run reasonix trust again")
     return 0

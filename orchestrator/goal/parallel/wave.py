@@ -102,7 +102,11 @@ async def _join(
     paused: Ended | None = None
     for step in merged:  # each merged step's verify commands again, on the merged tree (no tokens)
         outcomes = await run_verify(
-            step, ctx.workspace, default_timeout_s=ctx.options.verify_timeout_s, sandbox=ctx.sandbox
+            step,
+            ctx.workspace,
+            default_timeout_s=ctx.options.verify_timeout_s,
+            sandbox=ctx.sandbox,
+            unconfined=ctx.unconfined,
         )
         if not all(o.ok for o in outcomes):
             reason = f"its verify commands fail on the merged tree:{failure_digest(outcomes)}"
