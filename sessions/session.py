@@ -281,7 +281,9 @@ class Session:
                     max_tokens = self.settings.output_limit_tokens
                     continue
                 self._append(reply.message)
-                batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
+                batch = prepare_calls(
+                    reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm, tools=self.registry
+                )
                 self.tool_batch.report_repairs(batch)
                 if reply.message.tool_calls:
                     closed = await self.tool_batch.run(batch)
