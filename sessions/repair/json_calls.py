@@ -17,8 +17,9 @@ It is taken from (shapes ``fenced_json`` and ``prose_json``)
 Loose JSON (a trailing comma, Python ``True`` / ``False`` / ``None``, smart or single quotes) is read by
 :func:`~sessions.repair.truncation.parse_arguments` (json-repair) and marked ``repaired``; in a fenced block only when
 the block is untagged or tagged as JSON (a Python dict literal in a ```` ```python ```` block is code, not a call).
-Work is bounded: strict parsing is linear, and the lenient scan of prose stops after :data:`SCAN_BUDGET_FACTOR`
-times the text's length.
+Work is bounded: strict parsing is linear; a brace's end is found once whatever number of objects enclose it, within
+:data:`SCAN_BUDGET_FACTOR` times the text's length in all; json-repair reads only a balanced span that has a call's
+key, at most :data:`MAX_LENIENT_PARSES` of them per text.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from sessions.repair.errors import ModelArgumentsError
 from sessions.repair.truncation import MAX_REPAIR_CHARS, parse_arguments
 
 JsonShape = Literal["fenced_json", "prose_json"]
-SCAN_BUDGET_FACTOR = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,10 @@ _NOT_PROSE = re.compile(
     r"|<[|｜]tool[▁_ ]call[▁_ ]begin[|｜]>.*?(?:<[|｜]tool[▁_ ]call[▁_ ]end[|｜]>|\Z)",
     re.DOTALL,
 )
+SCAN_BUDGET_FACTOR = 8
+MAX_LENIENT_PARSES = 64
+"""Loose objects with a call's key read with json-repair per text at most (each costs about 0.3 ms)."""
+_CALL_KEY = re.compile(r"[\"“'‘]\s*(?:name|tool_name|function)\s*[\"”'’]\s*:")
 _QUOTES = "\"'`“”‘’「」«»"
 _EXAMPLE = re.compile(
     r"\b(?:for example|for instance|e\.g\.|i\.e\.|such as|an example|example:|looks like|look like|would look"
@@ -151,17 +155,14 @@ def prose_json(text: str) -> Iterator[JsonCall]:
     if "{" not in text:
         return
     skip = [(m.start(), m.end()) for m in _NOT_PROSE.finditer(text)]
-    budget = SCAN_BUDGET_FACTOR * len(text) + 4096
+    braces = _Braces(text)
     resume_at = 0
     for start in _OBJECT_START.finditer(text):
         at = start.start()
         if at < resume_at or any(a <= at < b for a, b in skip):
             continue
-        end, value, repaired = _object_at(text, at, budget)
-        budget -= (end or len(text)) - at
+        end, value, repaired = _object_at(text, at, braces)
         if end is None:
-            if budget <= 0:
-                return
             continue
         resume_at = end  # an object (a call or not) is read once: nothing inside it is a call of its own
         if not isinstance(value, dict) or _discussed(text, at, end):
@@ -171,7 +172,7 @@ def prose_json(text: str) -> Iterator[JsonCall]:
             yield JsonCall(at, end, call[0], call[1], repaired or call[2], "prose_json")
 
 
-def _object_at(text: str, at: int, budget: int) -> tuple[int | None, Any, bool]:
+def _object_at(text: str, at: int, braces: _Braces) -> tuple[int | None, Any, bool]:
     """(end, value, repaired) of the JSON object starting at ``at``; end None when there is no complete one."""
     try:
         value, end = _DECODER.raw_decode(text, at)
@@ -179,41 +180,69 @@ def _object_at(text: str, at: int, budget: int) -> tuple[int | None, Any, bool]:
         pass
     else:
         return end, value, False
-    if budget <= 0:
+    balanced = braces.end(at)
+    if balanced is None or braces.repairs_left <= 0 or not _CALL_KEY.search(text, at, balanced):
         return None, None, False
-    balanced = _balanced_end(text, at, min(budget, MAX_REPAIR_CHARS))
-    if balanced is None:
-        return None, None, False
+    braces.repairs_left -= 1
     parsed = parse_object(text[at:balanced])
     return (balanced, parsed[0], True) if parsed is not None else (None, None, False)
 
 
-def _balanced_end(text: str, start: int, limit: int) -> int | None:
-    """The end of the brace-balanced span from ``start`` (strings in straight or smart double quotes skipped)."""
-    depth = 0
-    close: str | None = None
-    escaped = False
-    for i in range(start, min(len(text), start + limit)):
-        c = text[i]
-        if close is not None:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == close:
-                close = None
-            continue
-        if c == '"':
-            close = '"'
-        elif c == "“":
-            close = "”"
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
+class _Braces:
+    """Where each ``{`` of a text closes, brace-balanced with strings in straight or smart double quotes skipped.
+
+    One scan answers for every brace it passes outside a string (a brace outside a string is in the same state
+    whichever scan reaches it), so the work stays linear however many unclosed objects a looping model writes.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.closes: dict[int, int | None] = {}
+        self.budget = SCAN_BUDGET_FACTOR * len(text) + MAX_REPAIR_CHARS
+        """Characters left to scan: braces inside strings are not memoized, so a text of unclosed smart-quoted
+        strings could make every start scan afresh; past the budget, no more lenient objects are looked for."""
+        self.repairs_left = MAX_LENIENT_PARSES
+
+    def end(self, start: int) -> int | None:
+        if start not in self.closes and self.budget > 0:
+            self._scan(start)
+        return self.closes.get(start)
+
+    def _scan(self, start: int) -> None:
+        text, stack = self.text, [start]
+        stop = min(len(text), start + MAX_REPAIR_CHARS)
+        close: str | None = None
+        escaped = False
+        i = start + 1
+        while i < stop:
+            c = text[i]
+            i += 1
+            if close is not None:
+                if escaped:
+                    escaped = False
+                elif c == "\\":
+                    escaped = True
+                elif c == close:
+                    close = None
+            elif c == '"':
+                close = '"'
+            elif c == "“":
+                close = "”"
+            elif c == "{":
+                if i - 1 in self.closes:  # answered by an earlier scan
+                    known = self.closes[i - 1]
+                    if known is None:
+                        break  # it never closes, so nothing around it does
+                    i = known
+                else:
+                    stack.append(i - 1)
+            elif c == "}":
+                self.closes[stack.pop()] = i
+                if not stack:
+                    break
+        for open_at in stack:
+            self.closes[open_at] = None
+        self.budget -= i - start
 
 
 def _discussed(text: str, start: int, end: int) -> bool:

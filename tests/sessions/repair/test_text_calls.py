@@ -350,3 +350,15 @@ def test_repairs_never_change_the_bytes_of_the_message() -> None:
         before = encode_message(msg)
         prepare(msg, "tool_calls" if msg.tool_calls else "stop")
         assert encode_message(msg) == before
+
+
+def test_a_looping_model_with_many_unclosed_objects_in_prose_still_yields_the_real_call() -> None:
+    loop = '{"name": "bash", "arguments": {"command": "ls' * 2000
+    reasoning = loop + ' so I should call {"name": "read_file", "arguments": {"path": "a.py",}} now'
+    assert taken(reasoning) == [("read_file", {"path": "a.py"})]  # loose: found by the (memoized) brace scan
+    # unclosed smart-quoted strings exhaust the scan budget: loose objects after them are no longer looked for,
+    # strict ones still are
+    smart = "{“a”: “b " * 2000
+    assert taken(smart + ' so I should call {"name": "read_file", "arguments": {"path": "a.py"}} now') == [
+        ("read_file", {"path": "a.py"})
+    ]
