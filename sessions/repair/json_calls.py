@@ -11,8 +11,8 @@ It is taken from (shapes ``fenced_json`` and ``prose_json``)
 * a fenced block whose whole body is the object, or a text that is nothing but the object;
 * prose: ``… so I should call {"name": "read_file", "arguments": {"path": "a.py"}} to check``. Not taken from prose:
   an object inside any fenced code block or tool-call markup, wrapped in quotes or inline backticks, introduced as an
-  example (``for example``, ``e.g.``, ``looks like`` …) on its line, or negated (``not``, ``instead of`` …) in its
-  clause. Only a complete object counts: prose cut off inside one is no call.
+  example (``for example``, ``e.g.``, ``looks like`` …) on its line, or negated or past (``not``, ``instead of``,
+  ``already`` …) in its clause. Only a complete object counts: prose cut off inside one is no call.
 
 Loose JSON (a trailing comma, Python ``True`` / ``False`` / ``None``, smart or single quotes) is read by
 :func:`~sessions.repair.truncation.parse_arguments` (json-repair) and marked ``repaired``; in a fenced block only when
@@ -70,7 +70,10 @@ _EXAMPLE = re.compile(
     r"|the format is|format:|documented as|shaped like)",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"\b(?:not|never|no need to|instead of|rather than|avoid|without)\b|n't\b|n’t\b", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:not|never|no need to|instead of|rather than|avoid|without|already|previously|earlier)\b|n't\b|n’t\b",
+    re.IGNORECASE,
+)
 _CLAUSE_BREAK = re.compile(r"[.,;!?。，；！？]|\b(?:so|then|but|and)\b", re.IGNORECASE)
 
 

@@ -69,6 +69,8 @@ NOT_CALLS_IN_PROSE = [
     'A valid request, e.g. {"name": "read_file", "arguments": {"path": "a.py"}}, has both keys.',
     'I should not call {"name": "write_file", "arguments": {"path": "setup.py", "content": ""}} before reading it.',
     'Instead of {"name": "bash", "arguments": {"command": "cat README.md"}} I will answer from what I have.',
+    # a call it already made, recalled
+    'I already ran {"name": "bash", "arguments": {"command": "pytest -q"}} and saw two failures.',
     # code, not prose
     '```python\nCALL = {"name": "bash", "arguments": {"command": "ls"}}\n```\nThis constant is what the test sends.',
     # arguments that fail validation: an unknown parameter, a wrong type, a required parameter missing
