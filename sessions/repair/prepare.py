@@ -210,7 +210,8 @@ def prepare_calls(
             items.append(ImmediateResult(call.id, f"Error: {name} was not run. {exc}"))
             continue
         if parsed.copies > 1:
-            repairs.append(RepairKind.STALL)
+            if RepairKind.STALL not in repairs:
+                repairs.append(RepairKind.STALL)
             b.event(RepairKind.STALL, call.id, name, f"arguments object written {parsed.copies} times (a stall)")
         if parsed.repaired:
             repairs.append(RepairKind.TRUNCATION)
