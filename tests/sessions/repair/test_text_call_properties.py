@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sessions.repair import RepairedCall, StormGuard, unflatten_args
+from sessions.repair.stall import repeated_name, repeated_object
 from tests.sessions.repair.support import FLATMAPS, REGISTRY, message, prepare
 
 NAMES = [*FLATMAPS, "read_fileread_file", "web_search", "bash bash", "read_filebash", "Read_File", ""]
@@ -106,3 +107,23 @@ def test_a_real_call_never_runs_under_a_name_that_is_not_offered(calls: list[tup
     for item in batch.items:
         if isinstance(item, RepairedCall):
             assert item.name in FLATMAPS and isinstance(item.args, dict)
+
+
+json_objects = st.dictionaries(st.text(max_size=6), st.none() | st.booleans() | st.integers() | st.text(max_size=8))
+
+
+@settings(max_examples=200, deadline=None)
+@given(obj=json_objects, copies=st.integers(2, 4), sep=st.sampled_from(["", "\n", " ", ", "]), cut=st.integers(0, 30))
+def test_an_object_written_several_times_is_that_object_once(
+    obj: dict[str, Any], copies: int, sep: str, cut: int
+) -> None:
+    text = json.dumps(obj, ensure_ascii=False)
+    raw = sep.join([text] * copies) + sep + text[: min(cut, len(text) - 1)]
+    assert repeated_object(raw) == (obj, copies + (1 if min(cut, len(text) - 1) > 0 else 0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(FLATMAPS)), copies=st.integers(2, 4), sep=st.sampled_from(["", " "]))
+def test_a_name_written_several_times_is_that_name(name: str, copies: int, sep: str) -> None:
+    assert repeated_name(sep.join([name] * copies), FLATMAPS) == name
+    assert repeated_name(name, FLATMAPS) is None
