@@ -314,7 +314,9 @@ class Session:
                     max_tokens = self.settings.output_limit_tokens
                     continue
                 self.append(reply.message)
-                batch = prepare_calls(reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm)
+                batch = prepare_calls(
+                    reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm, tools=self.registry
+                )
                 outcome = await self.tool_batch.handle(batch, reply.message, read_only=self.settings.read_only)
                 if outcome is not None:
                     self.turn_failures += outcome.failures

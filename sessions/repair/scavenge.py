@@ -10,11 +10,17 @@ DeepSeek sometimes answers with ``tool_calls`` empty and the call written out in
   tags or a JSON body, with or without the ``｜DSML｜`` marker;
 * ``tool_call_tag``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``;
 * ``function_tag``: ``<function=NAME>{...}</function>`` or with ``<parameter=k>v</parameter>`` tags;
-* ``fenced_json``: a fenced JSON object with ``"name"`` and ``"arguments"`` / ``"parameters"`` (or the OpenAI
-  ``{"function": {"name", "arguments"}}`` form), or a whole text that is exactly such an object.
+* ``fenced_json``: a fenced JSON call object, or a whole text that is exactly one (:mod:`sessions.repair.json_calls`
+  says which objects are calls: ``{"name", "arguments"|"parameters"}``, the OpenAI ``{"type": "function",
+  "function": {...}}`` envelope, the R1 ``{"tool_name", "tool_args"}`` variant; loose JSON is repaired);
+* ``prose_json``: such an object written inside prose, unless the text quotes it, gives it as an example or negates
+  it (:func:`~sessions.repair.json_calls.prose_json`).
 
-Only names of known tools count: anything else is prose. Each call gets a deterministic id derived from its content
-(``scv_`` + a short sha256), never a random one. Nothing here raises on any input.
+Only names of known tools count: anything else is prose. A name that repeats one known tool (``read_fileread_file``,
+a stalled stream) counts as that tool, and :attr:`ScavengedCall.written_name` keeps what was written. Each call gets
+a deterministic id derived from its content (``scv_`` + a short sha256), never a random one. Nothing here raises on
+any input. Whether a candidate is *taken* (its arguments validate, the per-reply cap) is decided by the caller,
+:func:`~sessions.repair.prepare.prepare_calls`.
 """
 
 from __future__ import annotations
@@ -23,13 +29,13 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from sessions.repair.errors import ModelArgumentsError
-from sessions.repair.truncation import parse_arguments
+from sessions.repair.json_calls import call_shaped, fenced_json, parse_object, prose_json
+from sessions.repair.stall import repeated_name
 
-Shape = Literal["special_tokens", "dsml", "tool_call_tag", "function_tag", "fenced_json"]
+Shape = Literal["special_tokens", "dsml", "tool_call_tag", "function_tag", "fenced_json", "prose_json"]
 Source = Literal["content", "reasoning"]
 
 
@@ -42,6 +48,10 @@ class ScavengedCall:
     """json-repair had to close the arguments (for example markup cut off at the output limit)."""
     source: Source
     shape: Shape
+    written_name: str = ""
+    """The name as the model wrote it, when that differs from :attr:`name` (a stall repeated it); else empty."""
+    bodies: tuple[str, ...] = ()
+    """Parameters whose value is the raw text body of a DSML ``string="true"`` tag, untrimmed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,8 @@ class _Found:
     repaired: bool
     shape: Shape
     open_ended: bool = False
+    written_name: str = ""
+    bodies: tuple[str, ...] = ()
 
 
 _BAR = "[|｜]"
@@ -72,10 +84,7 @@ _TOOL_CALL_END = re.compile(r"</tool_call>")
 _FUNCTION_BEGIN = re.compile(r"<function=([^<>\s]+)>")
 _FUNCTION_END = re.compile(r"</function>")
 _FUNCTION_PARAM = re.compile(r"<parameter=([^<>\s]+)>(.*?)</parameter>", re.DOTALL)
-_FENCE = re.compile(r"`{3,}[A-Za-z0-9_+-]*[ \t]*\r?\n?\s*")  # a stray backtick before the fence is common
-_FENCE_CLOSE = re.compile(r"\s*```")
 _FENCED_BODY = re.compile(r"^\s*```[A-Za-z0-9_+-]*\s*(.*?)\s*```\s*$", re.DOTALL)
-_DECODER = json.JSONDecoder()
 
 
 def scavenge_calls(
@@ -93,7 +102,9 @@ def scavenge_calls(
         if found:
             src: Source = "content" if source == "content" else "reasoning"
             return tuple(
-                ScavengedCall(_call_id(i, f.name, f.args), f.name, f.args, f.repaired, src, f.shape)
+                ScavengedCall(
+                    _call_id(i, f.name, f.args), f.name, f.args, f.repaired, src, f.shape, f.written_name, f.bodies
+                )
                 for i, f in enumerate(found)
             )
     return ()
@@ -102,8 +113,12 @@ def scavenge_calls(
 def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
     """Every call of a known tool in ``text``, in order; overlapping matches keep the outermost, duplicates drop."""
     candidates: list[_Found] = []
-    for finder in (_special_tokens, _dsml, _tool_call_tags, _function_tags, _fenced_json):
-        candidates.extend(f for f in finder(text) if f.name in known_tools)
+    for finder in (_special_tokens, _dsml, _tool_call_tags, _function_tags, _fenced_json, _prose_json):
+        for f in finder(text):
+            if f.name in known_tools:
+                candidates.append(f)
+            elif (name := repeated_name(f.name, known_tools)) is not None:
+                candidates.append(replace(f, name=name, written_name=f.name))
     closed_starts = [f.start for f in candidates if not f.open_ended]
     candidates = [
         f for f in candidates if not f.open_ended or not any(f.start < start for start in closed_starts)
@@ -137,7 +152,7 @@ def _special_tokens(text: str) -> Iterator[_Found]:
             name, body = parts
         else:
             continue
-        parsed = _parse_object(_unfence(body))
+        parsed = parse_object(_unfence(body))
         if parsed is not None:
             yield _Found(begin.start(), end, name.strip(), *parsed, "special_tokens", open_ended=stop == len(text))
 
@@ -148,24 +163,27 @@ def _dsml(text: str) -> Iterator[_Found]:
         params = list(_DSML_PARAM.finditer(body))
         if params:
             args: dict[str, Any] = {}
+            bodies: list[str] = []
             for p in params:
                 key, is_string, value = p.group(1), p.group(2), p.group(3)
                 args[key] = value if is_string == "true" else _json_or_text(value)
-            yield _Found(begin.start(), end, begin.group(1).strip(), args, False, "dsml")
+                if is_string == "true":
+                    bodies.append(key)
+            yield _Found(begin.start(), end, begin.group(1).strip(), args, False, "dsml", bodies=tuple(bodies))
         elif not body.strip():
             yield _Found(begin.start(), end, begin.group(1).strip(), {}, False, "dsml")
         else:
-            parsed = _parse_object(_unfence(body))
+            parsed = parse_object(_unfence(body))
             if parsed is not None:
                 yield _Found(begin.start(), end, begin.group(1).strip(), *parsed, "dsml")
 
 
 def _tool_call_tags(text: str) -> Iterator[_Found]:
     for begin, stop, end in _blocks(text, _TOOL_CALL_BEGIN, _TOOL_CALL_END):
-        parsed = _parse_object(_unfence(text[begin.end() : stop]))
+        parsed = parse_object(_unfence(text[begin.end() : stop]))
         if parsed is None:
             continue
-        call = _call_shaped(parsed[0])
+        call = call_shaped(parsed[0])
         if call is not None:
             yield _Found(begin.start(), end, call[0], call[1], parsed[1] or call[2], "tool_call_tag")
 
@@ -180,33 +198,19 @@ def _function_tags(text: str) -> Iterator[_Found]:
         elif not body.strip():
             yield _Found(begin.start(), end, begin.group(1), {}, False, "function_tag")
         else:
-            parsed = _parse_object(_unfence(body))
+            parsed = parse_object(_unfence(body))
             if parsed is not None:
                 yield _Found(begin.start(), end, begin.group(1), *parsed, "function_tag")
 
 
 def _fenced_json(text: str) -> Iterator[_Found]:
-    stripped = text.strip()
-    if stripped.startswith("{") and stripped.endswith("}"):
-        whole = _strict_object(stripped)
-        call = _call_shaped(whole) if whole is not None else None
-        if call is not None:
-            yield _Found(0, len(text), call[0], call[1], call[2], "fenced_json")
-            return
-    for fence in _FENCE.finditer(text):
-        at = fence.end()
-        if not text.startswith("{", at):
-            continue
-        try:
-            value, obj_end = _DECODER.raw_decode(text, at)
-        except (ValueError, RecursionError):
-            continue
-        close = _FENCE_CLOSE.match(text, obj_end)
-        if close is None or not isinstance(value, dict):
-            continue
-        call = _call_shaped(value)
-        if call is not None:
-            yield _Found(fence.start(), close.end(), call[0], call[1], call[2], "fenced_json")
+    for c in fenced_json(text):
+        yield _Found(c.start, c.end, c.name, c.args, c.repaired, c.shape)
+
+
+def _prose_json(text: str) -> Iterator[_Found]:
+    for c in prose_json(text):
+        yield _Found(c.start, c.end, c.name, c.args, c.repaired, c.shape)
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
@@ -228,46 +232,6 @@ def _blocks(
             yield begin, end.start(), end.end()
         elif open_ended and i + 1 == len(begins):
             yield begin, len(text), len(text)
-
-
-def _call_shaped(obj: dict[str, Any]) -> tuple[str, dict[str, Any], bool] | None:
-    """(name, arguments, repaired) of ``{"name", "arguments"|"parameters"}`` or ``{"function": {...}}``."""
-    fn = obj.get("function")
-    if isinstance(fn, dict) and "name" not in obj:
-        obj = fn
-    name = obj.get("name")
-    if not isinstance(name, str):
-        return None
-    raw = obj.get("arguments", obj.get("parameters"))
-    if raw is None and "arguments" not in obj and "parameters" not in obj:
-        return None
-    if isinstance(raw, dict):
-        return name.strip(), raw, False
-    if isinstance(raw, str) and not raw.strip():
-        return name.strip(), {}, False
-    if isinstance(raw, str):  # OpenAI style: the arguments as a JSON string
-        parsed = _parse_object(raw)
-        if parsed is not None:
-            return name.strip(), parsed[0], parsed[1]
-    return None
-
-
-def _parse_object(body: str) -> tuple[dict[str, Any], bool] | None:
-    if not body.strip().startswith("{"):
-        return None
-    try:
-        parsed = parse_arguments(body)
-    except ModelArgumentsError:
-        return None
-    return parsed.args, parsed.repaired
-
-
-def _strict_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _unfence(body: str) -> str:

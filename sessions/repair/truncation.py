@@ -7,6 +7,8 @@ mid-string. Two well-kept parsers do the closing, never hand-written brace count
   pydantic-core's partial JSON mode (``allow_partial="trailing-strings"``): Rust, linear, about 2 ms for 1 MB. An
   unfinished trailing string is kept; an unfinished key, number or literal is dropped (so a cut-off parameter goes
   missing and fails validation instead of running with an invented value);
+* the same object written twice or more in a row (a stalled stream repeated it) is that object once
+  (:func:`~sessions.repair.stall.repeated_object`); different objects one after another are an error that shows them;
 * anything else malformed (trailing commas, single quotes, extra text) goes to ``json_repair.repair_json(...,
   return_objects=True)``, up to :data:`MAX_REPAIR_CHARS`: its pure-Python heuristics grow faster than linearly (about
   0.3 s for 100 kB of source code, 16 s for 1 MB), so a larger malformed string is an error for the model instead.
@@ -24,6 +26,7 @@ import json_repair
 import pydantic_core
 
 from sessions.repair.errors import ModelArgumentsError
+from sessions.repair.stall import repeated_object
 
 MAX_REPAIR_CHARS = 64_000
 
@@ -38,6 +41,8 @@ class ParsedArguments:
     args: dict[str, Any]
     repaired: bool
     """True when ``json.loads`` failed and json-repair produced the dict (the last value may be incomplete)."""
+    copies: int = 1
+    """How many times the model wrote this same object in a row (more than 1: a stall, run once)."""
 
 
 def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
@@ -60,6 +65,12 @@ def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         if exc.msg == "Extra data" and raw[exc.pos :].lstrip().startswith("{"):
+            try:
+                repeated = repeated_object(raw)
+            except ModelArgumentsError as several:
+                raise ModelArgumentsError(str(several) + hint) from None
+            if repeated is not None:
+                return ParsedArguments(repeated[0], repaired=False, copies=repeated[1])
             raise ModelArgumentsError(
                 "The arguments hold several JSON objects one after another; a call takes exactly one. "
                 "Send one tool call per object." + hint

@@ -1,7 +1,8 @@
 """The tool interface: a name, a description, pydantic arguments (→ a lean JSON schema), and an async ``run``.
 
 ``read_only`` tools never change the workspace (the planner and plan mode may call them); ``parallel_safe`` tools may
-run concurrently with their neighbours in one batch of calls. ``run`` must honour trio cancellation: anything it
+run concurrently with their neighbours in one batch of calls; ``storm_exempt`` tools poll, and the storm guard leaves
+them alone. ``run`` must honour trio cancellation: anything it
 starts (threads, processes) is stopped or awaited before the cancellation propagates.
 
 Results are deterministic text: no clocks, no absolute temp paths (paths are relative to the workspace), because every
@@ -121,6 +122,9 @@ class Tool(ABC, Generic[ArgsT]):
     parallel_safe: ClassVar[bool]
     sandboxed: ClassVar[bool] = False
     """Runs through ``ctx.sandbox``: in a read-only session it may run when the sandbox enforces read-only mode."""
+    storm_exempt: ClassVar[bool] = False
+    """A polling tool (a background job's output, a status check): calling it again with the same arguments is what
+    it is for, so the storm guard never suppresses it and its calls do not count toward a storm of the others."""
 
     def schema(self) -> ToolSchema:
         """The function schema sent in the request prefix: the same bytes every time."""

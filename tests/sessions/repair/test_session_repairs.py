@@ -1,0 +1,78 @@
+"""Issue 31 through a real session against the emulator: the session offers its tools to the repair layer, so a call
+written in prose runs without an extra request, a polling tool is never storm-suppressed, and every request is the
+previous one with messages appended, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
+from sessions.client import DeepSeekClient
+from sessions.events import SessionEvent, ToolFinished
+from sessions.memory import load_standing_memory
+from sessions.prefix import build_prefix
+from sessions.session import Session, SessionSettings
+from sessions.tools.base import ToolContext
+from tests.sessions.repair.support import registry
+from tests.sessions.session_support import BodyRecorder, emulated
+
+SYSTEM = "You are the executor of a coding agent. Work in the workspace with the tools. [executor]"
+
+
+def _session(client: DeepSeekClient, ws: Path, recorder: BodyRecorder, events: list[SessionEvent]) -> Session:
+    tools = registry()
+    prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(ws, stop_at=ws))
+    return Session.start(
+        journal_path=None,
+        prefix=prefix,
+        name="executor",
+        client=client,
+        registry=tools,
+        tool_context=ToolContext(root=ws),
+        settings=SessionSettings(),
+        on_event=events.append,
+        reply_source=recorder,
+    )
+
+
+def _is_append(prev: bytes, new: bytes) -> bool:
+    return new.startswith(prev[:-2] + b",") and new.endswith(b"]}")
+
+
+async def test_a_prose_call_runs_without_an_extra_request_and_the_requests_only_append(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    written = json.dumps({"name": "read_file", "arguments": {"path": "app.py"}})
+    replies = (
+        ReplySpec(reasoning=f"The user says add() is wrong, so I should call {written} to check it."),
+        ReplySpec(reasoning="It subtracts.", content="add() subtracts instead of adding."),
+    )
+    script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
+    recorder, events = BodyRecorder(), list[SessionEvent]()
+    async with emulated(script) as (_emu, client):
+        session = _session(client, ws, recorder, events)
+        result = await session.send("Why is add() wrong?")
+    assert result.status == "done" and result.requests == 2 and result.failures == 1  # the scavenge is reported
+    assert [e.name for e in events if isinstance(e, ToolFinished)] == ["read_file"]
+    assert (
+        b"return a - b" in recorder.bodies[1] and json.dumps(written)[1:-1].encode() in recorder.bodies[1]
+    )  # as written
+    assert _is_append(recorder.bodies[0], recorder.bodies[1])
+
+
+async def test_a_polling_tool_is_never_storm_suppressed_in_a_session(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    poll = ReplySpec(tool_calls=(ToolCallSpec(name="job_output", arguments={"job_id": "build-1"}),))
+    replies = (*(poll,) * 5, ReplySpec(content="The build is still running."))
+    script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
+    recorder, events = BodyRecorder(), list[SessionEvent]()
+    async with emulated(script) as (_emu, client):
+        session = _session(client, ws, recorder, events)
+        result = await session.send("Wait for the build.")
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert result.status == "done" and result.failures == 0
+    assert [(e.name, e.is_error, e.preview) for e in finished] == [("job_output", False, "job build-1: running")] * 5
+    assert all(_is_append(a, b) for a, b in zip(recorder.bodies, recorder.bodies[1:], strict=False))
