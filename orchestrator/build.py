@@ -214,6 +214,7 @@ def build_executor(
         reasoning_effort=config.reasoning_effort,
         read_only=options.read_only,
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
+        max_text_calls=config.repair.max_text_calls,
     )
     builder = SessionBuilder(
         workspace,
@@ -256,6 +257,7 @@ def goal_options(
         budget=Budget(usd=budget_usd, requests=max_requests, minutes=max_minutes),
         retry_from_checkpoint=config.goal.retry_from_checkpoint,
         parallel=config.goal.parallel,
+        max_text_calls=config.repair.max_text_calls,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)

@@ -40,7 +40,7 @@ from sessions.log import MessageLog
 from sessions.prefix import Prefix
 from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
-from sessions.repair.prepare import prepare_calls
+from sessions.repair.prepare import MAX_SCAVENGED_CALLS, prepare_calls
 from sessions.repair.storm import StormGuard
 from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
 from sessions.request_bytes import RequestBytes
@@ -88,6 +88,8 @@ class SessionSettings(BaseModel):
     """A reply cut at the output limit (without tool calls) is asked for once more with ``max_tokens`` at
     :attr:`output_limit_tokens` (only that request's head differs: its bytes after ``max_tokens`` miss the cache)."""
     output_limit_tokens: int = Field(default=OUTPUT_LIMIT_TOKENS, ge=1, le=OUTPUT_LIMIT_TOKENS)
+    max_text_calls: int = Field(default=MAX_SCAVENGED_CALLS, ge=0, le=20)
+    """The most tool calls taken from one reply's text (reasoning or content) when it made none the real way."""
 
 
 class TurnResult(BaseModel):
@@ -315,7 +317,12 @@ class Session:
                     continue
                 self.append(reply.message)
                 batch = prepare_calls(
-                    reply.message, reply.finish_reason, known_tools=self.flatmaps, storm=self.storm, tools=self.registry
+                    reply.message,
+                    reply.finish_reason,
+                    known_tools=self.flatmaps,
+                    storm=self.storm,
+                    tools=self.registry,
+                    max_scavenged=self.settings.max_text_calls,
                 )
                 outcome = await self.tool_batch.handle(batch, reply.message, read_only=self.settings.read_only)
                 if outcome is not None:

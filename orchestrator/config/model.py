@@ -97,6 +97,14 @@ class GoalConfig(_Section):
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
 
 
+class RepairConfig(_Section):
+    """Tool-call repair (``sessions.repair``)."""
+
+    max_text_calls: int = Field(3, ge=0, le=20)
+    """The most tool calls taken from one reply's text when the model wrote them there instead of calling the tools;
+    0 takes none (the model is asked to call the tools)."""
+
+
 class SandboxConfig(_Section):
     """How commands are confined (``sessions.sandbox``)."""
 
@@ -129,6 +137,7 @@ class Config(_Section):
     client: ClientConfig = Field(default_factory=ClientConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
     goal: GoalConfig = Field(default_factory=GoalConfig)
+    repair: RepairConfig = Field(default_factory=RepairConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)

@@ -52,6 +52,8 @@ class GoalOptions(BaseModel):
     max_replans: int = 5
     max_requests_per_turn: int = 60
     context_window: int = 1_000_000
+    max_text_calls: int = Field(default=3, ge=0, le=20)
+    """``[repair] max_text_calls``: the most calls taken from one reply's text."""
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
     retry_from_checkpoint: bool = True
@@ -237,6 +239,7 @@ class GoalContext:
                 reasoning_effort=options.reasoning_effort,
                 max_requests_per_turn=options.max_requests_per_turn,
                 context_window=options.context_window,
+                max_text_calls=options.max_text_calls,
                 read_only=read_only,
                 retry_when_cut=True,  # a reply cut at the output limit gets one retry with a larger max_tokens
             ),

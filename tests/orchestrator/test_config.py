@@ -298,3 +298,18 @@ def test_any_valid_file_round_trips(
         deadline,
         attempts,
     )
+
+
+def test_the_cap_on_calls_taken_from_text_reaches_every_session(tmp_path: Path) -> None:
+    from orchestrator.build import goal_options
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "config.toml").write_text("[repair]\nmax_text_calls = 1\n")
+    resolved = load_config(workspace=tmp_path / "ws", user_config_dir=user, env={})
+    assert resolved.config.repair.max_text_calls == 1
+    assert goal_options(resolved.config).max_text_calls == 1
+    assert Config().repair.max_text_calls == 3
+    with pytest.raises(ConfigError, match="max_text_calls"):
+        (user / "config.toml").write_text("[repair]\nmax_text_calls = 99\n")
+        load_config(workspace=tmp_path / "ws", user_config_dir=user, env={})

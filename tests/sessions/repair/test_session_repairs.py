@@ -20,7 +20,13 @@ from tests.sessions.session_support import BodyRecorder, emulated
 SYSTEM = "You are the executor of a coding agent. Work in the workspace with the tools. [executor]"
 
 
-def _session(client: DeepSeekClient, ws: Path, recorder: BodyRecorder, events: list[SessionEvent]) -> Session:
+def _session(
+    client: DeepSeekClient,
+    ws: Path,
+    recorder: BodyRecorder,
+    events: list[SessionEvent],
+    settings: SessionSettings | None = None,
+) -> Session:
     tools = registry()
     prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(ws, stop_at=ws))
     return Session.start(
@@ -30,7 +36,7 @@ def _session(client: DeepSeekClient, ws: Path, recorder: BodyRecorder, events: l
         client=client,
         registry=tools,
         tool_context=ToolContext(root=ws),
-        settings=SessionSettings(),
+        settings=settings or SessionSettings(),
         on_event=events.append,
         reply_source=recorder,
     )
@@ -76,3 +82,23 @@ async def test_a_polling_tool_is_never_storm_suppressed_in_a_session(tmp_path: P
     assert result.status == "done" and result.failures == 0
     assert [(e.name, e.is_error, e.preview) for e in finished] == [("job_output", False, "job build-1: running")] * 5
     assert all(_is_append(a, b) for a, b in zip(recorder.bodies, recorder.bodies[1:], strict=False))
+
+
+async def test_the_sessions_setting_caps_the_calls_taken_from_one_replys_text(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("a.py", "b.py"):
+        (ws / name).write_text(f"# {name}\n")
+    first, second = (json.dumps({"name": "read_file", "arguments": {"path": p}}) for p in ("a.py", "b.py"))
+    replies = (
+        ReplySpec(reasoning=f"I should call {first} and then call {second} to compare them."),
+        ReplySpec(reasoning="Done.", content="Compared."),
+    )
+    script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
+    for cap, expected in ((1, ["read_file"]), (3, ["read_file", "read_file"])):
+        recorder, events = BodyRecorder(), list[SessionEvent]()
+        async with emulated(script) as (_emu, client):
+            session = _session(client, ws, recorder, events, SessionSettings(max_text_calls=cap))
+            result = await session.send("Compare a.py and b.py.")
+        assert result.status == "done"
+        assert [e.name for e in events if isinstance(e, ToolFinished) and not e.is_error] == expected
