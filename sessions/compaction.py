@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sessions import tokens
+from sessions import ledger, tokens
 from sessions.events import Compacted, RequestStarted
 from sessions.wire import (
     AssistantMessage,
@@ -141,6 +141,8 @@ async def compact(session: Session, *, reason: str) -> bool:
         thinking=Thinking(type="disabled"),
     )
     digest_body = encode_request(digest_request)
+    gate = session.request_gate
+    release = gate.admit(ledger.estimate(session, session.settings.model, sum(counts[:cut]), None)) if gate else None
     # a request like any other: counted (by its usage), priced, journaled
     session.emit(
         RequestStarted(
@@ -152,8 +154,12 @@ async def compact(session: Session, *, reason: str) -> bool:
             messages=len(digest_request.messages),
         )
     )
-    reply = await session.client.complete(digest_request, body=digest_body)
-    session.account(reply.usage, session.settings.model, diagnose=False)  # not the conversation: no cache diagnostics
+    try:
+        reply = await session.client.complete(digest_request, body=digest_body)
+        session.account(reply.usage, session.settings.model, diagnose=False)  # not the conversation: no diagnostics
+    finally:
+        if release is not None:
+            release()
     digest = reply.message.content or ""
     new = compacted_messages(older, tail, digest)
     tokens_before = session.context_tokens()

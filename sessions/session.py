@@ -37,7 +37,7 @@ from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import prepare_calls
 from sessions.repair.storm import StormGuard
-from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
+from sessions.reply import ChatClient, ReplyRequest, ReplySource, RequestGate, stream_reply
 from sessions.stream import (
     Completed,
     ContentDelta,
@@ -127,8 +127,11 @@ class Session:
         price_book: PriceBook | None = None,
         clock: Callable[[], datetime] | None = None,
         reply_source: ReplySource | None = None,
+        request_gate: RequestGate | None = None,
     ) -> None:
         self.name = name
+        self.request_gate = request_gate  # asked before every request this session sends (sessions/reply.py)
+        self._release: Callable[[], None] | None = None  # the gate's release for the request admitted, not ended
         self.client = client
         self.prefix = prefix
         self.registry = registry
@@ -250,8 +253,9 @@ class Session:
         ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
         """
         content = compose_user_turn(text, tail)
+        ledger.admit(self, model or self.settings.model, extra_tokens=(added := tokens.count(content)))
         self._append(UserMessage(content=content))
-        self._unsent_tokens += tokens.count(content)
+        self._unsent_tokens += added
         self.storm.reset_turn()
         self.turn_failures = failures
         limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
@@ -317,6 +321,7 @@ class Session:
                     status = "content_filter"
                 break
         finally:
+            ledger.release(self)
             if self.journal is not None:
                 with trio.CancelScope(shield=True):
                     await self.journal.sync()
@@ -377,7 +382,8 @@ class Session:
     async def request(self, model: str, *, max_tokens: int | None = None) -> tuple[Reply, float]:
         """Send the current log once and account for the reply. Does not append it.
 
-        A request cut off by a cancellation is accounted too (its input was sent): an estimate, marked as one."""
+        A request cut off by a cancellation is accounted too (its input was sent); the gate is asked first."""
+        ledger.admit(self, model, max_tokens=max_tokens)
         body = self.body(model, max_tokens)
         request = self._request(model, max_tokens)
         self._started(model, body)
@@ -393,7 +399,7 @@ class Session:
             failures=self.turn_failures,
             body_for=body_for,
             account_estimate=self._account_estimate,
-            started=lambda other: self._started(other, body_for(other)),
+            started=lambda other: ledger.restarted(self, other, max_tokens, body_for(other)),
         )
         try:
             reply = await self.reply_source(call, self._emit_stream)
@@ -403,6 +409,7 @@ class Session:
             raise
         finally:
             self._in_flight = None
+            ledger.release(self)  # nothing runs before the account below: the charge follows at once
         # A reply source may answer with another model (escalation); the reply names the model that was billed.
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost

@@ -114,3 +114,40 @@ def test_a_signal_during_a_wave_then_resume_finishes_without_rerunning_a_verifie
     fork_tools = [e for e in after if e.get("kind") == "tool_started" and e.get("step_id") in ("S1", "S2")]
     assert sorted({e["step_id"] for e in fork_tools}) == ["S1", "S2"]
     assert not any((ws / ".reasonix" / "runs" / run_id / "branches" / sid).exists() for sid in ("S1", "S2"))
+
+
+def test_a_wave_never_sends_more_requests_than_max_requests_and_pauses_resumable(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 22: the branches of a wave used to check the budget only after a step's verification, so the wave passed
+    --max-requests by what both branches sent meanwhile. The gate every session and fork asks before each request
+    holds the cap exactly: the emulator, which counts what reaches it, never sees more."""
+    ws = _workspace(tmp_path)
+    # A branch the gate stops after its first request starts anew on resume: each wave step's script writes its
+    # file twice, so the restarted branch (whose first reply was used) still writes it before reporting.
+    again = {}
+    for sid in ("S1", "S2"):
+        write, report = executor_step(sid, FILES[sid], TEXT[sid])
+        again[sid] = [write, write, report]
+    with emulator_process(diamond_script(**again), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        # The planner's request and S0's two leave one for the wave of S1 and S2 (two requests each).
+        paused = reasonix("goal", "Diamond", *base, "--max-requests", "4", env=env)
+        assert paused.returncode == 3, paused.stderr
+        assert emulator_stats(url)["total"]["requests"] == 4
+        summary = json_lines(paused.stdout)[-1]
+        run_id = summary["run_id"]
+        assert summary["status"] == "paused" and "of 4 allowed requests" in summary["text"], summary
+        assert summary["requests"] == 4
+        assert "--max-requests 8" in summary["resume_command"]
+        goal = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
+        assert goal["usage_requests"] == 4 and goal["state"] == "paused"
+        assert _status(ws, run_id)["S0"] == "done" and "running" not in _status(ws, run_id).values()
+        resumed = reasonix("goal", "--resume", run_id, *base, "--max-requests", "20", env=env)
+        assert resumed.returncode == 0, resumed.stderr
+        total = emulator_stats(url)["total"]["requests"]
+    after = json_lines(resumed.stdout)
+    assert after[-1]["status"] == "complete" and after[-1]["steps_done"] == 4, after[-1]
+    assert total == after[-1]["requests"]  # what reached the emulator is what the run counted, in both processes
+    for sid, path in FILES.items():
+        assert (ws / path).read_text() == TEXT[sid]
