@@ -34,6 +34,16 @@ ReviewerFactory = Callable[[GoalSetup], Reviewer]
 raises :class:`~orchestrator.errors.ReviewUnavailableError` when nobody can review there."""
 
 
+def check_limits(budget_usd: float | None, max_requests: int | None, max_minutes: float | None) -> None:
+    """:class:`UsageError` for a limit that is not positive."""
+    if budget_usd is not None and not budget_usd > 0:
+        raise UsageError("--budget-usd must be more than 0")
+    if max_requests is not None and max_requests < 1:
+        raise UsageError("--max-requests must be at least 1")
+    if max_minutes is not None and not max_minutes > 0:
+        raise UsageError("--max-minutes must be more than 0")
+
+
 @dataclass(frozen=True)
 class GoalLaunch:
     """What to launch: a new goal (``objective``), an approved plan (``plan``, mode ``exec``) or a run to resume
@@ -57,12 +67,7 @@ class GoalLaunch:
     permissions: str | None = None
 
     def __post_init__(self) -> None:
-        if self.budget_usd is not None and not self.budget_usd > 0:
-            raise UsageError("--budget-usd must be more than 0")
-        if self.max_requests is not None and self.max_requests < 1:
-            raise UsageError("--max-requests must be at least 1")
-        if self.max_minutes is not None and not self.max_minutes > 0:
-            raise UsageError("--max-minutes must be more than 0")
+        check_limits(self.budget_usd, self.max_requests, self.max_minutes)
         if self.resume is None and self.plan is None and not self.objective.strip():
             raise UsageError('the objective is empty; say what to achieve, e.g. "add a test"')
         if self.resume is not None and (self.objective or self.plan is not None):

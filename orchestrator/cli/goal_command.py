@@ -32,7 +32,7 @@ from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageErro
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
-from orchestrator.launch import GoalLaunch, ReviewerFactory, launch_goal, plan_estimate
+from orchestrator.launch import GoalLaunch, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
@@ -86,6 +86,7 @@ class GoalCommand:
     def launch(self) -> GoalLaunch:
         """What the command line asks for, checked."""
         args = self.args
+        check_limits(args.budget_usd, args.max_requests, args.max_minutes)  # the first thing a user gets wrong
         workspace = check_workspace(args.workspace)
         resume: str | None = getattr(args, "resume", None)
         plan: Plan | None = None

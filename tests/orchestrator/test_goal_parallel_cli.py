@@ -151,3 +151,43 @@ def test_a_wave_never_sends_more_requests_than_max_requests_and_pauses_resumable
     assert total == after[-1]["requests"]  # what reached the emulator is what the run counted, in both processes
     for sid, path in FILES.items():
         assert (ws / path).read_text() == TEXT[sid]
+
+
+def test_a_wave_never_spends_past_budget_usd_and_pauses_resumable(tmp_path: Path, env: dict[str, str]) -> None:
+    """The same for dollars: each wave step's first reply is long (8,000 tokens of reasoning). Checked only after
+    verification, the two branches together spent past the budget; the gate admits a request only while spent, the
+    bounds in flight and its own bound (its prompt at the miss price, 8,192 output tokens) fit, so what reached the
+    emulator, priced, stays within it. The budget is set from today's flash prices, so peak and off-peak alike."""
+    from datetime import UTC, datetime
+
+    from sessions.prices import default_price_book
+    from sessions.wire import Usage
+
+    book, now = default_price_book(), datetime.now(UTC)
+    per_output_token = float(book.cost(Usage(completion_tokens=1_000_000), "deepseek-v4-flash", now).total) / 1e6
+    budget = 11_000 * per_output_token  # one long reply and the small ones fit under the gate; two do not
+    long = {}
+    for sid in ("S1", "S2"):
+        write, report = executor_step(sid, FILES[sid], TEXT[sid])
+        long[sid] = [{**write, "reasoning": "think " * 8_000}, write, report]
+    ws = _workspace(tmp_path)
+    with emulator_process(diamond_script(**long), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        paused = reasonix("goal", "Diamond", *base, "--budget-usd", f"{budget:.6f}", env=env)
+        assert paused.returncode == 3, paused.stderr
+        stats = emulator_stats(url)["total"]
+        summary = json_lines(paused.stdout)[-1]
+        assert summary["status"] == "paused" and "the next request may cost up to" in summary["text"], summary
+        run_id = summary["run_id"]
+        resumed = reasonix("goal", "--resume", run_id, *base, "--budget-usd", "5", env=env)
+    sent = Usage(
+        prompt_tokens=stats["prompt_tokens"],
+        completion_tokens=stats["completion_tokens"],
+        total_tokens=stats["prompt_tokens"] + stats["completion_tokens"],
+        prompt_cache_hit_tokens=stats["hit_tokens"],
+        prompt_cache_miss_tokens=stats["miss_tokens"],
+    )
+    assert float(book.cost(sent, "deepseek-v4-flash", now).total) <= budget * (1 + 1e-6)
+    goal = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
+    assert resumed.returncode == 0, resumed.stderr
+    assert json_lines(resumed.stdout)[-1]["status"] == "complete" and goal["state"] == "complete"
