@@ -31,7 +31,7 @@ from sessions.memory import load_standing_memory, user_config_dir
 from sessions.permissions import Asker
 from sessions.prefix import build_prefix
 from sessions.prices import PriceBook, PriceError
-from sessions.reply import ReplySource
+from sessions.reply import ReplySource, RequestGate
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import Gate, ToolContext
@@ -156,6 +156,7 @@ class SessionBuilder:
         resume: bool = False,
         root: Path | None = None,
         env: Mapping[str, str] | None = None,
+        request_gate: RequestGate | None = None,
     ) -> Session:
         """A session; with ``resume``, an existing non-empty journal is continued instead of started anew. ``root``
         is where its tools work (default: the workspace; a parallel branch's copy of it for a fork), ``env`` what its
@@ -177,6 +178,7 @@ class SessionBuilder:
             price_book=self.price_book,
             clock=self.clock,
             reply_source=reply_source,
+            request_gate=request_gate,
         )
         if resume and journal_path is not None and journal_path.exists() and journal_path.stat().st_size > 0:
             return Session.resume(journal_path=journal_path, prefix=prefix, **kwargs)

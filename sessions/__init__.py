@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     from sessions.prefix import Prefix, build_prefix
     from sessions.prices import PriceBook, default_price_book
     from sessions.reply import ReplySource, stream_reply
-    from sessions.session import Session, SessionSettings, TurnResult
+    from sessions.session import Session, SessionSettings
     from sessions.stream import Reply, StreamEvent
     from sessions.tail import TailBlock, compose_user_turn
+    from sessions.turn import TurnResult
 
 __all__ = [
     "CacheTracker",
@@ -72,7 +73,7 @@ _HOME = {
     "ReplySource": "reply",
     "Session": "session",
     "SessionSettings": "session",
-    "TurnResult": "session",
+    "TurnResult": "turn",
     "stream_reply": "reply",
     "Reply": "stream",
     "StreamEvent": "stream",

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from sessions import tokens
 from sessions.events import Compacted, RequestStarted, SessionEvent
+from sessions.in_flight import InFlight
 from sessions.journal import Journal
 from sessions.log import MessageLog
 from sessions.reply import ChatClient
@@ -49,6 +50,8 @@ DIGEST_FINGERPRINT = "compaction-digest"
 class CompactionPlan:
     older: tuple[Message, ...]
     tail: tuple[Message, ...]
+    older_tokens: int = 0
+    """The tokens of ``older``, by our own count: about what the digest request sends."""
 
 
 def choose_cut(messages: Sequence[Message], token_counts: Sequence[int], keep_tokens: int) -> int | None:
@@ -135,7 +138,7 @@ def plan_compaction(log: MessageLog, keep_tokens: int) -> CompactionPlan | None:
     cut = choose_cut(messages, counts, keep_tokens)
     if cut is None or cut <= 1:
         return None
-    return CompactionPlan(older=tuple(messages[:cut]), tail=tuple(messages[cut:]))
+    return CompactionPlan(older=tuple(messages[:cut]), tail=tuple(messages[cut:]), older_tokens=sum(counts[:cut]))
 
 
 def digest_request(older: Sequence[Message], model: str) -> tuple[ChatRequest, bytes]:
@@ -167,6 +170,7 @@ class Compactable(Protocol):
     journal: Journal | None
 
     client: ChatClient
+    in_flight: InFlight
 
     @property
     def requests(self) -> int: ...
@@ -185,9 +189,10 @@ async def compact(session: Compactable, *, reason: str, keep_tokens: int, model:
         return False
     request, body = digest_request(plan.older, model)
     # a request like any other: counted (by its usage), priced, journaled; not the conversation: no diagnostics
-    session.emit(digest_started(session.name, session.requests + 1, request, body))
-    reply = await session.client.complete(request, body=body)
-    session.account(reply.usage, model, diagnose=False)
+    with session.in_flight.side_request(model, plan.older_tokens):  # the budget's gate is asked first
+        session.emit(digest_started(session.name, session.requests + 1, request, body))
+        reply = await session.client.complete(request, body=body)
+        session.account(reply.usage, model, diagnose=False)
     digest = reply.message.content or ""
     tokens_before, messages_before = session.context_tokens(), len(session.log)
     session.rewrite(compacted_messages(plan.older, plan.tail, digest), reason)

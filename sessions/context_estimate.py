@@ -32,6 +32,10 @@ class ContextEstimate:
         """``text`` entered the log after the last report."""
         self._unsent += tokens.count(text)
 
+    def add(self, count: int) -> None:
+        """``count`` tokens (already counted) entered the log after the last report."""
+        self._unsent += count
+
     def report(self, usage: Usage) -> None:
         """The server reported a request of the conversation: the log it saw, and the reply now appended to it."""
         self._reported = usage.prompt_tokens + usage.completion_tokens

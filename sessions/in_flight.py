@@ -1,21 +1,36 @@
-"""The request a session has in flight, and accounting for every request (DESIGN §3.8).
+"""The request a session has in flight: asking its gate, accounting it (DESIGN §3.8).
 
 :class:`InFlight` is told when a request starts (its event, what it sent) and what streams back; it accounts each
 request exactly once into the session's :class:`~sessions.usage_ledger.UsageLedger`, and a request of the
 conversation whose usage the server reported resets the :class:`~sessions.context_estimate.ContextEstimate`. A request
 cut off mid-way (Ctrl-C, a deadline) is accounted by our own count of what it sent and what had streamed, marked as an
 estimate: its input was sent, so it is never free.
+
+Before a request goes out, the session's :class:`~sessions.reply.RequestGate` (when it has one: a goal's budget) is
+asked with what the request may cost at most; it raises to refuse, or admits and is told when the request has ended.
+A turn's first request is admitted before the turn's message is logged, so a refused turn leaves no trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
+from sessions import tokens
 from sessions.context_estimate import ContextEstimate
+from sessions.errors import DeepSeekError
 from sessions.events import RequestStarted, SessionEvent, StreamUpdate
+from sessions.reply import RequestGate
 from sessions.stream import Completed, ContentDelta, ReasoningDelta, StreamEvent, ToolCallArgumentsDelta
 from sessions.usage_ledger import CacheKey, UsageLedger
 from sessions.wire import Usage
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    """A DeepSeek error (bare or a group of them): the server answered, with an error, not a reply to bill."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_api_error(inner) for inner in exc.exceptions)
+    return isinstance(exc, DeepSeekError)
 
 
 class InFlight:
@@ -38,6 +53,47 @@ class InFlight:
         self._sent: tuple[str, bytes] | None = None
         """The model and body of a request sent whose usage is not accounted yet."""
         self._streamed: list[str] = []
+        self.gate: RequestGate | None = None
+        """Asked before every request the session sends (:mod:`sessions.reply`)."""
+        self._release: Callable[[], None] | None = None
+        """The gate's release for the request admitted and not ended yet."""
+
+    def admit(self, model: str, body: Callable[[], bytes], *, max_tokens: int | None = None, extra: int = 0) -> None:
+        """Ask the gate for the next request (once until :meth:`release`); the gate raises to refuse it. Its prompt:
+        the context as the last usage left it plus what was appended since, or else ``body`` counted, plus
+        ``extra`` tokens about to be appended."""
+        if self.gate is None or self._release is not None:
+            return
+        if self.context.reported:
+            prompt = self.context.tokens
+        else:  # no usage yet: the body itself, once
+            data = body()
+            prompt = tokens.count(data.decode("utf-8", "replace")) if len(data) < 2_000_000 else len(data)
+        self._release = self.gate.admit(self.ledger.estimate(model, prompt + extra, max_tokens))
+
+    def release(self) -> None:
+        """The request has ended (a reply or a failure, accounted or about to be): tell the gate."""
+        self._sent = None
+        done, self._release = self._release, None
+        if done is not None:
+            done()
+
+    def restarted(self, model: str, body: bytes, *, max_tokens: int | None, messages: int) -> None:
+        """A reply source sends a second request for one (pro after an aborted flash call, which is accounted): the
+        first is over; the second is admitted and reported as a request of its own."""
+        self.release()
+        self.admit(model, lambda: body, max_tokens=max_tokens)
+        self.started(model, body, messages=messages)
+
+    @contextmanager
+    def side_request(self, model: str, prompt_tokens: int) -> Iterator[None]:
+        """Admit a request outside the conversation (a compaction digest) for as long as the block runs."""
+        release = self.gate.admit(self.ledger.estimate(model, prompt_tokens, None)) if self.gate else None
+        try:
+            yield
+        finally:
+            if release is not None:
+                release()
 
     def started(self, model: str, body: bytes, *, messages: int) -> None:
         """A request of the conversation goes out (again, on another model, when a turn escalates)."""
@@ -75,15 +131,12 @@ class InFlight:
         """Account a request by an estimate someone else made (an escalation's aborted flash call)."""
         return self.account(usage, model, estimated=True)
 
-    def cut_off(self) -> None:
-        """The request in flight (if any) ended without a reply: account our own count of it."""
-        if self._sent is None:
+    def failed(self, exc: BaseException) -> None:
+        """The request in flight ended without a reply: unless the server answered it with an error (nothing to
+        bill), account our own count of it (cut off by a cancellation, a deadline, a dropped connection)."""
+        if self._sent is None or _is_api_error(exc):
             return
         model, body = self._sent
         prompt = self.context.tokens if self.context.reported else None
         usage = self.ledger.interrupted_usage(model, self._cache_key(), body, prompt, "".join(self._streamed))
         self.account(usage, model, estimated=True)
-
-    def done(self) -> None:
-        """The request ended; whatever happened was accounted."""
-        self._sent = None

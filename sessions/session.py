@@ -20,19 +20,17 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from sessions import compaction, resume
+from sessions import compaction, resume, tokens
 from sessions.compaction import DIGEST_FINGERPRINT
 from sessions.context_estimate import ContextEstimate
-from sessions.errors import DeepSeekError
 from sessions.events import (
     SessionEvent,
     StreamUpdate,
-    TurnFinished,
 )
 from sessions.in_flight import InFlight
 from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
@@ -42,7 +40,7 @@ from sessions.prices import PriceBook, default_price_book
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import MAX_SCAVENGED_CALLS, prepare_calls
 from sessions.repair.storm import StormGuard
-from sessions.reply import ChatClient, ReplyRequest, ReplySource, stream_reply
+from sessions.reply import ChatClient, ReplyRequest, ReplySource, RequestGate, stream_reply
 from sessions.request_bytes import RequestBytes
 from sessions.stream import (
     Reply,
@@ -52,6 +50,7 @@ from sessions.tail import TailBlock, compose_user_turn
 from sessions.tool_batch import ToolBatch
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
 from sessions.tools.registry import ToolRegistry
+from sessions.turn import TurnResult, TurnStatus, TurnTally, final_status
 from sessions.usage_ledger import CacheKey, UsageLedger
 from sessions.wire import (
     Message,
@@ -61,9 +60,6 @@ from sessions.wire import (
     UserMessage,
 )
 
-TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
-"""How a turn ended. ``length``: the reply was cut at the output limit (``finish_reason: length``), whatever it held;
-``empty``: the model stopped with neither an answer nor a tool call."""
 OUTPUT_LIMIT_TOKENS = 393_216
 """The most ``max_tokens`` DeepSeek V4 accepts: a reply cut at the output limit is retried with this (once)."""
 INTERRUPTED_RESULT = NOT_RUN_RESULT
@@ -92,41 +88,12 @@ class SessionSettings(BaseModel):
     """The most tool calls taken from one reply's text (reasoning or content) when it made none the real way."""
 
 
-class TurnResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    status: TurnStatus
-    text: str
-    requests: int
-    failures: int
-    usage: Usage
-    cost_usd: float
-    reply: Reply | None = None
-
-    def finished(self, session: str) -> TurnFinished:
-        """The event that says how the turn ended."""
-        return TurnFinished(
-            session=session,
-            status=self.status,
-            text=self.text,
-            requests=self.requests,
-            failures=self.failures,
-            cost_usd=self.cost_usd,
-        )
-
-
 def cut_retry_reason(reply: Reply, settings: SessionSettings) -> str | None:
     """Why a reply cut at the output limit is asked for once more (see :attr:`SessionSettings.retry_when_cut`), or
     None when it is not."""
     if reply.finish_reason != "length" or reply.message.tool_calls or not settings.retry_when_cut:
         return None
     return f"the reply was cut at the output limit; asking once more with max_tokens={settings.output_limit_tokens}"
-
-
-def _is_api_error(exc: BaseException) -> bool:
-    """A DeepSeek error (bare or a group of them): the server answered, with an error, not a reply to bill."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_is_api_error(inner) for inner in exc.exceptions)
-    return isinstance(exc, DeepSeekError)
 
 
 class Session:
@@ -147,6 +114,7 @@ class Session:
         price_book: PriceBook | None = None,
         clock: Callable[[], datetime] | None = None,
         reply_source: ReplySource | None = None,
+        request_gate: RequestGate | None = None,
     ) -> None:
         self.name = name
         self.client = client
@@ -177,6 +145,7 @@ class Session:
         self.in_flight = InFlight(
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
+        self.in_flight.gate = request_gate  # asked before every request (sessions/reply.py): a goal's budget
         self.tool_batch = ToolBatch(
             session=name,
             registry=registry,
@@ -280,32 +249,26 @@ class Session:
         ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
         """
         content = compose_user_turn(text, tail)
-        self.append(UserMessage(content=content), content)
+        added, first = tokens.count(content), model or self.settings.model
+        self.in_flight.admit(first, lambda: self.body(first), extra=added)  # before the message: a refusal leaves none
+        self.append(UserMessage(content=content))
+        self.context.add(added)
         self.storm.reset_turn()
         self.turn_failures = failures
         limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
-        turn_usage = Usage()
-        turn_cost = 0.0
-        requests = 0
-        nudged = False
-        cut_retried = False
+        tally = TurnTally()
+        nudged = cut_retried = False
         max_tokens: int | None = None
-        last: Reply | None = None
         status: TurnStatus = "done"
         try:
             while True:
-                if requests >= limit:
+                if tally.requests >= limit:
                     status = "request_limit"
                     break
                 await self._maybe_compact()
-                reply, cost = await self.request(model or self.settings.model, max_tokens=max_tokens)
-                requests += 1
-                last = reply
-                turn_cost += cost
-                if reply.usage is not None:
-                    turn_usage = turn_usage + reply.usage
+                reply = tally.add(*await self.request(model or self.settings.model, max_tokens=max_tokens))
                 max_tokens = None
-                retry = not cut_retried and requests < limit and cut_retry_reason(reply, self.settings)
+                retry = not cut_retried and tally.requests < limit and cut_retry_reason(reply, self.settings)
                 if retry:
                     self.emit(
                         StreamUpdate(
@@ -343,29 +306,15 @@ class Session:
                         )
                     )
                     continue
-                if reply.finish_reason == "length":  # cut, whatever it held: not "empty" (issue 11 item 1)
-                    status = "length"
-                elif batch.empty_reply:
-                    status = "empty"
-                elif reply.finish_reason == "content_filter":
-                    status = "content_filter"
+                status = final_status(reply, empty=batch.empty_reply)
                 break
         finally:
+            self.in_flight.release()
             if self.journal is not None:
                 with trio.CancelScope(shield=True):
                     await self.journal.sync()
-        text_out = (last.message.content or "") if last is not None else ""
-        if status == "storm" and self.storm.turn_ended:
-            text_out = self.storm.summary()
-        result = TurnResult(
-            status=status,
-            text=text_out,
-            requests=requests,
-            failures=self.turn_failures,
-            usage=turn_usage,
-            cost_usd=turn_cost,
-            reply=last,
-        )
+        summary = self.storm.summary() if status == "storm" and self.storm.turn_ended else None
+        result = tally.result(status, failures=self.turn_failures, text=summary)
         self.emit(result.finished(self.name))
         if self.journal is not None:
             await self.journal.sync()
@@ -375,9 +324,10 @@ class Session:
         """Send the current log once and account for the reply. Does not append it.
 
         A request cut off by a cancellation is accounted too (its input was sent): an estimate, marked as one."""
+        flight = self.in_flight
+        flight.admit(model, lambda: self.body(model), max_tokens=max_tokens)
         body = self.body(model, max_tokens)
         request = self.bytes.request(self.prefix, model, max_tokens)
-        flight = self.in_flight
         flight.started(model, body, messages=len(self.log) + 1)
 
         def body_for(other: str) -> bytes:
@@ -391,16 +341,17 @@ class Session:
             failures=self.turn_failures,
             body_for=body_for,
             account_estimate=flight.estimated,
-            started=lambda other: flight.started(other, body_for(other), messages=len(self.log) + 1),
+            started=lambda other: flight.restarted(
+                other, body_for(other), max_tokens=max_tokens, messages=len(self.log) + 1
+            ),
         )
         try:
             reply = await self.reply_source(call, flight.streamed)
         except BaseException as exc:
-            if not _is_api_error(exc):
-                flight.cut_off()
+            flight.failed(exc)
             raise
         finally:
-            flight.done()
+            flight.release()  # nothing runs before the account below: the charge follows at once
         # A reply source may answer with another model (escalation); the reply names the model that was billed.
         cost = self.account(reply.usage, reply.model or model)
         return reply, cost

@@ -17,6 +17,7 @@ from sessions import tokens
 from sessions.diagnostics import CacheTracker
 from sessions.events import DiagnosticsReported, SessionEvent, UsageReported
 from sessions.prices import PriceBook
+from sessions.reply import RequestEstimate
 from sessions.wire import Usage
 
 
@@ -114,3 +115,18 @@ class UsageLedger:
                 self.cost_usd += used.cost_usd
             elif kind == "cache":
                 self.tracker.restore(DiagnosticsReported.model_validate(event).diagnostics)
+
+    def estimate(self, model: str, prompt_tokens: int, max_tokens: int | None) -> RequestEstimate:
+        """What a request about to be sent may cost at most: ``prompt_tokens`` priced as cache misses (an upper bound
+        on the input's cost), and the output's unit price."""
+        at = self.clock()
+        missed = Usage(prompt_tokens=prompt_tokens, total_tokens=prompt_tokens, prompt_cache_miss_tokens=prompt_tokens)
+        per_million = Usage(completion_tokens=1_000_000, total_tokens=1_000_000)
+        return RequestEstimate(
+            session=self.session,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            prompt_usd=float(self.price_book.cost(missed, model, at).total),
+            output_usd_per_token=float(self.price_book.cost(per_million, model, at).total) / 1_000_000,
+            max_output_tokens=max_tokens,
+        )

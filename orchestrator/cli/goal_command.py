@@ -18,20 +18,21 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.build import api_key_for, build_client, check_workspace, create_runner, resume_runner, setup_goal
+from orchestrator.build import GoalSetup, check_workspace
 from orchestrator.cli.exits import ExitCode, leaves
 from orchestrator.cli.options import read_text_argument
 from orchestrator.cli.signals import hard_exit, run_interruptible, watch_interrupts
-from orchestrator.errors import ReasonixError, UsageError
+from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
+from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
-from orchestrator.goal.store import RunStore
+from orchestrator.launch import GoalLaunch, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.verify import unconfined_reason
@@ -48,18 +49,6 @@ from sessions.errors import DeepSeekError
 Mode = Literal["goal", "plan", "exec"]
 
 __all__ = ["GoalCommand", "hard_exit", "read_plan_file", "run_command", "watch_interrupts"]
-
-
-# ------------------------------------------------------------------------------------------------ options
-
-
-def check_limits(args: argparse.Namespace) -> None:
-    if args.budget_usd is not None and not args.budget_usd > 0:
-        raise UsageError("--budget-usd must be more than 0")
-    if args.max_requests is not None and args.max_requests < 1:
-        raise UsageError("--max-requests must be at least 1")
-    if args.max_minutes is not None and not args.max_minutes > 0:
-        raise UsageError("--max-minutes must be more than 0")
 
 
 # ------------------------------------------------------------------------------------------------ plan files
@@ -95,28 +84,10 @@ class GoalCommand:
 
     # -------------------------------------------------------------------------------------------- building
 
-    def _reviewer(
-        self, *, needs_review: bool, estimate: Callable[[Plan], str] | None = None, unconfined: str | None = None
-    ) -> Reviewer | None:
-        if self.mode == "exec":
-            return None
-        yes = bool(getattr(self.args, "yes", False))
-        console = self.stderr if self.args.json else self.stdout
-        if not needs_review and not yes and not self.stdin_isatty:
-            return None  # a resumed goal past its review: nobody needs to be asked
-        # Without --json the goal display has already drawn the plan (and any diff) on the same console.
-        return make_reviewer(
-            console,
-            yes=yes,
-            stdin_isatty=self.stdin_isatty,
-            show_plan=bool(self.args.json),
-            estimate=estimate,
-            unconfined=unconfined,
-        )
-
-    def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
+    def launch(self) -> GoalLaunch:
+        """What the command line asks for, checked."""
         args = self.args
-        check_limits(args)
+        check_limits(args.budget_usd, args.max_requests, args.max_minutes)  # the first thing a user gets wrong
         workspace = check_workspace(args.workspace)
         resume: str | None = getattr(args, "resume", None)
         plan: Plan | None = None
@@ -131,59 +102,73 @@ class GoalCommand:
             raise UsageError("give an objective or --resume RUN_ID, not both")
         else:
             resume = self._resolve_resume(workspace, resume)
-        previous = RunStore.open(workspace, resume).load() if resume is not None else None
-        if previous is not None and previous.state == "complete":
-            raise UsageError(f"the goal of run {resume} is already complete; there is nothing to resume")
-        preset = args.preset or (_previous_preset(previous.settings) if previous is not None else None) or "auto"
-        setup = setup_goal(
-            workspace,
-            env=os.environ,
-            base_url=args.base_url,
-            preset=preset,
+        return GoalLaunch(
+            workspace=workspace,
+            mode=self.mode,
+            objective=objective,
+            plan=plan,
+            resume=resume,
+            preset=args.preset,
             budget_usd=args.budget_usd,
             max_requests=args.max_requests,
             max_minutes=args.max_minutes,
-            sandbox_mode=getattr(args, "sandbox", None),
+            base_url=args.base_url,
+            sandbox=getattr(args, "sandbox", None),
             permissions=getattr(args, "permissions", None),
-            asker=terminal_asker() if self.stdin_isatty and not args.json else None,
-            on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
             allow_unconfined_verify=bool(getattr(args, "allow_unconfined_verify", False)),
         )
+
+    def _reviewer(self, launch: GoalLaunch) -> ReviewerFactory:
+        """The terminal's reviewer (or ``--yes``), made only when the run needs a review."""
+        yes = bool(getattr(self.args, "yes", False))
+
+        def make(setup: GoalSetup) -> Reviewer:
+            if not yes and not self.stdin_isatty and launch.resume is not None:
+                raise ReviewUnavailableError(
+                    f"run {launch.resume} has a plan that no review approved yet, and standard input is not a "
+                    "terminal, so nobody can review it; nothing was executed. Resume it in a terminal to review it "
+                    f"({resume_command(launch.resume, workspace=Path(self.args.workspace))}), or add --yes to "
+                    "approve it without review."
+                )
+            # Without --json the goal display has already drawn the plan (and any diff) on the same console.
+            console = self.stderr if self.args.json else self.stdout
+            made = make_reviewer(
+                console,
+                yes=yes,
+                stdin_isatty=self.stdin_isatty,
+                show_plan=bool(self.args.json),
+                estimate=plan_estimate(setup),
+                unconfined=unconfined_reason(setup.sandbox),
+            )
+            return self.recorder.reviewer(made) if self.recorder is not None else made
+
+        return make
+
+    def build(self, on_event: Callable[[AnyEvent], None]) -> GoalRunner:
+        launch = self.launch()
+        record: Path | None = getattr(self.args, "record", None)
+        if record is not None and launch.resume is not None:
+            raise UsageError("--record starts a new recording; it cannot continue a resumed run")
+        if record is not None:
+            self.recorder = Recorder.start(launch.workspace)
+            self.objective = launch.objective
+        launched = launch_goal(
+            launch,
+            env=os.environ,
+            reviewer=self._reviewer(launch),
+            on_event=on_event,
+            asker=terminal_asker() if self.stdin_isatty and not self.args.json else None,
+            on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
+            transport=self.recorder.transport() if self.recorder is not None else None,
+        )
+        setup = launched.setup
         if setup.notice:
             Console(stderr=True).print(Text(f"reasonix: {setup.notice}", style="red"))
         if setup.options.allow_unconfined_verify and unconfined_reason(setup.sandbox) is not None:
             warning = "--allow-unconfined-verify: the plan's verify commands will run on this machine, unconfined"
             Console(stderr=True).print(Text(f"reasonix: {warning}", style="red"))
-        resolved, options = setup.resolved, setup.options
-        api_key_for(resolved)  # a missing key is the first thing to fix, before review or recording come up
-        if previous is not None:
-            needs_review = previous.plan_revision == 0 or previous.state in ("planning", "awaiting_review")
-        else:
-            needs_review = True
-        from orchestrator.checkpoints.estimate import estimate_plan
-
-        book = resolved.config.price_book()
-        reviewer = self._reviewer(
-            needs_review=needs_review,
-            unconfined=unconfined_reason(setup.sandbox),
-            estimate=lambda plan: estimate_plan(workspace, plan, model=options.flash_model, book=book).text(
-                options.budget
-            ),
-        )
-        record: Path | None = getattr(args, "record", None)
-        if record is not None and resume is not None:
-            raise UsageError("--record starts a new recording; it cannot continue a resumed run")
-        if record is not None:
-            self.recorder = Recorder.start(workspace)
-            self.objective = objective
-            if reviewer is not None:
-                reviewer = self.recorder.reviewer(reviewer)
-        client = build_client(resolved, transport=self.recorder.transport() if self.recorder is not None else None)
-        common = setup.runner_kwargs(client, reviewer=reviewer, on_event=on_event)
-        self.mcp = common["mcp"]
-        if resume is not None:
-            return resume_runner(run_id=resume, **common)
-        return create_runner(objective=objective, plan=plan, **common)
+        self.mcp = launched.mcp
+        return launched.runner
 
     def _resolve_resume(self, workspace: Path, resume: str) -> str:
         """``--resume`` without an id: the latest resumable run (and say which); an unknown id: the nearest ones."""
@@ -201,19 +186,10 @@ class GoalCommand:
     # -------------------------------------------------------------------------------------------- advice
 
     def resume_command(self, runner: GoalRunner) -> str:
-        parts = ["reasonix", "goal", "--resume", runner.store.run_id]
-        if Path(self.args.workspace) != Path("."):
-            parts += ["--workspace", str(self.args.workspace)]
-        if self.args.base_url:
-            parts += ["--base-url", self.args.base_url]
-        usage, budget = runner.budget.usage, runner.budget.budget
-        if budget.usd is not None and usage.usd >= budget.usd:
-            parts += ["--budget-usd", f"{max(budget.usd * 2, usage.usd * 1.5):.2f}"]
-        if budget.requests is not None and usage.requests >= budget.requests:
-            parts += ["--max-requests", str(budget.requests * 2)]
-        if budget.minutes is not None and usage.seconds / 60 >= budget.minutes:
-            parts += ["--max-minutes", f"{budget.minutes * 2:g}"]
-        return shlex.join(parts)
+        workspace = Path(self.args.workspace)
+        return resume_command(
+            runner.store.run_id, workspace=workspace, base_url=self.args.base_url, budget=runner.budget
+        )
 
     def plan_file(self, runner: GoalRunner) -> Path:
         path = revision_path(runner.store.dir, runner.record.plan_revision)
@@ -350,12 +326,6 @@ class GoalCommand:
             "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
-
-
-def _previous_preset(settings: dict[str, Any]) -> str | None:
-    escalation = settings.get("escalation")
-    preset = escalation.get("preset") if isinstance(escalation, dict) else None
-    return preset if isinstance(preset, str) else None
 
 
 def run_command(args: argparse.Namespace, mode: Mode, prog: str) -> int:

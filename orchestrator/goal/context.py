@@ -29,10 +29,11 @@ from orchestrator.review.reviewer import Reviewer
 from plans.schema import Plan
 from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, UsageReported
-from sessions.reply import ReplySource
+from sessions.reply import ReplySource, RequestGate
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import Session, SessionSettings, TurnResult
+from sessions.session import Session, SessionSettings
 from sessions.tools.registry import ToolRegistry, default_registry
+from sessions.turn import TurnResult
 
 AnyEvent = SessionEvent | GoalEvent
 Mode = Literal["goal", "plan", "exec"]
@@ -79,6 +80,7 @@ class SessionOpener(Protocol):
         resume: bool,
         root: Path | None = None,
         env: Mapping[str, str] | None = None,
+        request_gate: RequestGate | None = None,
     ) -> Session: ...
 
 
@@ -208,8 +210,9 @@ class GoalContext:
         self.store.save(self.record)
 
     def over_budget(self) -> Ended | None:
-        """A pause when a limit is reached. Checked at safe points: after a planner turn, after a step's verification
-        (verification costs nothing, so a finished step is verified before the goal pauses)."""
+        """A pause when a limit is reached, at safe points: after a planner turn, after a step's verification (a
+        finished step is verified before the goal pauses). The hard cap is the gate every request passes first
+        (:meth:`BudgetTracker.admit`); this only ends the goal cleanly once nothing is left."""
         checked = self.budget.check()
         if isinstance(checked, BudgetExceeded):
             return Ended("paused", checked.summary)
@@ -247,6 +250,7 @@ class GoalContext:
             on_event=self.emit,
             reply_source=self.escalator,
             resume=True,
+            request_gate=self.budget,  # the run's one ledger, asked before every request (DESIGN §5 "Budgets")
         )
 
     def with_planner_note(self, text: str) -> str:

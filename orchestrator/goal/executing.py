@@ -13,6 +13,7 @@ from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Replanning
+from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
 from plans.schema import Step, StepStatus
@@ -45,6 +46,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     done once the branch is merged)."""
     record, options = ctx.record, ctx.options
     resumed = lane.main and record.current_step == step.id
+    current = record.current_step
     attempt = record.attempts.get(step.id, 0) + 1
     record.attempts[step.id] = attempt
     if lane.main:
@@ -59,14 +61,24 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     text = prompts.step_turn(step, deps, attempt=attempt, resumed=resumed and attempt > 1)
     failed_verifications = 0
     while True:
-        turn = await ctx.turn(
-            "executor",
-            text,
-            needs_pro=step.needs_pro,
-            reason=f"step {step.id} is marked needs_pro",
-            failures=failed_verifications,  # a failed verification counts toward escalating the retry turn
-            lane=lane,
-        )
+        logged = len(lane.session.log)
+        try:
+            turn = await ctx.turn(
+                "executor",
+                text,
+                needs_pro=step.needs_pro,
+                reason=f"step {step.id} is marked needs_pro",
+                failures=failed_verifications,  # a failed verification counts toward escalating the retry turn
+                lane=lane,
+            )
+        except BudgetReachedError as refused:
+            if failed_verifications == 0 and len(lane.session.log) == logged:
+                # The step's first request was refused before anything was sent: the step never started, and a
+                # resumed run starts it exactly as this one would have (same attempt, same text, same bytes).
+                _unstart(ctx, step, attempt, current)
+            if not lane.main:
+                return Ended("paused", refused.summary)  # the wave's other branches go on until the gate stops them
+            raise
         if turn.status == "length":  # cut at the output limit twice, the second time with the most max_tokens
             ctx.update_step(step.id, status=StepStatus.FAILED)
             ctx.save()
@@ -128,3 +140,15 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
         reset = await ctx.checkpoints.reset_for_retry() if lane.main else ""
         if reset:
             text += "\n\n" + reset
+
+
+def _unstart(ctx: GoalContext, step: Step, attempt: int, current: str | None) -> None:
+    """Take back the start of ``step`` (its attempt, the current step, its state): nothing of it was sent."""
+    record = ctx.record
+    if attempt > 1:
+        record.attempts[step.id] = attempt - 1
+    else:
+        record.attempts.pop(step.id, None)
+    record.current_step = current
+    ctx.update_step(step.id, status=StepStatus.PENDING)
+    ctx.save()

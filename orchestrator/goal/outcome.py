@@ -5,17 +5,45 @@ nursery: the client's, a verify command's)."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import trio
 
 from orchestrator.events import EndState, Escalated
 from orchestrator.goal.store import GoalRecord
+from orchestrator.policy.budget import BudgetReachedError, BudgetTracker
 from orchestrator.summary import Command, Summary, figures
 from plans.schema import Plan, StepStatus
 from sessions.errors import DeepSeekError
 from sessions.session import Session
 from sessions.wire import Usage
+
+
+def resume_command(
+    run_id: str,
+    *,
+    workspace: Path | None = None,
+    base_url: str | None = None,
+    budget: BudgetTracker | None = None,
+) -> str:
+    """The one ``reasonix goal --resume`` command line: with ``workspace`` (left out for ``.``) and ``base_url`` when
+    given, and a raised limit for each one the run reached or whose gate refused a request (the pause's way out)."""
+    parts = ["reasonix", "goal", "--resume", run_id]
+    if workspace is not None and workspace != Path("."):
+        parts += ["--workspace", str(workspace)]
+    if base_url:
+        parts += ["--base-url", base_url]
+    if budget is not None:
+        limits, needed = budget.budget, budget.exhausted()
+        if limits.usd is not None and "usd" in needed:
+            parts += ["--budget-usd", f"{max(limits.usd * 2, needed['usd'] * 1.5):.2f}"]
+        if limits.requests is not None and "requests" in needed:
+            parts += ["--max-requests", str(max(limits.requests * 2, int(needed["requests"]) + 1))]
+        if limits.minutes is not None and "minutes" in needed:
+            parts += ["--max-minutes", f"{limits.minutes * 2:g}"]
+    return shlex.join(parts)
 
 
 @dataclass
@@ -71,6 +99,16 @@ def is_cancellation(exc: BaseException) -> bool:
     """Whether ``exc`` is a cancellation: ``trio.Cancelled``, or a group of nothing else."""
     leaves = _leaves(exc)
     return bool(leaves) and all(isinstance(leaf, trio.Cancelled) for leaf in leaves)
+
+
+def budget_refusal_of(exc: BaseException) -> BudgetReachedError | None:
+    """The budget refusal that ``exc`` is (or the first of a group holding nothing else), or ``None``."""
+    leaves = _leaves(exc)
+    if leaves and all(isinstance(leaf, BudgetReachedError) for leaf in leaves):
+        first = leaves[0]
+        assert isinstance(first, BudgetReachedError)
+        return first
+    return None
 
 
 def api_error_of(exc: BaseException) -> DeepSeekError | None:

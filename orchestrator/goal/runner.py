@@ -20,7 +20,7 @@ from orchestrator.events import EndState, GoalFinished
 from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
 from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
-from orchestrator.goal.outcome import GoalOutcome, api_error_of, is_cancellation
+from orchestrator.goal.outcome import GoalOutcome, api_error_of, budget_refusal_of, is_cancellation, resume_command
 from orchestrator.goal.parallel.forks import fork_totals
 from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
@@ -42,8 +42,7 @@ class GoalRunner(GoalContext):
         """Where a new or resumed run starts."""
         if self.plan is None:
             return Planning()
-        unreviewed = self.record.state in ("planning", "awaiting_review") or not self.record.approved
-        if unreviewed and mode != "exec":
+        if self.record.needs_review and mode != "exec":
             return Reviewing()  # also a goal paused at its review (Ctrl-C, a limit): never executed unreviewed
         return self._after_review(mode)
 
@@ -88,6 +87,10 @@ class GoalRunner(GoalContext):
             if is_cancellation(exc):
                 self.finish("paused", INTERRUPTED)  # synchronous: no checkpoint
                 raise
+            refused = budget_refusal_of(exc)
+            if refused is not None:  # the gate refused a request before it was sent: a budget pause like any other
+                self.finish("paused", refused.summary)
+                return self.outcome()
             error = api_error_of(exc)
             if error is None:
                 raise
@@ -102,7 +105,7 @@ class GoalRunner(GoalContext):
         """Record the end state (once) and report it, with the command that resumes a paused goal."""
         if self.record.state != status or self.record.reason != reason:
             self.set_state(status, reason)
-        hint = f"reasonix goal --resume {self.store.run_id}" if status == "paused" else ""
+        hint = resume_command(self.store.run_id) if status == "paused" else ""
         self.emit(GoalFinished(status=status, summary=reason, run_id=self.store.run_id, resume_hint=hint))
         self.store.sync()
 

@@ -89,6 +89,20 @@ class GoalRecord(BaseModel):
         return self.plan.revision if self.plan is not None else 0
 
     @property
+    def needs_review(self) -> bool:
+        """Whether this run's plan must be reviewed before anything executes: no plan yet (the one the planner makes
+        will need it), a run paused while planning or at its review, or a plan line no review approved (paused by a
+        limit right after planning). The one rule every front end and the goal loop go by."""
+        return self.plan_revision == 0 or self.state in ("planning", "awaiting_review") or not self.approved
+
+    @property
+    def preset(self) -> str | None:
+        """The escalation preset the run was started with (from its settings), if it says."""
+        escalation = self.settings.get("escalation")
+        preset = escalation.get("preset") if isinstance(escalation, dict) else None
+        return preset if isinstance(preset, str) else None
+
+    @property
     def verified(self) -> list[str]:
         """The steps whose verify commands passed (these never run again), in plan order."""
         return [s.id for s in self.plan.steps if s.status is StepStatus.DONE] if self.plan is not None else []

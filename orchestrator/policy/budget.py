@@ -1,4 +1,12 @@
-"""Goal budgets (DESIGN §5): dollars, requests and wall time, with a warning at 80 % and a pause at 100 %.
+"""Goal budgets (DESIGN §5 "Budgets"): dollars, requests and wall time, with a warning at 80 % and a pause at 100 %.
+
+A budget is a hard cap. :class:`BudgetTracker` is the run's one ledger and the request gate
+(:class:`sessions.reply.RequestGate`) installed on every session of the goal: the planner, the executor and every
+fork of a parallel wave ask it before each request. It admits a request only when what was spent, plus what the
+requests admitted and still in flight may cost, plus what this one may cost (its prompt at the cache-miss price and its
+``max_tokens``, or :data:`OUTPUT_ALLOWANCE_TOKENS` of output, at the output price) stays within the dollar limit, and
+when one more request stays within the request limit; otherwise it raises :class:`BudgetReachedError` before anything
+is sent, and the goal pauses, resumable.
 
 Time counts only while the goal works: the supervisor calls ``start()`` and ``stop()`` around active work, so a paused
 goal's idle time is free. Time comes from ``trio.current_time()``. ``usage`` is what the journal keeps, and a resumed
@@ -7,12 +15,15 @@ goal passes it back as ``already_used``, with a raised budget if the user gave o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.errors import ReasonixError
 from orchestrator.events import BudgetWarning
+from sessions.reply import RequestEstimate
 
 Resource = Literal["usd", "requests", "minutes"]
 RESOURCES: tuple[Resource, ...] = ("usd", "requests", "minutes")
@@ -21,6 +32,18 @@ RESOURCES: tuple[Resource, ...] = ("usd", "requests", "minutes")
 WARN_AT = 0.8
 #: Float sums of prices drift by a few ulps; a limit counts as reached within this relative tolerance.
 _TOLERANCE = 1e-9
+#: The output a request that sets no ``max_tokens`` is assumed to produce at most, for the dollar gate.
+OUTPUT_ALLOWANCE_TOKENS = 8_192
+
+
+class BudgetReachedError(ReasonixError):
+    """A request was refused before it was sent: it would pass a limit. The goal pauses with :attr:`summary` and
+    resumes with a raised limit."""
+
+    def __init__(self, summary: str, resource: Resource) -> None:
+        super().__init__(summary)
+        self.summary = summary
+        self.resource = resource
 
 
 class Budget(BaseModel):
@@ -87,6 +110,11 @@ class BudgetTracker:
         self._seconds = used.seconds
         self._started_at: float | None = None
         self._warned: set[Resource] = set()
+        self._reserved_usd = 0.0
+        self._reserved_requests = 0
+        self.refused: dict[Resource, float] = {}
+        """What the gate refused, per resource: the amount the refused request needed (spent, in flight and its
+        own bound); a resume command asks for more than that."""
 
     @property
     def budget(self) -> Budget:
@@ -149,9 +177,55 @@ class BudgetTracker:
         self._warned.update(w.resource for w in warnings)
         return warnings
 
+    # ------------------------------------------------------------------------------------------------ the gate
+
+    def admit(self, estimate: RequestEstimate) -> Callable[[], None]:
+        """Admit the request ``estimate`` describes, reserving its bound until the release returned is called (its
+        usage is charged by then), or raise :class:`BudgetReachedError` (see the module's docstring)."""
+        usage, budget = self.usage, self._budget
+        bound = estimate.bound_usd(OUTPUT_ALLOWANCE_TOKENS)
+        refusals: list[tuple[Resource, str, float]] = []
+        if budget.requests is not None and usage.requests + self._reserved_requests + 1 > budget.requests:
+            in_flight = f" ({self._reserved_requests} more in flight)" if self._reserved_requests else ""
+            what = describe("requests", usage.requests, budget.requests) + in_flight
+            refusals.append(("requests", what, usage.requests + self._reserved_requests + 1))
+        if budget.usd is not None:
+            needed = usage.usd + self._reserved_usd + bound
+            if needed > budget.usd * (1 + _TOLERANCE):
+                spent = describe("usd", usage.usd, budget.usd)
+                refusals.append(("usd", f"{spent}; the next request may cost up to {_money(bound, bound)}", needed))
+        if budget.minutes is not None and usage.seconds / 60 >= budget.minutes * (1 - _TOLERANCE):
+            refusals.append(("minutes", describe("minutes", usage.seconds / 60, budget.minutes), usage.seconds / 60))
+        if refusals:
+            for resource, _, needed in refusals:
+                self.refused[resource] = needed
+            raise BudgetReachedError("; ".join(what for _, what, _ in refusals), refusals[0][0])
+        self._reserved_usd += bound
+        self._reserved_requests += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._reserved_usd = max(0.0, self._reserved_usd - bound)
+                self._reserved_requests -= 1
+
+        return release
+
+    def exhausted(self) -> dict[Resource, float]:
+        """Each resource whose limit was reached or that refused a request, with the amount a raised limit must pass."""
+        usage, out = self.usage, dict(self.refused)
+        for resource in RESOURCES:
+            limit = self._budget.limit(resource)
+            if limit is not None and self._reached(usage.amount(resource), limit, 1.0):
+                out[resource] = max(out.get(resource, 0.0), usage.amount(resource))
+        return out
+
     def raise_limits(self, new_budget: Budget) -> None:
         """New limits for a resumed goal; a resource under 80 % of its new limit warns again."""
         self._budget = new_budget
+        self.refused.clear()
         usage = self.usage
         for resource in RESOURCES:
             limit = new_budget.limit(resource)

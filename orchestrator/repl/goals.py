@@ -1,11 +1,11 @@
-"""``/plan`` and ``/goal`` inside the conversation: the goal machinery of ``reasonix goal`` (the same runner, built by
-the same :class:`~orchestrator.cli.goal_command.GoalCommand`), run inline under the conversation's trio loop.
+"""``/plan`` and ``/goal`` inside the conversation: the goal machinery of ``reasonix goal`` (the same runner, launched
+by the same :func:`~orchestrator.launch.launch_goal`), run inline under the conversation's trio loop.
 ``/plan`` opens the review here (approve / revise with feedback / edit in ``$EDITOR`` / cancel); ``/goal`` approves
 automatically. Ctrl-C pauses the goal (``reasonix goal --resume`` goes on) and returns to the prompt."""
 
 from __future__ import annotations
 
-import argparse
+import os
 
 import trio
 from pydantic import ValidationError
@@ -16,30 +16,31 @@ from sessions.errors import DeepSeekError
 
 
 async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
-    from orchestrator.cli.goal_command import GoalCommand
+    from orchestrator.build import GoalSetup
+    from orchestrator.goal.outcome import resume_command
     from orchestrator.goal.runner import AnyEvent
+    from orchestrator.launch import GoalLaunch, launch_goal, plan_estimate
+    from orchestrator.policy.approval import terminal_asker
+    from orchestrator.review.reviewer import AutoApprove, Reviewer, make_reviewer
     from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 
     name = "plan" if review else "goal"
     if not objective.strip():
         conv.say(f"/{name} needs an objective, e.g. /{name} add a --json flag", "yellow")
         return
-    args = argparse.Namespace(
-        objective=objective.strip(),
+    launch = GoalLaunch(
         workspace=conv.workspace,
+        objective=objective.strip(),
+        preset=conv.preset,
         base_url=conv.options.base_url,
         sandbox=conv.options.sandbox,
-        permissions=None,
-        preset=conv.preset,
-        budget_usd=None,
-        max_requests=None,
-        max_minutes=None,
-        yes=not review,
-        json=False,
-        record=None,
-        resume=None,
     )
-    command = GoalCommand(args=args, mode="goal", prog=name, stdout=conv.console, stdin_isatty=True)
+
+    def reviewer(setup: GoalSetup) -> Reviewer:
+        if not review:
+            return AutoApprove()
+        return make_reviewer(conv.console, yes=False, stdin_isatty=True, show_plan=False, estimate=plan_estimate(setup))
+
     ui: GoalTerminalUI | None = None
 
     def on_event(event: AnyEvent) -> None:
@@ -48,16 +49,26 @@ async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
 
     conv.renderer.end_line()
     try:
-        runner = command.build(on_event)
+        launched = launch_goal(
+            launch,
+            env=os.environ,
+            reviewer=reviewer,
+            on_event=on_event,
+            asker=terminal_asker(),
+            on_notice=lambda text: conv.say(f"reasonix: {text}", "dim"),
+        )
     except (ReasonixError, ValidationError) as exc:
         conv.say(f"/{name}: {exc}", "red")
         return
+    runner = launched.runner
+    if launched.setup.notice:
+        conv.say(f"reasonix: {launched.setup.notice}", "red")
     ui = GoalTerminalUI(conv.console, plan_state=runner.plan_with_state, budget=runner.budget)
     conv.say(f"{name} · run {runner.store.run_id}")
     ui.start()
     outcome = None
     try:
-        async with runner.client:
+        async with runner.client, launched.mcp.open():
             with trio.CancelScope() as scope:
                 conv.turn_scope = scope
                 outcome = await runner.run("goal")
@@ -69,7 +80,7 @@ async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
         runner.store.sync()
         runner.store.close()
     if outcome is None:
-        conv.say(f"paused: resume with `reasonix goal --resume {runner.store.run_id}`", "yellow")
+        conv.say(f"paused: resume with `{resume_command(runner.store.run_id, workspace=conv.workspace)}`", "yellow")
         return
     conv.console.print(summary_text(outcome.to_summary("goal")), soft_wrap=True)
     style = "green" if outcome.status == "complete" else "yellow"

@@ -5,7 +5,7 @@ and serves it until its shutdown trigger fires."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from orchestrator.serve.auth import TokenGuard
+from orchestrator.serve.auth import MAX_BODY_BYTES, TokenGuard
 from orchestrator.serve.errors import RemoteBindError, ServeError
 from orchestrator.serve.events import PING_INTERVAL_S
 from orchestrator.serve.manager import GoalManager
@@ -36,11 +36,20 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    manager: GoalManager, token: str, *, static_dir: Path = STATIC_DIR, ping_s: float = PING_INTERVAL_S
+    manager: GoalManager,
+    token: str,
+    *,
+    static_dir: Path = STATIC_DIR,
+    ping_s: float = PING_INTERVAL_S,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
+    """The app; ``allowed_hosts``: the ``Host`` names served besides loopback ones (:mod:`orchestrator.serve.auth`)."""
     app = Starlette(
         routes=ROUTES,
-        middleware=[Middleware(TokenGuard, token=token)],
+        middleware=[
+            Middleware(TokenGuard, token=token, allowed_hosts=tuple(allowed_hosts), max_body_bytes=max_body_bytes)
+        ],
         exception_handlers={ServeError: _serve_error, HTTPException: _http_error},
     )
     app.state.manager = manager

@@ -39,6 +39,19 @@ class ForeignOriginError(ServeError):
     status = 403
 
 
+class MisdirectedHostError(ServeError):
+    """The request is at fault: its ``Host`` is not a name this service answers to (a DNS-rebinding page, or a name
+    the user did not allow with ``--allow-host``)."""
+
+    status = 421
+
+
+class BodyTooLargeError(ServeError):
+    """The client is at fault: a request body over the service's bound (it is refused before it is read whole)."""
+
+    status = 413
+
+
 class UnknownRunError(ServeError):
     """The client named a run (or a file) the service does not know."""
 

@@ -1,10 +1,10 @@
 """The goals the service runs: each an in-process trio task in the service's nursery, a
-:class:`~orchestrator.goal.runner.GoalRunner` built as ``reasonix goal`` builds it
-(:func:`orchestrator.build.setup_goal`).
+:class:`~orchestrator.goal.runner.GoalRunner` launched as ``reasonix goal`` launches it
+(:func:`orchestrator.launch.launch_goal`, the one launch path: the same review rule, presets and budgets).
 
 One goal per workspace at a time (the run lock: a second is refused with 409), any number of workspaces at once.
 Pausing cancels the goal's cancel scope, so it pauses resumable exactly as Ctrl-C pauses ``reasonix goal``; resuming
-builds :func:`~orchestrator.build.resume_runner` with the new limits. A DeepSeek error pauses that goal (the reason is
+launches it again with the new limits. A DeepSeek error pauses that goal (the reason is
 in its record and its events), never the service. Every run lives in its run directory as before, so a restarted service
 lists them (:mod:`orchestrator.checkpoints.history`, as ``reasonix runs`` does) and resumes paused ones on request.
 """
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,27 +21,21 @@ from typing import Any
 import trio
 from pydantic import ValidationError
 
-from orchestrator.build import (
-    WorkspaceError,
-    build_client,
-    check_workspace,
-    create_runner,
-    resume_runner,
-    run_dir,
-    setup_goal,
-)
+from orchestrator.build import GoalSetup, run_dir
 from orchestrator.cli.exits import leaves
 from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES
+from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import RunStore, new_run_id
+from orchestrator.launch import GoalLaunch, ReviewerFactory, launch_goal
 from orchestrator.mcp.hub import McpHub
 from orchestrator.review.reviewer import AutoApprove, Reviewer
 from orchestrator.serve.errors import BadRequestError, RunConflictError, UnknownRunError
 from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
-from orchestrator.serve.workspaces import KnownWorkspaces
+from orchestrator.serve.workspaces import KnownWorkspaces, api_workspace
 from plans import PlanError
 from plans.storage import write_atomic
 from sessions.errors import DeepSeekError
@@ -81,8 +74,8 @@ def wants_review(store: RunStore) -> bool:
     return not (isinstance(data, dict) and data.get("review") is False)
 
 
-def resume_command(workspace: Path, run_id: str) -> str:
-    return shlex.join(["reasonix", "goal", "--resume", run_id, "--workspace", str(workspace)])
+def _limits(request: Budgets) -> dict[str, Any]:
+    return {"budget_usd": request.budget_usd, "max_requests": request.max_requests, "max_minutes": request.max_minutes}
 
 
 class GoalManager:
@@ -97,8 +90,11 @@ class GoalManager:
         env: Mapping[str, str],
         base_url: str | None = None,
         on_notice: Callable[[str], None] | None = None,
+        workspace_roots: Sequence[Path] = (),
     ) -> None:
         self._nursery = nursery
+        self.workspace_roots = tuple(workspace_roots)
+        """With ``--workspace-root``: a goal starts only in a directory under one of these."""
         self.on_notice = on_notice
         """Where notices go (no sandbox here, an MCP server that did not start): the service's standard error."""
         self.env = env
@@ -134,10 +130,7 @@ class GoalManager:
     # -------------------------------------------------------------------------------------------- starting
 
     def _workspace(self, text: str) -> Path:
-        try:
-            return check_workspace(Path(text))
-        except WorkspaceError as exc:
-            raise BadRequestError(str(exc), "send the absolute path of an existing directory") from None
+        return api_workspace(text, self.workspace_roots)
 
     def _claim(self, workspace: Path) -> None:
         running = self._busy.get(workspace)
@@ -147,86 +140,64 @@ class GoalManager:
                 f"wait for it, or pause it: POST /api/runs/{running}/pause",
             )
 
-    def _runner(
-        self, workspace: Path, request: Budgets, *, preset: str, reviewer: Reviewer | None, log: EventLog, **kw: Any
-    ) -> tuple[GoalRunner, McpHub]:
-        try:
-            setup = setup_goal(
-                workspace,
-                env=self.env,
-                base_url=self.base_url,
-                preset=preset,
-                budget_usd=request.budget_usd,
-                max_requests=request.max_requests,
-                max_minutes=request.max_minutes,
-                on_notice=self.on_notice,
-            )
-            client = build_client(setup.resolved)
-        except (ReasonixError, ValidationError) as exc:
-            raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
-
-        if setup.notice and self.on_notice is not None:
-            self.on_notice(f"{workspace}: {setup.notice}")
-
+    def _runner(self, launch: GoalLaunch, reviewer: ReviewerFactory, log: EventLog) -> tuple[GoalRunner, McpHub]:
         def on_event(event: AnyEvent) -> None:
             log.append(event.model_dump(mode="json"))
 
-        common = setup.runner_kwargs(client, reviewer=reviewer, on_event=on_event)
-        if "objective" not in kw:
-            return resume_runner(**common, **kw), setup.mcp
-        return create_runner(**common, **kw), setup.mcp
+        try:
+            launched = launch_goal(launch, env=self.env, reviewer=reviewer, on_event=on_event, on_notice=self.on_notice)
+        except (ReasonixError, ValidationError) as exc:
+            raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
+        if launched.setup.notice and self.on_notice is not None:
+            self.on_notice(f"{launch.workspace}: {launched.setup.notice}")
+        return launched.runner, launched.mcp
 
     def start_goal(self, request: GoalRequest) -> LiveRun:
         """A new goal, started now; :class:`RunConflictError` when its workspace already runs one."""
         workspace = self._workspace(request.workspace)
         self._claim(workspace)
-        run_id = new_run_id()
-        log = self.event_log(workspace, run_id)
-        reviewer = ApiReviewer() if request.review else None
-        runner, mcp = self._runner(
-            workspace,
-            request,
-            preset=request.preset or "auto",
-            reviewer=reviewer if reviewer is not None else AutoApprove(),
-            log=log,
+        launch = GoalLaunch(
+            workspace=workspace,
             objective=request.objective.strip(),
-            run_id=run_id,
+            run_id=new_run_id(),
+            preset=request.preset,
+            **_limits(request),
+            base_url=self.base_url,
         )
+        log = self.event_log(workspace, launch.run_id or "")
+        api = ApiReviewer() if request.review else None
+        runner, mcp = self._runner(launch, lambda setup: api or AutoApprove(), log)
         self.workspaces.add(workspace)
         write_atomic(runner.store.dir / SERVE_SETTINGS, json.dumps({"review": request.review}) + "\n")
-        return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewer, mcp=mcp))
+        return self._launch(LiveRun(runner=runner, log=log, reviewer=api, mcp=mcp))
 
     def resume(self, run_id: str, request: Budgets) -> LiveRun:
-        """Continue a paused (or cut-off) run with new limits."""
+        """Continue a paused (or cut-off) run with new limits. A plan no review approved yet is reviewed again (through
+        the API, or automatically when the goal was started with ``review: false``), never executed unreviewed."""
         workspace = self.find(run_id)
         if run_id in self.live:
             raise RunConflictError(f"run {run_id} is running", "pause it first, or wait for it to end")
         self._claim(workspace)
-        record = RunStore.open(workspace, run_id).load()
+        store = RunStore.open(workspace, run_id)
+        record = store.load()
         if record.state in TERMINAL_STATES and record.state != "paused":
             raise RunConflictError(
                 f"run {run_id} is {record.state}; only a paused or interrupted run can be resumed",
                 "start a new goal: POST /api/goals",
             )
-        escalation = record.settings.get("escalation")
-        preset = escalation.get("preset") if isinstance(escalation, dict) else None
-        # A plan no review approved yet (paused at the review, or by a limit right after planning) is reviewed
-        # again, never executed unreviewed (the runner goes back to Reviewing: GoalRecord.approved).
-        unreviewed = record.state in ("planning", "awaiting_review") or not record.approved
-        needs_review = record.plan_revision == 0 or unreviewed
-        api_review = ApiReviewer() if needs_review and wants_review(RunStore.open(workspace, run_id)) else None
-        reviewer: Reviewer | None = api_review or (AutoApprove() if needs_review else None)
+        launch = GoalLaunch(workspace=workspace, resume=run_id, **_limits(request), base_url=self.base_url)
+        reviewers: list[ApiReviewer] = []
+
+        def reviewer(setup: GoalSetup) -> Reviewer:
+            if not wants_review(store):
+                return AutoApprove()
+            reviewers.append(ApiReviewer())
+            return reviewers[0]
+
         log = self.event_log(workspace, run_id)
-        runner, mcp = self._runner(
-            workspace,
-            request,
-            preset=preset if isinstance(preset, str) else "auto",
-            reviewer=reviewer,
-            log=log,
-            run_id=run_id,
-        )
+        runner, mcp = self._runner(launch, reviewer, log)
         self.errors.pop(run_id, None)
-        return self._launch(LiveRun(runner=runner, log=log, reviewer=api_review, mcp=mcp))
+        return self._launch(LiveRun(runner=runner, log=log, reviewer=reviewers[0] if reviewers else None, mcp=mcp))
 
     def _launch(self, live: LiveRun) -> LiveRun:
         self._busy[live.workspace] = live.run_id
@@ -256,7 +227,7 @@ class GoalManager:
     def _ended(self, live: LiveRun, error: str | None) -> None:
         """What ``reasonix goal --json`` prints last (the error, or the summary), then the run is no longer live."""
         runner = live.runner
-        command = resume_command(live.workspace, live.run_id)
+        command = resume_command(live.run_id, workspace=live.workspace, budget=runner.budget)
         try:
             if error is not None:
                 self.errors[live.run_id] = error
@@ -315,11 +286,18 @@ async def open_manager(
     env: Mapping[str, str],
     base_url: str | None = None,
     on_notice: Callable[[str], None] | None = None,
+    workspace_roots: Sequence[Path] = (),
 ) -> AsyncIterator[GoalManager]:
     """A manager whose goals run in a nursery of their own; leaving it pauses every running goal and waits."""
     async with trio.open_nursery() as nursery:
         manager = GoalManager(
-            nursery, state_dir=state_dir, workspaces=workspaces, env=env, base_url=base_url, on_notice=on_notice
+            nursery,
+            state_dir=state_dir,
+            workspaces=workspaces,
+            env=env,
+            base_url=base_url,
+            on_notice=on_notice,
+            workspace_roots=workspace_roots,
         )
         try:
             yield manager

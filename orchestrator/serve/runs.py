@@ -11,9 +11,10 @@ from typing import Any
 from orchestrator.build import run_dir
 from orchestrator.checkpoints.history import RunSummary, list_runs, summarize
 from orchestrator.errors import ReasonixError
+from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.serve.errors import RunConflictError, UnknownRunError
-from orchestrator.serve.manager import GoalManager, resume_command
+from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import RunDetail, RunInfo, UndoResult
 
 
@@ -77,7 +78,7 @@ def run_detail(manager: GoalManager, run_id: str) -> RunDetail:
         plan=plan,
         summary=None if live is not None else _last_summary(manager, workspace, run_id),
         awaiting_review=live is not None and live.reviewer is not None and live.reviewer.awaiting,
-        resume_hint=resume_command(workspace, run_id) if summary.resumable and live is None else "",
+        resume_hint=resume_command(run_id, workspace=workspace) if summary.resumable and live is None else "",
     )
 
 

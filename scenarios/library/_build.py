@@ -1665,9 +1665,10 @@ def budget_pause_resume() -> J:
     return scenario(
         "budget-pause-resume",
         "The budget runs out: the goal pauses, then resumes with a raised budget",
-        "A dollar budget of a fraction of a cent runs out during the first step. The goal pauses (resumable, the "
-        "finished step verified first); the resumed run, with a raised budget, continues at the next step and never "
-        "repeats a verified one.",
+        "The dollar budget covers the first step but not the upper bound of the next request (every request is "
+        "checked before it is sent: its prompt at the cache-miss price plus 8,192 output tokens). The goal pauses "
+        "before the second step sends anything (resumable, the finished step verified); the resumed run, with a "
+        "raised budget, continues at the next step and never repeats a verified one.",
         "Add mass units (mg, g, kg, t, oz, lb) to the units library.",
         units_workspace(),
         planner,
@@ -1678,7 +1679,7 @@ def budget_pause_resume() -> J:
             "files": {"units.py": UNITS_WITH_MASS},
             "commands": ["python3 -m unittest"],
         },
-        settings={"budget_usd": 0.0008},
+        settings={"budget_usd": 0.0126},
         resume={"budget_usd": 0.05},
     )
 

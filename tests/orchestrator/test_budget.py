@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pydantic
 import pytest
 import trio
@@ -9,7 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.events import BudgetWarning
-from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
+from orchestrator.goal.outcome import resume_command
+from orchestrator.policy.budget import (
+    OUTPUT_ALLOWANCE_TOKENS,
+    Budget,
+    BudgetExceeded,
+    BudgetReachedError,
+    BudgetTracker,
+    BudgetUsage,
+)
+from sessions.reply import RequestEstimate
 
 
 def warned(result: list[BudgetWarning] | BudgetExceeded) -> tuple[str, float, float]:
@@ -169,3 +180,73 @@ def test_warning_once_and_exceeded_iff_limit_reached(charges: list[float]) -> No
         assert warnings == 0
     else:
         assert warnings <= 1
+
+
+# ------------------------------------------------------------------------------------------------ the gate
+
+
+def _estimate(prompt_usd: float = 0.001, max_tokens: int | None = None) -> RequestEstimate:
+    return RequestEstimate(
+        session="executor",
+        model="deepseek-v4-flash",
+        prompt_tokens=1000,
+        prompt_usd=prompt_usd,
+        output_usd_per_token=1e-6,
+        max_output_tokens=max_tokens,
+    )
+
+
+def test_the_gate_counts_requests_in_flight_so_concurrent_branches_never_pass_the_request_cap() -> None:
+    tracker = BudgetTracker(Budget(requests=3))
+    tracker.charge(requests=1)
+    first, second = tracker.admit(_estimate()), tracker.admit(_estimate())  # two branches at once
+    with pytest.raises(BudgetReachedError) as refused:
+        tracker.admit(_estimate())
+    assert refused.value.resource == "requests" and "2 more in flight" in refused.value.summary
+    first()
+    first()  # a release is counted once
+    tracker.charge(requests=1)  # its usage arrives with the release
+    with pytest.raises(BudgetReachedError):
+        tracker.admit(_estimate())
+    second()
+    assert "--max-requests 6" in resume_command("r1", budget=tracker)
+
+
+def test_the_gate_refuses_a_request_whose_upper_bound_would_pass_the_dollar_cap() -> None:
+    tracker = BudgetTracker(Budget(usd=0.05))
+    tracker.charge(usd=0.035, requests=1)
+    bound = _estimate().bound_usd(OUTPUT_ALLOWANCE_TOKENS)
+    assert bound == pytest.approx(0.001 + OUTPUT_ALLOWANCE_TOKENS * 1e-6)
+    release = tracker.admit(_estimate())  # 0.035 + 0.0092 fits
+    with pytest.raises(BudgetReachedError) as refused:
+        tracker.admit(_estimate())  # 0.035 + 0.0092 in flight + 0.0092 does not
+    assert refused.value.resource == "usd"
+    assert refused.value.summary == "spent $0.0350 of $0.0500 budget; the next request may cost up to $0.0092"
+    assert "--budget-usd 0.10" in resume_command("r1", budget=tracker)
+    release()
+    with pytest.raises(BudgetReachedError):
+        tracker.admit(_estimate(max_tokens=393_216))  # a retry of a cut reply may produce far more
+    assert "--budget-usd 0.64" in resume_command("r1", budget=tracker)  # enough for the request refused
+    tracker.admit(_estimate())()
+    tracker.raise_limits(Budget(usd=1.0))
+    tracker.admit(_estimate(max_tokens=393_216))()
+
+
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 0.01)), max_size=60))
+def test_whatever_the_order_admitted_bounds_never_pass_the_cap(steps: list[tuple[bool, float]]) -> None:
+    """Admissions and releases in any order: what was charged plus the bounds in flight stays within the cap."""
+    tracker = BudgetTracker(Budget(usd=0.05, requests=10))
+    bound = _estimate().bound_usd(OUTPUT_ALLOWANCE_TOKENS)
+    open_: list[Callable[[], None]] = []
+    for admit, cost in steps:
+        if admit:
+            try:
+                open_.append(tracker.admit(_estimate()))
+            except BudgetReachedError:
+                continue
+        elif open_:
+            tracker.charge(usd=min(cost, bound), requests=1)
+            open_.pop(0)()
+        usage = tracker.usage
+        assert usage.usd + bound * len(open_) <= 0.05 + 1e-12
+        assert usage.requests + len(open_) <= 10

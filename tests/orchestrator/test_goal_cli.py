@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 from .goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
-from .run_support import clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
+from .run_support import ROOT, clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
+
+REASONIX = (sys.executable, "-m", "orchestrator")
 
 OPS = "def add(a, b):\n    return a + b\n"
 MUL = "def mul(a, b):\n    return a * b\n"
@@ -170,6 +173,39 @@ def test_goal_without_a_terminal_and_without_yes_stops_at_once(tmp_path: Path, e
     assert not (ws / ".reasonix").exists()
 
 
+def test_resume_without_a_terminal_and_without_yes_refuses_a_plan_no_review_approved(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 22: a run paused by a limit right after planning has a plan nobody approved. Resumed without a terminal
+    and without --yes, it used to build no reviewer and execute the plan unreviewed; it must refuse, as a new goal
+    does, and say what to do, sending nothing."""
+    ws = _workspace(tmp_path)
+    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url)
+        paused = reasonix("goal", "Grow calc", *base, "--yes", "--json", "--max-requests", "1", env=env)
+        assert paused.returncode == 3, paused.stderr
+        run_id = json_lines(paused.stdout)[-1]["run_id"]
+        goal = _goal_json(ws, run_id)
+        assert goal["state"] == "paused" and goal["plan"] is not None and goal["approved"] is False
+        sent = emulator_stats(url)["total"]["requests"]
+        resumed = subprocess.run(
+            [*REASONIX, "goal", "--resume", run_id, *base, "--max-requests", "50"],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert emulator_stats(url)["total"]["requests"] == sent  # nothing was sent
+    assert resumed.returncode == 2, resumed.stderr
+    message = " ".join(resumed.stderr.split())
+    assert f"run {run_id} has a plan that no review approved yet" in message, message
+    assert "standard input is not a terminal" in message and "nothing was executed" in message
+    assert f"reasonix goal --resume {run_id}" in message and "--yes" in message
+    assert not (ws / "calc" / "ops.py").exists() and _verified(_goal_json(ws, run_id)) == []
+
+
 def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -> None:
     """The missing key is the first thing to fix, even where review could not be asked for either."""
     ws = _workspace(tmp_path)
@@ -244,12 +280,15 @@ def test_exec_refuses_an_invalid_plan_naming_its_problems(tmp_path: Path, env: d
 
 def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict[str, str]) -> None:
     ws = _workspace(tmp_path)
-    # The pause comes at the end of the first planner turn, before its plan is adopted: resumed, it plans again.
-    planner = _planning() + _planning() + VERDICT
+    # A budget no request fits in: the gate refuses the planner's first request before it is sent, and the goal pauses
+    # with nothing sent; resumed with a raised budget, it plans from the start.
+    planner = _planning() + VERDICT
     with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)
         assert paused.returncode == 3, paused.stderr
+        assert emulator_stats(url)["total"]["requests"] == 0
+        assert "the next request may cost up to" in json_lines(paused.stdout)[-1]["text"]
         summary = json_lines(paused.stdout)[-1]
         run_id = summary["run_id"]
         assert summary["status"] == "paused" and summary["steps_done"] == 0

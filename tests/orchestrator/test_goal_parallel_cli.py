@@ -114,3 +114,80 @@ def test_a_signal_during_a_wave_then_resume_finishes_without_rerunning_a_verifie
     fork_tools = [e for e in after if e.get("kind") == "tool_started" and e.get("step_id") in ("S1", "S2")]
     assert sorted({e["step_id"] for e in fork_tools}) == ["S1", "S2"]
     assert not any((ws / ".reasonix" / "runs" / run_id / "branches" / sid).exists() for sid in ("S1", "S2"))
+
+
+def test_a_wave_never_sends_more_requests_than_max_requests_and_pauses_resumable(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 22: the branches of a wave used to check the budget only after a step's verification, so the wave passed
+    --max-requests by what both branches sent meanwhile. The gate every session and fork asks before each request
+    holds the cap exactly: the emulator, which counts what reaches it, never sees more."""
+    ws = _workspace(tmp_path)
+    # A branch the gate stops after its first request starts anew on resume: each wave step's script writes its
+    # file twice, so the restarted branch (whose first reply was used) still writes it before reporting.
+    again = {}
+    for sid in ("S1", "S2"):
+        write, report = executor_step(sid, FILES[sid], TEXT[sid])
+        again[sid] = [write, write, report]
+    with emulator_process(diamond_script(**again), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        # The planner's request and S0's two leave one for the wave of S1 and S2 (two requests each).
+        paused = reasonix("goal", "Diamond", *base, "--max-requests", "4", env=env)
+        assert paused.returncode == 3, paused.stderr
+        assert emulator_stats(url)["total"]["requests"] == 4
+        summary = json_lines(paused.stdout)[-1]
+        run_id = summary["run_id"]
+        assert summary["status"] == "paused" and "of 4 allowed requests" in summary["text"], summary
+        assert summary["requests"] == 4
+        assert "--max-requests 8" in summary["resume_command"]
+        goal = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
+        assert goal["usage_requests"] == 4 and goal["state"] == "paused"
+        assert _status(ws, run_id)["S0"] == "done" and "running" not in _status(ws, run_id).values()
+        resumed = reasonix("goal", "--resume", run_id, *base, "--max-requests", "20", env=env)
+        assert resumed.returncode == 0, resumed.stderr
+        total = emulator_stats(url)["total"]["requests"]
+    after = json_lines(resumed.stdout)
+    assert after[-1]["status"] == "complete" and after[-1]["steps_done"] == 4, after[-1]
+    assert total == after[-1]["requests"]  # what reached the emulator is what the run counted, in both processes
+    for sid, path in FILES.items():
+        assert (ws / path).read_text() == TEXT[sid]
+
+
+def test_a_wave_never_spends_past_budget_usd_and_pauses_resumable(tmp_path: Path, env: dict[str, str]) -> None:
+    """The same for dollars: each wave step's first reply is long (8,000 tokens of reasoning). Checked only after
+    verification, the two branches together spent past the budget; the gate admits a request only while spent, the
+    bounds in flight and its own bound (its prompt at the miss price, 8,192 output tokens) fit, so what reached the
+    emulator, priced, stays within it. The budget is set from today's flash prices, so peak and off-peak alike."""
+    from datetime import UTC, datetime
+
+    from sessions.prices import default_price_book
+    from sessions.wire import Usage
+
+    book, now = default_price_book(), datetime.now(UTC)
+    per_output_token = float(book.cost(Usage(completion_tokens=1_000_000), "deepseek-v4-flash", now).total) / 1e6
+    budget = 11_000 * per_output_token  # one long reply and the small ones fit under the gate; two do not
+    long = {}
+    for sid in ("S1", "S2"):
+        write, report = executor_step(sid, FILES[sid], TEXT[sid])
+        long[sid] = [{**write, "reasoning": "think " * 8_000}, write, report]
+    ws = _workspace(tmp_path)
+    with emulator_process(diamond_script(**long), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
+        paused = reasonix("goal", "Diamond", *base, "--budget-usd", f"{budget:.6f}", env=env)
+        assert paused.returncode == 3, paused.stderr
+        stats = emulator_stats(url)["total"]
+        summary = json_lines(paused.stdout)[-1]
+        assert summary["status"] == "paused" and "the next request may cost up to" in summary["text"], summary
+        run_id = summary["run_id"]
+        resumed = reasonix("goal", "--resume", run_id, *base, "--budget-usd", "5", env=env)
+    sent = Usage(
+        prompt_tokens=stats["prompt_tokens"],
+        completion_tokens=stats["completion_tokens"],
+        total_tokens=stats["prompt_tokens"] + stats["completion_tokens"],
+        prompt_cache_hit_tokens=stats["hit_tokens"],
+        prompt_cache_miss_tokens=stats["miss_tokens"],
+    )
+    assert float(book.cost(sent, "deepseek-v4-flash", now).total) <= budget * (1 + 1e-6)
+    goal = json.loads((ws / ".reasonix" / "runs" / run_id / "goal.json").read_text())
+    assert resumed.returncode == 0, resumed.stderr
+    assert json_lines(resumed.stdout)[-1]["status"] == "complete" and goal["state"] == "complete"

@@ -132,7 +132,7 @@ def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Pa
     ws = cli_workspace(tmp_path)
     none = reasonix("goal", "--resume", "--workspace", str(ws), "--yes", "--base-url", "http://127.0.0.1:9", env=env)
     assert none.returncode == 2 and "no paused or interrupted run to resume" in none.stderr
-    planner = _planning() + _planning() + VERDICT
+    planner = _planning() + VERDICT  # the budget refuses the first request: nothing is sent before the resume
     with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)

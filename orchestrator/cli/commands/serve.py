@@ -4,8 +4,9 @@ runs, streams their events (SSE), takes the plan review, pauses, resumes and und
 
 It prints one line to standard output, ``reasonix serve: http://HOST:PORT/?token=TOKEN`` (open it in a browser, or send
 the token as ``Authorization: Bearer TOKEN``); further lines go to standard error. Every request needs the token.
-Binding to an address other than loopback needs ``--allow-remote``. Ctrl-C (or SIGTERM) pauses the running goals, which
-stay resumable, and exits.
+Binding to an address other than loopback needs ``--allow-remote``. Only loopback ``Host`` names (and those given with
+``--allow-host``) are answered; ``--workspace-root`` confines where goals may start. Ctrl-C (or SIGTERM) pauses the
+running goals, which stay resumable, and exits.
 
 Exit status: 0 stopped by SIGTERM; 130 stopped by Ctrl-C; 2 a usage problem (a non-loopback address without
 ``--allow-remote``, a workspace that is not a directory, a port in use).
@@ -29,6 +30,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a workspace whose runs to list (repeatable; default: .); goals may start in any directory",
     )
     parser.add_argument("--allow-remote", action="store_true", help="allow binding to a non-loopback address (risky)")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name to answer to besides loopback ones (repeatable; e.g. the name an SSH tunnel or proxy uses)",
+    )
+    parser.add_argument(
+        "--workspace-root",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="goals may start only in directories under this one (repeatable; default: any project directory)",
+    )
     parser.add_argument("--token", metavar="TOKEN", help="the access token (default: a new random one)")
     parser.add_argument(
         "--state-dir",
@@ -73,9 +89,15 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         stop = trio.Event()
         async with open_manager(
-            state_dir=state_dir, workspaces=workspaces, env=os.environ, base_url=args.base_url, on_notice=_say
+            state_dir=state_dir,
+            workspaces=workspaces,
+            env=os.environ,
+            base_url=args.base_url,
+            on_notice=_say,
+            workspace_roots=args.workspace_root,
         ) as manager:
-            app = create_app(manager, token)
+            hosts = [*args.allow_host, *([] if args.host in ("0.0.0.0", "::") else [args.host])]
+            app = create_app(manager, token, allowed_hosts=hosts)
             async with trio.open_nursery() as nursery:
 
                 async def watch() -> None:

@@ -105,5 +105,6 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
         resume=True,
         root=root,
         env=env,
+        request_gate=ctx.budget,  # the goal's one ledger: a fork's requests count and are capped with every other
     )
     return Lane(session, mailbox, root, key, step_id, dict(env))

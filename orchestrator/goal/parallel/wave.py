@@ -9,9 +9,11 @@ the step is done. A branch that cannot be merged (a conflict, a write outside it
 commands fail on the merged tree, sends its step back to pending: it runs again afterwards, alone, in the executor, on
 the merged tree (``GoalRecord.solo``), and the user is told why (:class:`~orchestrator.events.BranchRerun`).
 
-A pause (budget, stuck) in one branch cancels the others; so does Ctrl-C (the cancellation reaches every branch). A
-step is done only once merged: on resume the unfinished branches' steps are pending again and start anew (a new
-fork journal, a new copy of the workspace); a merged step never runs again.
+A pause (stuck) in one branch cancels the others; so does Ctrl-C (the cancellation reaches every branch). Every
+branch's requests pass the goal's one budget gate: a branch whose request is refused stops there, and the others go
+on until they finish their step or are refused in turn (nothing is thrown away), then the verified ones are merged and
+the goal pauses. A step is done only once merged: on resume the unfinished branches' steps are pending again and
+start anew (a new fork journal, a new copy of the workspace); a merged step never runs again.
 """
 
 from __future__ import annotations
@@ -78,8 +80,8 @@ async def _branch(
     lane = open_fork(ctx, step.id, branch.path, branch.env())
     outcome = await work_on_step(ctx, step, lane)
     results[step.id] = outcome
-    if isinstance(outcome, Ended):
-        wave.cancel()  # a pause (budget, stuck) stops every branch of the wave
+    if isinstance(outcome, Ended) and not ctx.budget.refused:
+        wave.cancel()  # a pause (stuck) stops every branch of the wave
 
 
 async def _join(

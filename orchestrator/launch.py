@@ -1,0 +1,155 @@
+"""Launching a goal: the one path from what a front end was asked for to a runner, for ``reasonix goal`` / ``plan`` /
+``exec`` (:mod:`orchestrator.cli.goal_command`), ``/plan`` and ``/goal`` in the conversation
+(:mod:`orchestrator.repl.goals`) and ``reasonix serve`` (:mod:`orchestrator.serve.manager`).
+
+A front end describes the launch as a :class:`GoalLaunch` (a frozen value, checked when it is made) and says how a
+plan is reviewed there: a factory of reviewers, called only when a review is needed. Whether one is needed is one
+rule, :attr:`orchestrator.goal.store.GoalRecord.needs_review` (a new goal, a run paused before or at its review, a
+plan no review approved), which the goal loop also follows, so no front end can resume an unreviewed plan into
+execution: when the factory cannot give a reviewer (no terminal, no ``--yes``) it raises, and nothing starts.
+:func:`launch_goal` then loads the configuration (:func:`orchestrator.build.setup_goal`), checks the key, builds the
+client and the runner, new or resumed. The resume command is :func:`orchestrator.goal.outcome.resume_command`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from orchestrator.build import GoalSetup, api_key_for, build_client, create_runner, resume_runner, setup_goal
+from orchestrator.errors import UsageError
+from orchestrator.goal.context import Mode
+from orchestrator.goal.runner import AnyEvent, GoalRunner
+from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.mcp.hub import McpHub
+from orchestrator.review.reviewer import Reviewer
+from plans import Plan
+from sessions.permissions import Asker
+
+ReviewerFactory = Callable[[GoalSetup], Reviewer]
+"""How a front end reviews plans: called (with the run's setup, for the cost estimate) only when a review is needed;
+raises :class:`~orchestrator.errors.ReviewUnavailableError` when nobody can review there."""
+
+
+def check_limits(budget_usd: float | None, max_requests: int | None, max_minutes: float | None) -> None:
+    """:class:`UsageError` for a limit that is not positive."""
+    if budget_usd is not None and not budget_usd > 0:
+        raise UsageError("--budget-usd must be more than 0")
+    if max_requests is not None and max_requests < 1:
+        raise UsageError("--max-requests must be at least 1")
+    if max_minutes is not None and not max_minutes > 0:
+        raise UsageError("--max-minutes must be more than 0")
+
+
+@dataclass(frozen=True)
+class GoalLaunch:
+    """What to launch: a new goal (``objective``), an approved plan (``plan``, mode ``exec``) or a run to resume
+    (``resume``, its id), and the options every front end may set. ``None`` leaves an option to the configuration
+    (``preset``: the resumed run's own, else ``auto``; a limit: the resumed run's own, else none)."""
+
+    workspace: Path
+    """An existing directory, already resolved by the front end (each has its own rule for what it accepts)."""
+    mode: Mode = "goal"
+    objective: str = ""
+    plan: Plan | None = None
+    resume: str | None = None
+    run_id: str | None = None
+    """The id of a new run (``reasonix serve`` chooses it); ``None``: a new one."""
+    preset: str | None = None
+    budget_usd: float | None = None
+    max_requests: int | None = None
+    max_minutes: float | None = None
+    base_url: str | None = None
+    sandbox: str | None = None
+    permissions: str | None = None
+    allow_unconfined_verify: bool = False
+    """``--allow-unconfined-verify``: without a sandbox, the plan's verify commands run on the host anyway."""
+
+    def __post_init__(self) -> None:
+        check_limits(self.budget_usd, self.max_requests, self.max_minutes)
+        if self.resume is None and self.plan is None and not self.objective.strip():
+            raise UsageError('the objective is empty; say what to achieve, e.g. "add a test"')
+        if self.resume is not None and (self.objective or self.plan is not None):
+            raise UsageError("give an objective or --resume RUN_ID, not both")
+
+    def previous(self) -> GoalRecord | None:
+        """The resumed run's record (``None`` for a new run)."""
+        return RunStore.open(self.workspace, self.resume).load() if self.resume is not None else None
+
+
+def plan_estimate(setup: GoalSetup) -> Callable[[Plan], str]:
+    """What a reviewer shows under a plan: the estimate of its cost against the run's budget."""
+    from orchestrator.checkpoints.estimate import estimate_plan
+
+    book, options = setup.resolved.config.price_book(), setup.options
+
+    def estimate(plan: Plan) -> str:
+        return estimate_plan(setup.workspace, plan, model=options.flash_model, book=book).text(options.budget)
+
+    return estimate
+
+
+def needs_review(mode: Mode, previous: GoalRecord | None) -> bool:
+    """Whether this launch must be able to review a plan: never for ``exec`` (its plan is the approved one), always
+    for a new goal, and for a resumed run as its record says (:attr:`GoalRecord.needs_review`)."""
+    if mode == "exec":
+        return False
+    return previous is None or previous.needs_review
+
+
+@dataclass
+class LaunchedGoal:
+    """A runner ready to run, and what its front end shows or opens around it."""
+
+    runner: GoalRunner
+    setup: GoalSetup
+    previous: GoalRecord | None
+
+    @property
+    def mcp(self) -> McpHub:
+        """The MCP servers, to open around the run (their tools join both sessions)."""
+        return self.setup.mcp
+
+
+def launch_goal(
+    launch: GoalLaunch,
+    *,
+    env: Mapping[str, str],
+    reviewer: ReviewerFactory,
+    on_event: Callable[[AnyEvent], None] | None = None,
+    asker: Asker | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> LaunchedGoal:
+    """The runner for ``launch`` (see the module's docstring). Raises :class:`~orchestrator.errors.ReasonixError`
+    (a usage or configuration problem, a missing key, nobody to review) or a pydantic ``ValidationError`` for a bad
+    option; nothing is sent and no run is created before every check passed."""
+    previous = launch.previous()
+    if previous is not None and previous.state == "complete":
+        raise UsageError(f"the goal of run {launch.resume} is already complete; there is nothing to resume")
+    setup = setup_goal(
+        launch.workspace,
+        env=env,
+        base_url=launch.base_url,
+        preset=launch.preset or (previous.preset if previous is not None else None) or "auto",
+        budget_usd=launch.budget_usd,
+        max_requests=launch.max_requests,
+        max_minutes=launch.max_minutes,
+        sandbox_mode=launch.sandbox,
+        permissions=launch.permissions,
+        asker=asker,
+        on_notice=on_notice,
+        allow_unconfined_verify=launch.allow_unconfined_verify,
+    )
+    api_key_for(setup.resolved)  # a missing key is the first thing to fix, before review comes up
+    chosen = reviewer(setup) if needs_review(launch.mode, previous) else None
+    client = build_client(setup.resolved, transport=transport)
+    common = setup.runner_kwargs(client, reviewer=chosen, on_event=on_event)
+    if launch.resume is not None:
+        runner = resume_runner(run_id=launch.resume, **common)
+    else:
+        runner = create_runner(objective=launch.objective.strip(), plan=launch.plan, run_id=launch.run_id, **common)
+    return LaunchedGoal(runner=runner, setup=setup, previous=previous)
