@@ -1,9 +1,9 @@
 """Running git for a branch: on the checkpoints' shadow store (never the user's ``.git``), with the work tree, index
-and extra exclude file of the caller's choice. The environment is the shadow store's (no user config, no hooks)."""
+and extra exclude file of the caller's choice. The environment and the flags are the shadow store's (no user config,
+no hooks, no fsmonitor, no attributes but the store's own: see :mod:`orchestrator.checkpoints.git`)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +11,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.branches.outcome import BranchError
-from orchestrator.checkpoints.git import ShadowRepo, find_git
+from orchestrator.checkpoints.git import SAFE_FLAGS, ShadowRepo, find_git
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class BranchGit:
             raise BranchError(
                 "git is not installed (or not on PATH): parallel branches need it; set [goal] parallel = 1"
             )
-        cmd = [exe, "-c", f"core.hooksPath={os.devnull}"]
+        cmd = [exe, *SAFE_FLAGS]
         if self.excludes_file is not None:
             cmd += ["-c", f"core.excludesFile={self.excludes_file}"]
         proc = await trio.run_process(

@@ -4,7 +4,9 @@
 - The snapshot is a tree in the shadow store, written from a private index (a copy of the checkpoints' index, so
   git's stat cache re-hashes only what changed). It is the merge base.
 - The copy is ``git worktree add`` of that snapshot under ``<run_dir>/branches/<step_id>``: modes and symlinks as
-  stored, and a ``.git`` file that keeps git commands run in the branch away from the user's repository.
+  stored, and a ``.git`` file that keeps git commands run in the branch away from the user's repository. Reasonix
+  never reads that file back (the branch's session may rewrite it): the worktree's git directory, inside the shadow
+  store, is taken once when the copy is made and checked to be one of the store's worktrees.
 - Ignored directories (``.venv``, ``node_modules``, build caches) are symlinked to the live ones, so verify commands
   find them; ignored files are copied. Neither is ever merged back. ``.reasonix/`` is never copied.
 - Commands in the branch get :meth:`BranchWorkspace.env`: the branch's ``src/`` and root ahead of Python's import
@@ -44,8 +46,10 @@ class BranchWorkspace:
     """The branch's own copy of the workspace: its session's tools and its verify commands work here."""
     step_id: str
 
-    def __init__(self, *, workspace: Path, path: Path, state: Path, step_id: str, base_tree: str) -> None:
+    def __init__(self, *, workspace: Path, path: Path, state: Path, step_id: str, base_tree: str, admin: Path) -> None:
         self.workspace = workspace
+        self.admin = admin
+        """The worktree's git directory in the shadow store (``<store>/git/worktrees/<name>``)."""
         self.path = path
         self.state = state
         self.step_id = step_id
@@ -87,21 +91,19 @@ class BranchWorkspace:
         async with _admin_lock(repo.git_dir):
             admin = BranchGit(repo, repo.git_dir, workspace, None)
             await admin("worktree", "add", "--detach", "--force", "--quiet", str(path), commit)
-        branch = cls(workspace=workspace, path=path, state=state, step_id=step_id, base_tree=base_tree)
+        admin_dir = _worktree_admin(repo, path)
+        branch = cls(workspace=workspace, path=path, state=state, step_id=step_id, base_tree=base_tree, admin=admin_dir)
         shared = await trio.to_thread.run_sync(_link_ignored, workspace, path, ignored)
         (state / "exclude").write_text("".join(exclude_line(p) + "\n" for p in shared), encoding="utf-8")
         return branch
 
     def branch_git(self) -> BranchGit:
         """Git on the branch's worktree (its own index, the shadow store's objects)."""
-        try:
-            text = (self.path / ".git").read_text(encoding="utf-8")
-        except OSError as exc:
+        if not self.path.is_dir() or not self.admin.is_dir():
             raise BranchError(
-                f"the copy of the workspace for step {self.step_id} at {self.path} is gone ({exc}); run the step again"
-            ) from exc
-        git_dir = Path(text.removeprefix("gitdir:").strip())
-        return BranchGit(self.repo, git_dir, self.path, git_dir / "index", self.state / "exclude")
+                f"the copy of the workspace for step {self.step_id} at {self.path} is gone; run the step again"
+            )
+        return BranchGit(self.repo, self.admin, self.path, self.admin / "index", self.state / "exclude")
 
     def env(self) -> dict[str, str]:
         """Environment overrides for commands run in the branch (its session's bash, its verify commands).
@@ -150,6 +152,16 @@ class BranchWorkspace:
         async with _admin_lock(self.repo.git_dir):
             await trio.to_thread.run_sync(_remove, self.path, self.state)
             await _prune(self.repo)
+
+
+def _worktree_admin(repo: ShadowRepo, path: Path) -> Path:
+    """The git directory ``git worktree add`` made for ``path``: read from its fresh ``.git`` file (nothing has run
+    in the copy yet), and only if it is one of the shadow store's worktrees."""
+    text = (path / ".git").read_text(encoding="utf-8")
+    admin = Path(text.removeprefix("gitdir:").strip()).resolve()
+    if admin.parent != (repo.git_dir / "worktrees").resolve():
+        raise BranchError(f"git made the copy for {path} with a git directory outside the checkpoint store: {admin}")
+    return admin
 
 
 def _never_copied(rel: str) -> bool:

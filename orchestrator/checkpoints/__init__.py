@@ -1,4 +1,4 @@
-"""Checkpoints: the workspace snapshotted into a shadow git store under ``.reasonix/checkpoints/`` (DESIGN §5,
+"""Checkpoints: the workspace snapshotted into a shadow git store of Reasonix's own, outside the workspace (DESIGN §5,
 Safety), never the user's ``.git``; undo and restore from them; and the history of runs.
 
 - :mod:`~orchestrator.checkpoints.git`: the shadow repository and the one way ``git`` is called;

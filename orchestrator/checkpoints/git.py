@@ -1,10 +1,20 @@
-"""The shadow repository: ``<workspace>/.reasonix/checkpoints/git`` with its own index, the workspace as work tree.
+"""The shadow repository: Reasonix's own git directory and index, outside the workspace; the workspace as work tree.
+
+Where it lives: ``$XDG_STATE_HOME/reasonix/checkpoints/<name>-<hash of the workspace's real path>/`` (by default
+under ``~/.local/state``), with the ledger beside it. Nothing in the workspace is part of it: the model's file tools
+(confined to the workspace) and its sandboxed commands (which see the home read-only) cannot write it, and a
+repository cannot ship one. Its ``config``, ``info/attributes`` and ``info/exclude`` are Reasonix's own, compared
+byte for byte and rewritten before every use, whatever changed them.
 
 Every call goes through :meth:`ShadowRepo.git`: a subprocess (``trio.run_process``) with an environment built from
 scratch: ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_INDEX_FILE`` point at the shadow store, no system or global config
-(``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``), no hooks (``core.hooksPath=/dev/null``), a fixed author
-and committer. The user's ``.git``, index, stash and branches are never read or written. The index persists between
-checkpoints, so git's stat cache re-hashes only the files that changed.
+or attributes (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``, ``GIT_ATTR_NOSYSTEM``), and :data:`SAFE_FLAGS`
+(no hooks, no fsmonitor, no global attributes file, no transport), a fixed author and committer. The store's
+``info/attributes`` unsets ``filter``, ``text``, ``eol``, ``diff``, ``merge``, ``ident`` and
+``working-tree-encoding`` for every path, and it outranks the workspace's ``.gitattributes``: a repository cannot
+name a filter or driver, and files are stored byte for byte. The user's ``.git``, index, stash and branches are
+never read or written. The index persists between checkpoints, so git's stat cache re-hashes only the files that
+changed.
 
 The workspace's ignore rules apply (its ``.gitignore`` files, and its ``.git/info/exclude`` copied into the shadow's
 ``info/exclude``); ``.reasonix/`` and ``.git/`` are always left out.
@@ -12,23 +22,27 @@ The workspace's ignore rules apply (its ``.gitignore`` files, and its ``.git/inf
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
 from orchestrator.errors import ReasonixError
 
-STATE_DIR = Path(".reasonix") / "checkpoints"
+STORES_DIR = Path("reasonix") / "checkpoints"
+"""Under the user's state directory: one store per workspace."""
 AUTHOR = "Reasonix checkpoints"
 EMAIL = "checkpoints@reasonix.invalid"
 HEAD_REF = "refs/reasonix/head"
 """Every checkpoint commit has the previous one as parent, so this one ref keeps them all reachable."""
 ALWAYS_EXCLUDED = ("/.reasonix/", ".git")
 SETTINGS = {
+    "core.repositoryformatversion": "0",
     "core.autocrlf": "false",
     "core.safecrlf": "false",
     "core.symlinks": "true",
@@ -37,12 +51,68 @@ SETTINGS = {
     "core.untrackedCache": "true",
     "core.fsmonitor": "false",
     "core.bare": "false",
+    "core.logAllRefUpdates": "false",
     "gc.auto": "0",
     "core.looseCompression": "1",
     "commit.gpgSign": "false",
     "advice.addEmbeddedRepo": "false",
     "advice.detachedHead": "false",
 }
+"""The store's whole ``config``: nothing else is ever in it."""
+ATTRIBUTES = "* -text -crlf -eol -filter -diff -merge -ident -working-tree-encoding\n"
+"""The store's ``info/attributes``: outranks every ``.gitattributes``, so no path has a filter, a driver or a
+conversion, whatever the workspace says."""
+SAFE_FLAGS = (
+    "-c",
+    f"core.hooksPath={os.devnull}",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    f"core.attributesFile={os.devnull}",
+    "-c",
+    "protocol.allow=never",
+)
+"""Given to every git call for the store (and its worktrees), whatever a config file says."""
+
+
+def config_text(settings: Mapping[str, str] = SETTINGS) -> str:
+    """``settings`` as a git config file, one section per prefix, in a fixed order."""
+    sections: dict[str, list[str]] = {}
+    for key, value in settings.items():
+        section, _, name = key.rpartition(".")
+        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+    return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
+
+
+def state_home(env: Mapping[str, str]) -> Path:
+    """``$XDG_STATE_HOME`` (when absolute, as the spec says), else ``~/.local/state``."""
+    xdg = env.get("XDG_STATE_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg)
+    return Path(env.get("HOME") or Path.home()) / ".local" / "state"
+
+
+def store_for(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The store of ``workspace``: named for its real path (the same directory reached by a symlink shares it)."""
+    real = workspace.resolve()
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", real.name)[:40] or "root"
+    return state_home(os.environ if env is None else env) / STORES_DIR / f"{name}-{digest}"
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Make ``path`` hold exactly ``text`` (replaced atomically, never written through a symlink)."""
+    data = text.encode("utf-8")
+    try:
+        if not path.is_symlink() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.reasonix-tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 class CheckpointError(ReasonixError):
@@ -60,29 +130,32 @@ def find_git() -> str | None:
 @dataclass(frozen=True)
 class ShadowRepo:
     workspace: Path
+    store_dir: Path = field(init=False)
+    """Where the store lives (see the module docstring): computed from the workspace and the environment."""
 
-    @property
-    def state_dir(self) -> Path:
-        return self.workspace / STATE_DIR
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "store_dir", store_for(self.workspace))
 
     @property
     def git_dir(self) -> Path:
-        return self.state_dir / "git"
+        return self.store_dir / "git"
 
     @property
     def index_file(self) -> Path:
-        return self.state_dir / "index"
+        return self.store_dir / "index"
 
     def env(self) -> dict[str, str]:
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(self.state_dir),
+            "HOME": str(self.store_dir),
             "LC_ALL": "C",
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": str(self.workspace),
             "GIT_INDEX_FILE": str(self.index_file),
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_AUTHOR_NAME": AUTHOR,
             "GIT_AUTHOR_EMAIL": EMAIL,
@@ -99,9 +172,8 @@ class ShadowRepo:
         exe = find_git()
         if exe is None:
             raise GitUnavailableError("git is not installed (or not on PATH): checkpoints and undo need it")
-        cmd = [exe, "-c", f"core.hooksPath={os.devnull}", *args]
         proc = await trio.run_process(
-            cmd,
+            [exe, *SAFE_FLAGS, *args],
             stdin=stdin,
             capture_stdout=True,
             capture_stderr=True,
@@ -116,24 +188,24 @@ class ShadowRepo:
         return out
 
     async def ensure(self) -> None:
-        """Create the shadow store on first use; refresh its excludes from the workspace's ``.git/info/exclude``."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        if not (self.git_dir / "HEAD").is_file():
-            await self.git("init", "--quiet")
-            for key, value in SETTINGS.items():
-                await self.git("config", key, value)
-        self._write_excludes()
+        """Create the shadow store on first use; make its config, attributes and excludes Reasonix's own again."""
+        try:
+            self.store_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not (self.git_dir / "HEAD").is_file():
+                await self.git("init", "--quiet", "--template=")
+            write_if_changed(self.store_dir / "workspace", f"{self.workspace.resolve()}\n")
+            write_if_changed(self.git_dir / "config", config_text())
+            write_if_changed(self.git_dir / "info" / "attributes", ATTRIBUTES)
+            write_if_changed(self.git_dir / "info" / "exclude", self._excludes())
+        except OSError as exc:
+            raise CheckpointError(f"cannot prepare the checkpoint store {self.store_dir}: {exc}") from exc
 
-    def _write_excludes(self) -> None:
+    def _excludes(self) -> str:
         lines = ["# written by reasonix: the workspace's own excludes, and its state", *ALWAYS_EXCLUDED]
         user = self.workspace / ".git" / "info" / "exclude"
         if user.is_file():
             lines.append(user.read_text(encoding="utf-8", errors="replace"))
-        text = "\n".join(lines) + "\n"
-        target = self.git_dir / "info" / "exclude"
-        if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        return "\n".join(lines) + "\n"
 
     async def head(self) -> str | None:
         out = await self.git("rev-parse", "--verify", "--quiet", HEAD_REF, ok_codes=(0, 1))

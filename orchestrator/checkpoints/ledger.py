@@ -1,4 +1,5 @@
-"""What each checkpoint records: ``.reasonix/checkpoints/log.jsonl``, one line per checkpoint, appended.
+"""What each checkpoint records: ``log.jsonl`` beside the shadow store (outside the workspace, see
+:mod:`~orchestrator.checkpoints.git`), one line per checkpoint, appended.
 
 A step of a goal has a ``before`` checkpoint (taken before the executor touches anything) and an ``after`` one (the
 workspace as the step left it, verification included). A retry reset adds a ``retry`` one (the failed attempt's
@@ -16,9 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from orchestrator.checkpoints.git import STATE_DIR
+from orchestrator.checkpoints.git import store_for
 
-LEDGER = STATE_DIR / "log.jsonl"
+LEDGER = "log.jsonl"
 UNDO_PREFIX = "undo-"
 MAX_CHANGES = 200
 """Changes listed per checkpoint (the total is always recorded)."""
@@ -67,7 +68,7 @@ class Checkpoint(BaseModel):
 
 class Ledger:
     def __init__(self, workspace: Path) -> None:
-        self.path = workspace / LEDGER
+        self.path = store_for(workspace) / LEDGER
 
     def read(self) -> list[Checkpoint]:
         if not self.path.is_file():

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -137,14 +138,83 @@ def _migrate(data: dict[str, Any], latest: Plan | None) -> dict[str, Any]:
     return data
 
 
+class StateDirError(ReasonixError):
+    """The workspace's ``.reasonix`` (or a directory in it) is a symlink or not a directory: nothing is written."""
+
+
+STATE_DIR_NAME = ".reasonix"
+STATE_SUBDIRS = ("runs",)
+"""Directories of ``.reasonix`` that Reasonix writes into, checked with it."""
+
+
+def state_subdir(workspace: Path, *parts: str, create: bool = True) -> Path:
+    """``<workspace>/.reasonix/<parts…>``, each directory made when missing (with ``create``). A symlink anywhere on
+    the way (a repository may ship ``.reasonix -> /elsewhere``) or something that is not a directory is refused with
+    :class:`StateDirError`: Reasonix never writes its state through a link, where it would land outside the
+    workspace."""
+    path = workspace
+    for name in (STATE_DIR_NAME, *parts):
+        path = path / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            if not create:
+                return path
+            try:
+                os.mkdir(path, 0o755)
+                continue
+            except FileExistsError:
+                st = os.lstat(path)
+        _check_dir(path, st)
+    return path
+
+
+def _check_dir(path: Path, st: os.stat_result) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise StateDirError(
+            f"{path} is a symlink (to {os.readlink(path)}): Reasonix keeps its run state in the workspace and never "
+            f"writes it through a link; remove the link (rm {path}) and run again"
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise StateDirError(
+            f"{path} is not a directory: Reasonix keeps its run state there; move it away and run again"
+        )
+
+
+def check_no_links(directory: Path) -> None:
+    """Refuse a run directory holding a symlink (a repository may ship a run whose ``events.jsonl`` links to a file
+    of the user's): what Reasonix appends to its records must land in them."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                raise StateDirError(
+                    f"{entry.path} is a symlink (to {os.readlink(entry.path)}): Reasonix never writes its run records "
+                    f"through a link; remove it (rm {entry.path}) or start a new run"
+                )
+
+
 def ensure_state_dir(workspace: Path) -> Path:
-    """``<workspace>/.reasonix``, created with a ``.gitignore`` of ``*`` so runs never show up in the user's git."""
-    state = workspace / ".reasonix"
-    state.mkdir(parents=True, exist_ok=True)
-    ignore = state / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# Reasonix run journals and plans: local state, not source.\n*\n", encoding="utf-8")
+    """``<workspace>/.reasonix`` (checked by :func:`state_subdir`, with ``runs/``), created with a ``.gitignore``
+    of ``*`` so runs never show up in the user's git."""
+    state = state_subdir(workspace)
+    for sub in STATE_SUBDIRS:
+        state_subdir(workspace, sub)
+    try:
+        fd = os.open(state / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except FileExistsError:
+        return state
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("# Reasonix run journals and plans: local state, not source.\n*\n")
     return state
+
+
+def run_state_dir(workspace: Path, run_id: str) -> Path:
+    """``<workspace>/.reasonix/runs/<run_id>``, made or checked for what Reasonix writes there: no symlink on the
+    way, none in it (:class:`StateDirError` otherwise)."""
+    ensure_state_dir(workspace)
+    path = state_subdir(workspace, *RUNS_DIR.parts[1:], check_run_id(run_id))
+    check_no_links(path)
+    return path
 
 
 def new_run_id() -> str:
@@ -161,19 +231,21 @@ class RunStore:
 
     @classmethod
     def create(cls, workspace: Path, run_id: str | None = None) -> RunStore:
-        store = cls(workspace, run_id or new_run_id())
+        store = cls(workspace, check_run_id(run_id) if run_id else new_run_id())
         ensure_state_dir(workspace)
-        store.dir.mkdir(parents=True, exist_ok=True)
+        state_subdir(workspace, *RUNS_DIR.parts[1:], store.run_id)
         return store
 
     @classmethod
     def open(cls, workspace: Path, run_id: str) -> RunStore:
         store = cls(workspace, check_run_id(run_id))
-        if not (store.dir / "goal.json").is_file():
-            known = sorted(p.name for p in (workspace / RUNS_DIR).glob("*") if (p / "goal.json").is_file())
-            hint = f" Known runs: {', '.join(known[-5:])}." if known else " There are no runs in this workspace."
-            raise RunNotFoundError(f"no run {run_id!r} under {workspace / RUNS_DIR}.{hint}")
-        return store
+        state_subdir(workspace, *RUNS_DIR.parts[1:], run_id, create=False)
+        if (store.dir / "goal.json").is_file():
+            check_no_links(store.dir)
+            return store
+        known = sorted(p.name for p in (workspace / RUNS_DIR).glob("*") if (p / "goal.json").is_file())
+        hint = f" Known runs: {', '.join(known[-5:])}." if known else " There are no runs in this workspace."
+        raise RunNotFoundError(f"no run {run_id!r} under {workspace / RUNS_DIR}.{hint}")
 
     def lock(self) -> None:
         """Hold this run for the life of the process (``flock`` on ``lock`` in the run directory), so two processes
@@ -182,7 +254,7 @@ class RunStore:
         if key in _HELD:
             return
         path = self.dir / "lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

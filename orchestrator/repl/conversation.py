@@ -23,11 +23,12 @@ from rich.text import Text
 
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
-from orchestrator.goal.store import ensure_state_dir, new_run_id
+from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
 from orchestrator.ui.stream import TerminalRenderer
+from plans.storage import write_atomic
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
 from sessions.session import Session
@@ -105,12 +106,11 @@ class Conversation:
                     "there is no earlier conversation in this workspace to continue; start one with `reasonix code`"
                 )
             self.run_id = found
+            run_state_dir(self.workspace, self.run_id)
         else:
             self.run_id = new_run_id()
-            ensure_state_dir(self.workspace)
-            (self.workspace / ".reasonix" / LAST_FILE).write_text(
-                json.dumps({"run_id": self.run_id}) + "\n", encoding="utf-8"
-            )
+            run_state_dir(self.workspace, self.run_id)
+            write_atomic(state_subdir(self.workspace) / LAST_FILE, json.dumps({"run_id": self.run_id}) + "\n")
         session = build_executor(
             self.resolved,
             self.workspace,

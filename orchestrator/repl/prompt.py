@@ -21,6 +21,8 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from orchestrator.goal.store import StateDirError, ensure_state_dir
+
 HISTORY_FILE = "repl_history"
 _SKIP = frozenset({".git", ".reasonix", "__pycache__", ".venv", "node_modules"})
 
@@ -75,8 +77,12 @@ class InputLine:
         status: Callable[[], FormattedText],
         prompt_text: Callable[[], FormattedText],
     ) -> None:
-        history_dir = workspace / ".reasonix"
-        history_dir.mkdir(parents=True, exist_ok=True)
+        history_dir = ensure_state_dir(workspace)
+        if (history_dir / HISTORY_FILE).is_symlink():
+            raise StateDirError(
+                f"{history_dir / HISTORY_FILE} is a symlink: Reasonix never writes the input history through a link;"
+                " remove it and start again"
+            )
         bindings = KeyBindings()
 
         @bindings.add("s-tab")

@@ -13,7 +13,7 @@ from typing import Literal
 
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.config.model import ResolvedConfig
-from orchestrator.goal.store import ensure_state_dir, new_run_id
+from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.summary import Summary, figures
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
@@ -73,7 +73,7 @@ class TaskRun:
         self.run_id = run_id or new_run_id()
         self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
         self.client = client or build_client(resolved)
-        ensure_state_dir(workspace)  # the key is there: from here on the run is journaled
+        run_state_dir(workspace, self.run_id)  # the key is there: from here on the run is journaled
         self.session: Session = build_executor(
             resolved,
             workspace,

@@ -15,7 +15,7 @@ from pydantic import Field
 from sessions.tools.atomic import atomic_write
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import EditMismatchError, ToolInputError
-from sessions.tools.paths import resolve
+from sessions.tools.paths import resolve_for_write
 from sessions.tools.textfile import encode_text, read_text, shown, split_lines
 
 MIN_SIMILARITY = 0.5
@@ -125,7 +125,7 @@ class EditFileTool(Tool[EditFileArgs]):
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> str:
-            target = resolve(ctx.root, args.path)
+            target = resolve_for_write(ctx.root, args.path)
             original = read_text(target)
             crlf = "\r\n" in original
             text = original.replace("\r\n", "\n") if crlf else original

@@ -3,6 +3,8 @@
 A path is resolved (symlinks followed) and must stay inside the resolved root: ``..`` that climbs out, an absolute path
 elsewhere and a symlink whose target lies outside are all refused with a :class:`WorkspaceEscapeError`. Paths shown
 to the model are POSIX paths relative to the root (``.`` for the root itself), so results never carry absolute paths.
+:func:`resolve_for_write` also refuses the workspace's ``.reasonix/`` (Reasonix's own run state, which the sandbox
+keeps read-only for commands too).
 """
 
 from __future__ import annotations
@@ -55,3 +57,19 @@ def resolve(root: Path, raw: str) -> WorkspacePath:
             "only files inside the workspace can be used"
         )
     return WorkspacePath(path=resolved, rel=display(real_root, lexical))
+
+
+STATE_DIR = ".reasonix"
+
+
+def resolve_for_write(root: Path, raw: str) -> WorkspacePath:
+    """:func:`resolve` for a path a tool writes: also refused inside the workspace's ``.reasonix/`` (reached directly
+    or through a symlink), where Reasonix keeps its run records."""
+    target = resolve(root, raw)
+    inside = target.path.relative_to(root.resolve()).parts
+    if inside and inside[0] == STATE_DIR:
+        raise WorkspaceEscapeError(
+            f"refused: {raw!r} is inside {STATE_DIR}/, where Reasonix keeps its own run state; tools do not write "
+            "there, write somewhere else in the workspace"
+        )
+    return target

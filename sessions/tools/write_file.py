@@ -8,7 +8,7 @@ from pydantic import Field
 from sessions.tools.atomic import atomic_write
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolInputError
-from sessions.tools.paths import resolve
+from sessions.tools.paths import resolve_for_write
 from sessions.tools.textfile import encode_text
 
 
@@ -29,7 +29,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> str:
-            target = resolve(ctx.root, args.path)
+            target = resolve_for_write(ctx.root, args.path)
             if target.path.is_dir():
                 raise ToolInputError(f"{target.rel!r} is a directory; give a file path")
             existed = target.path.exists()

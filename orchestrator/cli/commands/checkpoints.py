@@ -34,6 +34,7 @@ def _files(changes: tuple[Change, ...], total: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from orchestrator.build import WorkspaceError, check_workspace
+    from orchestrator.checkpoints.git import ShadowRepo
     from orchestrator.checkpoints.history import shorten
     from orchestrator.checkpoints.ledger import Ledger, run_ids, step_runs, undone_steps
 
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     if not runs:
-        print("no checkpoints yet: a goal takes one before each step (they live in .reasonix/checkpoints/)")
+        where = ShadowRepo(workspace).store_dir
+        print(f"no checkpoints yet: a goal takes one before each step (they live in {where})")
         return 0
     for run_id in reversed(runs):  # newest first, like `reasonix runs`
         steps = step_runs(entries, run_id)
