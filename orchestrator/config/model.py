@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
-from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json
+from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
@@ -264,6 +264,9 @@ def load_config(
     for source, data in layers:
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
+    problems = sandbox_key_problems(sources, str(user_file))
+    if problems:
+        raise ConfigError(problems)
     config = Config.model_validate(merged)
     problems = _alias_problems(config, sources)
     if problems:
