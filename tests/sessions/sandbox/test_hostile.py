@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
@@ -95,7 +96,7 @@ async def test_no_host_unix_socket_answers(bwrap: str, ws: Path, outside: Path) 
     servers = [_listen(path) for path in paths]
     try:
         probe = [sys.executable, "-c", CONNECT, *map(str, paths)]
-        plain = subprocess.run(probe, capture_output=True, text=True, check=True).stdout
+        plain = (await trio.run_process(probe, capture_stdout=True)).stdout.decode()
         assert plain.count("CONNECTED") == len(paths)  # they answer outside the sandbox
         (ws / "probe.py").write_text(CONNECT)
         args = " ".join(map(str, paths))
