@@ -141,10 +141,12 @@ def new_pids_cgroup(max_processes: int) -> Path | None:
     return path
 
 
-def enter_cgroup(cgroup: Path) -> list[str]:
+def enter_cgroup(cgroup: Path, memory_mb: int) -> list[str]:
     """The argv prefix that moves the launch into ``cgroup`` before anything starts (``sh`` writes its own pid,
-    then becomes bubblewrap): every process after it is counted there."""
-    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup / "cgroup.procs")]
+    sets the memory bound, then becomes bubblewrap): every process after it is counted there, and no ``prlimit``
+    is needed inside (root is exempt from the process rlimit anyway)."""
+    memory = f" && ulimit -d {memory_mb * 1024}" if memory_mb else ""
+    return ["/bin/sh", "-c", f'echo $$ > "$0"{memory} && exec "$@"', str(cgroup / "cgroup.procs")]
 
 
 def release(bounds: Bounds | None) -> None:

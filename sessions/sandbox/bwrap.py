@@ -118,7 +118,7 @@ class BubblewrapSandbox:
         root = os.geteuid() == 0
         cgroup = new_pids_cgroup(self.policy.max_processes) if root else None
         by_rlimit = userns and not root and bool(self.policy.max_processes) and prlimit() is not None
-        prefix = enter_cgroup(cgroup) if cgroup is not None else []
+        prefix = enter_cgroup(cgroup, self.policy.memory_mb) if cgroup is not None else []
         args = [*prefix, self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
         # No capability survives into the sandbox, as root too: no remount, no umount of a mask, no raw sockets.
         args += ["--cap-drop", "ALL"]
@@ -129,11 +129,12 @@ class BubblewrapSandbox:
             args.append("--die-with-parent")
         if not self.policy.network:
             args.append("--unshare-net")
-        args += ["--chdir", str(cwd), "--", *rlimit_prefix(self.policy, nproc=by_rlimit), *argv]
+        inner = rlimit_prefix(self.policy, nproc=by_rlimit) if cgroup is None else []
+        args += ["--chdir", str(cwd), "--", *inner, *argv]
         bounds = Bounds(
             tmp_mb=self.policy.tmp_mb,
             max_processes=self.policy.max_processes if (cgroup is not None or by_rlimit) else 0,
-            memory_mb=self.policy.memory_mb if prlimit() is not None else 0,
+            memory_mb=self.policy.memory_mb if (cgroup is not None or prlimit() is not None) else 0,
             cgroup=cgroup,
             processes_by_rlimit=by_rlimit,
         )
