@@ -1,5 +1,7 @@
 """What the sandbox costs per command: ``bash -c true`` plain, through the allowlisted environment only (no sandbox),
-and inside bubblewrap (workspace-write, no network), each started and awaited N times; also through the bash tool.
+and inside bubblewrap (workspace-write, no network; with its default bounds, and with none), each started and
+awaited N times; also through the bash tool. The bounds add ``prlimit`` inside and, as root, a pids cgroup (one
+``sh`` that enters it); the masks (``/run``, host sockets, ``.git``, histories) add a few mounts.
 
     .venv/bin/python bench/sandbox_bench.py [N]
 """
@@ -55,6 +57,10 @@ def main() -> None:
             boxed = box.wrap([bash, "-c", "true"], workspace=ws, cwd=ws, env={})
             cost = per_command_ms(list(boxed.argv), boxed.env, n, ws)
             print(f"  bash -c true, in bubblewrap:         {cost:7.2f} ms  ({cost - base:+.2f} ms)")
+            unbounded = BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy(tmp_mb=0, max_processes=0, memory_mb=0))
+            free = unbounded.wrap([bash, "-c", "true"], workspace=ws, cwd=ws, env={})
+            loose = per_command_ms(list(free.argv), free.env, n, ws)
+            print(f"  bash -c true, bubblewrap, no bounds: {loose:7.2f} ms  ({loose - base:+.2f} ms)")
             t_plain = trio.run(tool_ms, ToolContext(root=ws), n)
             t_box = trio.run(tool_ms, ToolContext(root=ws, sandbox=box), n)
             print(f"  bash tool, no sandbox (subreaper):   {t_plain:7.2f} ms")

@@ -427,6 +427,6 @@ def setup_goal(
         sandbox=commands.sandbox,
         gate=commands.gate,
         notice=commands.notice,
-        mcp=McpHub(resolved.config.mcp, workspace, on_notice=on_notice),
+        mcp=McpHub(resolved.config.mcp, workspace, on_notice=on_notice, sandbox=resolved.config.sandbox_policy()),
         config_dir=user_config_dir(dict(env)),
     )

@@ -5,11 +5,16 @@ A server is either a process spoken to over stdio (``command``, ``args``, ``env`
 endpoint (``url``, ``headers``). ``.mcp.json`` is read as one more layer below ``reasonix.toml`` (a server named in
 both is the TOML one); its ``type`` key is checked and other keys other clients use are ignored. A workspace file that
 names a server needs trust (:mod:`orchestrator.config.trust`): a server starts a program or receives your data.
+
+A stdio server runs in the sandbox (:mod:`orchestrator.mcp.connection`). What loosens that sandbox for one server
+(``sandbox = false``, ``network = true``, ``writable = [...]``) is read from the user's own file only, and only for a
+server the user's file defines (:func:`sandbox_key_problems`): no workspace file, trusted or not, can set it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,7 @@ from orchestrator.errors import ConfigError, ConfigProblem
 MCP_FILE = ".mcp.json"
 SERVER_NAME = r"^[A-Za-z0-9_-]{1,32}$"
 _STDIO_KEYS = ("command", "args", "env", "cwd")
+SANDBOX_KEYS = ("sandbox", "network", "writable")
 _HTTP_KEYS = ("url", "headers")
 _HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
 
@@ -34,7 +40,14 @@ class McpServerConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     """Variables added to the SDK's minimal default environment (your API key is never passed)."""
     cwd: str | None = None
-    """The server's working directory, relative to the workspace (default: the workspace)."""
+    """The server's working directory, relative to the workspace (``"."``: the workspace itself). Unset, it starts
+    in an empty directory of its own, so nothing the workspace holds is imported or run by it."""
+    sandbox: bool = True
+    """Run the server in the sandbox (user config only)."""
+    network: bool = False
+    """Give the sandboxed server the network (user config only)."""
+    writable: list[str] = Field(default_factory=list)
+    """Paths the sandboxed server may write besides the workspace (``~`` is your home; user config only)."""
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
 
@@ -51,6 +64,8 @@ class McpServerConfig(BaseModel):
             raise ValueError("give either command (a program spoken to over stdio) or url (streamable HTTP)")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("args, env and cwd are for a command; an url server takes headers only")
+        if self.url is not None and (not self.sandbox or self.network or self.writable):
+            raise ValueError("sandbox, network and writable are for a command; an url server runs nothing here")
         if self.command is not None and self.headers:
             raise ValueError("headers are for an url server; a command takes args, env and cwd")
         return self
@@ -92,8 +107,41 @@ def _server_entry(path: Path, name: str, entry: Any) -> dict[str, Any]:
         raise _problem(path, f"mcpServers.{name}.type", "the SSE transport is not supported; serve streamable HTTP")
     if kind not in ("stdio", *_HTTP_TYPES):
         raise _problem(path, f"mcpServers.{name}.type", f"expected stdio or http, got {kind!r}")
+    for key in SANDBOX_KEYS:
+        if key in entry:
+            raise _problem(
+                path,
+                f"mcpServers.{name}.{key}",
+                "a workspace file cannot loosen a server's sandbox; set it in your "
+                f"user config ([mcp.servers.{name}] {key} = ...)",
+            )
     keys = _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
     return {k: entry[k] for k in keys if k in entry}
+
+
+def sandbox_key_problems(sources: Mapping[str, str], user_file: str) -> list[ConfigProblem]:
+    """``sandbox``, ``network`` and ``writable`` of a server count only from the user's file, and only for a server
+    whose command that file names too (else a workspace could reuse the name of a server the user unsandboxed)."""
+    problems = []
+    for dotted, source in sources.items():
+        parts = dotted.split(".")
+        if len(parts) != 4 or parts[:2] != ["mcp", "servers"] or parts[3] not in SANDBOX_KEYS:
+            continue
+        name, key = parts[2], parts[3]
+        if source != user_file:
+            problems.append(
+                ConfigProblem(source, dotted, f"only your user config ({user_file}) can loosen a server's sandbox")
+            )
+        elif sources.get(f"mcp.servers.{name}.command", user_file) != user_file:
+            problems.append(
+                ConfigProblem(
+                    sources[f"mcp.servers.{name}.command"],
+                    f"mcp.servers.{name}.command",
+                    f"{key} for this server is in your user config, but its command comes from here: define the "
+                    "whole server in your user config, or rename one of them",
+                )
+            )
+    return problems
 
 
 def read_mcp_json(path: Path) -> dict[str, Any] | None:

@@ -35,12 +35,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
-from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json
+from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
 from sessions.prices import FamilyPrice, PriceBook, default_price_book
 from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
+from sessions.sandbox.policy import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB
 from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
@@ -114,6 +115,12 @@ class SandboxConfig(_Section):
     writable: list[str] = Field(default_factory=list)
     env: list[str] = Field(default_factory=list)
     """Environment variables passed to commands besides PATH, HOME, LANG, TERM, USER, SHELL and TMPDIR."""
+    tmp_mb: int = Field(DEFAULT_TMP_MB, ge=0)
+    """The size of a command's private /tmp in MB (0: unbounded)."""
+    max_processes: int = Field(DEFAULT_MAX_PROCESSES, ge=0)
+    """Processes and threads a command may run at once (0: unbounded)."""
+    memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=0)
+    """Memory each process of a command may allocate, in MB (0: unbounded)."""
 
 
 class PermissionsConfig(_Section):
@@ -180,6 +187,9 @@ class Config(_Section):
             writable=tuple(Path(p).expanduser() for p in s.writable),
             env=tuple(s.env),
             secret_env=tuple(dict.fromkeys((self.api_key_env, "DEEPSEEK_API_KEY"))),
+            tmp_mb=s.tmp_mb,
+            max_processes=s.max_processes,
+            memory_mb=s.memory_mb,
         )
 
     def price_book(self) -> PriceBook:
@@ -292,6 +302,9 @@ def load_config(
             continue
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
+    problems = sandbox_key_problems(sources, str(user_file))
+    if problems:
+        raise ConfigError(problems)
     config = Config.model_validate(merged)
     problems = _alias_problems(config, sources)
     if problems:

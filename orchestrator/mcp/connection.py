@@ -4,12 +4,20 @@ under trio), its tools listed once, calls made with a deadline, restarted once i
 The client lives in a task of the hub's nursery (an anyio context must be left in the task that entered it); calls
 come from the session's tasks. A stdio server's stderr goes to a temporary file, so its noise never reaches the
 terminal and its last lines can explain a failed start.
+
+A stdio server runs in the sandbox the session's commands run in (:mod:`sessions.sandbox`: read-only filesystem but
+the workspace, no network, hidden credentials, no capability, bounded processes and memory), with its own
+``network`` and ``writable`` from the user's config; ``sandbox = false`` there runs it as it is. Without a ``cwd``
+it starts in an empty directory (the sandbox's private ``/tmp``, or a fresh one) with ``PYTHONSAFEPATH=1``, so a
+module the workspace holds is never imported in its place (``python -m notes_server`` would find a planted
+``notes_server.py`` first in its working directory).
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, cast
 
@@ -22,6 +30,8 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult
 from mcp.types import Tool as McpToolInfo
 
 from orchestrator.config.mcp import McpServerConfig
+from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, sandbox_for
+from sessions.sandbox.bounds import Bounds, release
 
 State = Literal["stopped", "ready", "failed", "restarted", "down"]
 MAX_PAGES = 50
@@ -46,19 +56,61 @@ class ServerConnection:
     restarts: int = 0
     generation: int = 0
     """Counts successful starts: a call that saw the server die restarts it only if nobody did since."""
+    sandbox: SandboxPolicy | None = None
+    """The session's sandbox policy (hidden paths, environment names); the server's own keys loosen it."""
+    confined: bool = False
+    """True once the server was started inside the sandbox."""
     _restarting: trio.Lock = field(default_factory=trio.Lock)
     _client: Client | None = None
     _scope: trio.CancelScope | None = None
     _stderr: TextIO | None = None
+    _scratch: Path | None = None
+    _bounds: Bounds | None = None
+
+    def server_policy(self) -> SandboxPolicy:
+        cfg, base = self.config, self.sandbox or SandboxPolicy()
+        extra = tuple(Path(p).expanduser() for p in cfg.writable)
+        return replace(base, mode="workspace-write", network=cfg.network, writable=(*base.writable, *extra))
+
+    def stdio_params(self) -> StdioServerParameters:
+        """How the server is started: through bubblewrap unless the user's config says ``sandbox = false`` (or no
+        sandbox works here), never in the workspace unless ``cwd`` says so."""
+        cfg = self.config
+        assert cfg.command is not None
+        env = dict(cfg.env)
+        cwd = (self.workspace / cfg.cwd) if cfg.cwd is not None else None
+        if cwd is None:
+            env.setdefault("PYTHONSAFEPATH", "1")
+        command = cfg.command
+        if "/" in command and not Path(command).is_absolute():
+            command = str((cwd or self.workspace) / command)
+        found = shutil.which(command)
+        if found is None:
+            raise FileNotFoundError(2, "not found", cfg.command)
+        box = sandbox_for(self.server_policy()) if cfg.sandbox else None
+        release(self._bounds)
+        self._bounds = None
+        self.confined = box is not None and box.confines
+        if isinstance(box, BubblewrapSandbox):  # the SDK starts it from a worker thread (see BubblewrapSandbox)
+            box = replace(box, die_with_parent=False)
+        if box is not None and box.confines:
+            launch = box.wrap([found, *cfg.args], workspace=self.workspace, cwd=cwd or Path("/tmp"), env=env)
+            self._bounds = launch.bounds
+            return StdioServerParameters(
+                command=launch.argv[0], args=list(launch.argv[1:]), env=launch.env, cwd=self.workspace
+            )
+        if cwd is None:
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix=f"reasonix-mcp-{self.name}-"))
+            cwd = self._scratch
+        return StdioServerParameters(command=cfg.command, args=cfg.args, env=env or None, cwd=cwd)
 
     def _transport(self) -> Any:
         cfg = self.config
         if cfg.command is not None:
             if self._stderr is None:
                 self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 — closed in close()
-            cwd = (self.workspace / cfg.cwd) if cfg.cwd else self.workspace
-            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=cfg.env or None, cwd=cwd)
-            return stdio_client(params, errlog=self._stderr)
+            return stdio_client(self.stdio_params(), errlog=self._stderr)
         assert cfg.url is not None
         if cfg.headers:
             from mcp.shared._httpx_utils import create_mcp_http_client
@@ -170,6 +222,11 @@ class ServerConnection:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        release(self._bounds)
+        self._bounds = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 def describe(exc: BaseException) -> str:

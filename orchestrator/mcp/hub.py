@@ -19,6 +19,7 @@ import trio
 
 from orchestrator.config.mcp import McpConfig
 from orchestrator.mcp.naming import tool_name
+from sessions.sandbox import SandboxPolicy
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured
     from orchestrator.mcp.connection import ServerConnection, State
@@ -38,14 +39,22 @@ class ServerReport:
 
 
 class McpHub:
-    def __init__(self, config: McpConfig, workspace: Path, *, on_notice: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: McpConfig,
+        workspace: Path,
+        *,
+        on_notice: Callable[[str], None] | None = None,
+        sandbox: SandboxPolicy | None = None,
+    ) -> None:
+        """``sandbox``: the session's policy, which stdio servers run under (default: the default policy)."""
         self.config = config
         self.connections: list[ServerConnection] = []
         if config.servers:
             from orchestrator.mcp.connection import ServerConnection
 
             self.connections = [
-                ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s)
+                ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s, sandbox=sandbox)
                 for name, server in sorted(config.servers.items())
             ]
         self._on_notice = on_notice
@@ -122,8 +131,8 @@ class McpHub:
         ]
 
 
-async def probe(config: McpConfig, workspace: Path) -> list[ServerReport]:
+async def probe(config: McpConfig, workspace: Path, sandbox: SandboxPolicy | None = None) -> list[ServerReport]:
     """Start every server, list its tools, stop them: what ``reasonix mcp list`` and ``reasonix doctor`` show."""
-    hub = McpHub(config, workspace)
+    hub = McpHub(config, workspace, sandbox=sandbox)
     async with hub.open():
         return hub.reports()

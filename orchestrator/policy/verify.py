@@ -143,7 +143,7 @@ async def run_command(
         expected=verify.expect_exit,
         ok=not timed_out and exit_code == verify.expect_exit,
         timed_out=timed_out,
-        output=output.text(),
+        output=output.text() + (f"\n[{run.bound}]" if run.bound else ""),
     )
 
 

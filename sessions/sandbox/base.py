@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from sessions.sandbox.bounds import Bounds
 from sessions.sandbox.policy import SandboxMode, SandboxPolicy
 
 
@@ -20,6 +21,8 @@ class Launch:
     env: dict[str, str]
     contained: bool
     """True when the OS itself ends everything the command starts when it exits (a PID namespace): nothing to hunt."""
+    bounds: Bounds | None = None
+    """The bounds it runs under (None: none); :func:`~sessions.sandbox.bounds.release` after it ended."""
 
 
 class Sandbox(Protocol):

@@ -1,11 +1,17 @@
 """bubblewrap (``bwrap``, Debian package ``bubblewrap``): the Linux sandbox.
 
-* ``--ro-bind / /``: the whole filesystem read-only; ``--tmpfs /tmp``: a private, empty ``/tmp``; ``--proc /proc``
-  (of the new PID namespace, so no other process's ``/proc/*/environ`` is visible) and a minimal ``--dev /dev``;
+* ``--ro-bind / /``: the whole filesystem read-only; ``--tmpfs /tmp``: a private, empty ``/tmp`` of bounded size;
+  ``--proc /proc`` (of the new PID namespace, so no other process's ``/proc/*/environ`` is visible) and a minimal
+  ``--dev /dev``; empty ``/run`` and no host unix socket (:mod:`sessions.sandbox.hide`);
 * the workspace bound writable (read-only in ``read-only`` mode), and the extra writable paths in
-  ``workspace-write`` mode; the workspace's ``.reasonix`` directory (journals, run state) and its ``reasonix.toml`` /
-  ``reasonix.local.toml`` stay read-only: a command cannot rewrite the supervisor's records or its own rules;
-* ``forbid_read`` paths masked: an empty tmpfs over a directory, ``/dev/null`` over a file;
+  ``workspace-write`` mode; the workspace's ``.reasonix`` directory (journals, run state), its ``reasonix.toml`` /
+  ``reasonix.local.toml`` and its git directory stay read-only: a command cannot rewrite the supervisor's records,
+  its own rules, or the git configuration and hooks the user's next ``git status`` runs;
+* ``forbid_read`` paths and :data:`~sessions.sandbox.policy.ALWAYS_HIDDEN` (``/etc/shadow``, shell histories)
+  masked: an empty tmpfs over a directory, ``/dev/null`` over a file; other users' homes emptied;
+* ``--cap-drop ALL`` always (as root too), and a user namespace of its own where the machine allows one, with
+  ``--disable-userns``: no capability inside, so no mount can be undone or remounted writable;
+* the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
 * ``--unshare-pid --die-with-parent --new-session``: everything the command starts dies when it exits or when
   Reasonix dies (even by SIGKILL), and it has no terminal to inject input into;
 * ``--unshare-net`` unless ``[sandbox] network = true``.
@@ -20,8 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sessions.sandbox.base import Launch
+from sessions.sandbox.bounds import Bounds, enter_cgroup, new_pids_cgroup, prlimit, rlimit_prefix
 from sessions.sandbox.env import command_env
-from sessions.sandbox.policy import SandboxMode, SandboxPolicy
+from sessions.sandbox.hide import git_dirs, host_sockets, other_homes, run_mounts
+from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
 
@@ -41,6 +49,11 @@ class BubblewrapSandbox:
     bwrap: str
     policy: SandboxPolicy = field(default_factory=SandboxPolicy)
     base_env: Mapping[str, str] | None = None
+    userns: bool | None = None
+    """Run in a user namespace of its own (nested ones refused); None: probe whether this machine allows it."""
+    die_with_parent: bool = True
+    """``--die-with-parent``: start it from a thread that lives as long as Reasonix (:mod:`sessions.sandbox.spawn`);
+    False for a process another library starts from a worker thread (an MCP server, which ends on EOF)."""
 
     @property
     def name(self) -> str:
@@ -53,26 +66,47 @@ class BubblewrapSandbox:
     def with_mode(self, mode: SandboxMode) -> BubblewrapSandbox:
         return replace(self, policy=self.policy.with_mode(mode))
 
+    def uses_userns(self) -> bool:
+        if self.userns is None:
+            from sessions.sandbox.choose import userns_works
+
+            return userns_works(self.bwrap)
+        return self.userns
+
     def mounts(self, workspace: Path, home: str | None) -> list[str]:
         """The filesystem arguments, in order (later mounts win)."""
-        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if self.policy.tmp_mb:
+            args += ["--size", str(self.policy.tmp_mb * 1024 * 1024)]
+        args += ["--tmpfs", "/tmp", *run_mounts()]
         write = self.policy.mode == "workspace-write"
         ws = str(workspace)
         args += ["--bind" if write else "--ro-bind", ws, ws]
+        writable = [p for p in self.policy.writable if p.exists()] if write else []
+        for extra in writable:
+            args += ["--bind", str(extra), str(extra)]
         if write:
-            for extra in self.policy.writable:
-                if extra.exists():
-                    args += ["--bind", str(extra), str(extra)]
             for name in PROTECTED_IN_WORKSPACE:
                 inside = workspace / name
                 if inside.exists():
                     args += ["--ro-bind", str(inside), str(inside)]
-        for raw in self.policy.forbid_read:
+            for git in git_dirs(workspace):
+                if any(git == root or root in git.parents for root in (workspace, *writable)):
+                    args += ["--ro-bind", str(git), str(git)]
+        masked: list[str] = []
+        for raw in (*self.policy.forbid_read, *ALWAYS_HIDDEN):
             path = _expand(raw, home)
             if path.is_dir():
                 args += ["--tmpfs", str(path)]
+                masked.append(str(path))
             elif path.exists():
                 args += ["--ro-bind", "/dev/null", str(path)]
+        keep = [workspace, *writable, *([Path(home)] if home else [])]
+        for other in other_homes(keep):
+            args += ["--tmpfs", other]
+            masked.append(other)
+        for sock in host_sockets(masked):
+            args += ["--ro-bind", "/dev/null", sock]
         return args
 
     def wrap(self, argv: Sequence[str], *, workspace: Path, cwd: Path, env: Mapping[str, str]) -> Launch:
@@ -80,10 +114,29 @@ class BubblewrapSandbox:
             raise ValueError("full-access runs without a sandbox; use NoSandbox")
         child_env = command_env(self.policy, env, self.base_env)
         child_env["TMPDIR"] = "/tmp"  # the private /tmp; the parent's TMPDIR may not exist inside
-        args = [self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
-        args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+        userns = self.uses_userns()
+        root = os.geteuid() == 0
+        cgroup = new_pids_cgroup(self.policy.max_processes) if root else None
+        by_rlimit = userns and not root and bool(self.policy.max_processes) and prlimit() is not None
+        prefix = enter_cgroup(cgroup, self.policy.memory_mb) if cgroup is not None else []
+        args = [*prefix, self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
+        # No capability survives into the sandbox, as root too: no remount, no umount of a mask, no raw sockets.
+        args += ["--cap-drop", "ALL"]
+        if userns:
+            args += ["--unshare-user", "--disable-userns"]
+        args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
+        if self.die_with_parent:
+            args.append("--die-with-parent")
         if not self.policy.network:
             args.append("--unshare-net")
-        args += ["--chdir", str(cwd), "--", *argv]
+        inner = rlimit_prefix(self.policy, nproc=by_rlimit) if cgroup is None else []
+        args += ["--chdir", str(cwd), "--", *inner, *argv]
+        bounds = Bounds(
+            tmp_mb=self.policy.tmp_mb,
+            max_processes=self.policy.max_processes if (cgroup is not None or by_rlimit) else 0,
+            memory_mb=self.policy.memory_mb if (cgroup is not None or prlimit() is not None) else 0,
+            cgroup=cgroup,
+            processes_by_rlimit=by_rlimit,
+        )
         # bwrap itself gets the filtered environment: it is the command's parent, whose /proc/PID/environ is readable.
-        return Launch(argv=tuple(args), env=child_env, contained=True)
+        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds)

@@ -16,21 +16,31 @@ INSTALL_HINT = (
 )
 
 
-@functools.cache
-def bwrap_works(bwrap: str) -> str | None:
-    """None when ``bwrap`` can start a sandbox here, else why not (user namespaces off, a container without them)."""
+_PROBE = ["--ro-bind", "/", "/", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--die-with-parent"]
+
+
+def _try(bwrap: str, *flags: str) -> str | None:
     try:
-        done = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
+        done = subprocess.run([bwrap, *flags, *_PROBE, "true"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode != 0:
         return done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
     return None
+
+
+@functools.cache
+def bwrap_works(bwrap: str) -> str | None:
+    """None when ``bwrap`` can start a sandbox here, else why not (user namespaces off, a container without them)."""
+    return _try(bwrap)
+
+
+@functools.cache
+def userns_works(bwrap: str) -> bool:
+    """True when ``bwrap`` can give commands a user namespace of their own with nested ones refused (bubblewrap
+    0.8 or later, user namespaces allowed; as root some containers refuse them). Capabilities are dropped either
+    way."""
+    return _try(bwrap, "--unshare-user", "--disable-userns") is None
 
 
 def sandbox_unavailable_reason() -> str | None:
@@ -50,5 +60,5 @@ def sandbox_for(policy: SandboxPolicy, base_env: Mapping[str, str] | None = None
     if policy.mode != "full-access":
         bwrap = find_bwrap()
         if bwrap is not None and bwrap_works(bwrap) is None:
-            return BubblewrapSandbox(bwrap=bwrap, policy=policy, base_env=base_env)
+            return BubblewrapSandbox(bwrap=bwrap, policy=policy, base_env=base_env, userns=userns_works(bwrap))
     return NoSandbox(policy=policy, base_env=base_env)

@@ -6,6 +6,9 @@ Modes (``--sandbox`` / ``[sandbox] mode``):
   private ``/tmp``; the default when a sandbox is available;
 * ``read-only``: the workspace read-only too (the planner and ``run --read-only`` may then run bash to read);
 * ``full-access``: no sandbox at all; only when the user asks for it explicitly.
+
+Bounds (``tmp_mb``, ``max_processes``, ``memory_mb``) hold in both sandboxed modes; a command that hits one is told
+which (:mod:`sessions.sandbox.bounds`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,52 @@ DEFAULT_FORBID_READ: tuple[str, ...] = (
     "~/.git-credentials",
     "~/.pypirc",
     "~/.npmrc",
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.config/git/credentials",
+    "~/.config/hub",
+    "~/.config/op",
+    "~/.config/rclone",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.terraform.d",
+    "~/.mozilla",
+    "~/.config/chromium",
+    "~/.config/google-chrome",
 )
+
+#: Always hidden, whatever ``forbid_read`` says: the system's password hashes and the user's shell and REPL
+#: histories (typed passwords and tokens end up there).
+ALWAYS_HIDDEN: tuple[str, ...] = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.histfile",
+    "~/.sh_history",
+    "~/.history",
+    "~/.local/share/fish",
+    "~/.python_history",
+    "~/.node_repl_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.sqlite_history",
+    "~/.rediscli_history",
+    "~/.lesshst",
+    "~/.viminfo",
+    "~/.wget-hsts",
+)
+
+#: Default bounds of one command (``[sandbox] tmp_mb / max_processes / memory_mb``; 0 turns one off).
+DEFAULT_TMP_MB = 512
+DEFAULT_MAX_PROCESSES = 512
+DEFAULT_MEMORY_MB = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +116,12 @@ class SandboxPolicy:
     """Environment variables passed besides :data:`BASE_ENV`."""
     secret_env: tuple[str, ...] = ("DEEPSEEK_API_KEY",)
     """Variables never passed, whatever ``env`` says: the one ``api_key_env`` names belongs here."""
+    tmp_mb: int = DEFAULT_TMP_MB
+    """The size of the private ``/tmp`` (0: as large as the kernel allows)."""
+    max_processes: int = DEFAULT_MAX_PROCESSES
+    """Processes and threads a command may have at once (0: no bound)."""
+    memory_mb: int = DEFAULT_MEMORY_MB
+    """The memory (heap and private mappings) each of a command's processes may allocate (0: no bound)."""
 
     def with_mode(self, mode: SandboxMode) -> SandboxPolicy:
         return replace(self, mode=mode)

@@ -43,6 +43,8 @@ def _status_line(exit_code: int | None, timeout: float, run: ShellRun) -> str:
         status += f"; killed {counted(run.leftovers_killed, 'process')} it left running"
     if run.leftovers_survived:
         status += f"; {counted(run.leftovers_survived, 'process')} it left running could not be killed"
+    if run.bound:
+        status += f"; {run.bound}"
     return status + "]"
 
 

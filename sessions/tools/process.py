@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,9 @@ from pathlib import Path
 import trio
 
 from sessions.sandbox import NoSandbox, Sandbox
+from sessions.sandbox.bounds import bound_hit, release
 from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
+from sessions.sandbox.spawn import spawn
 from sessions.tools.bounded import HeadTail
 
 
@@ -43,6 +44,8 @@ class ShellRun:
     """Processes the command left behind, seen gone after SIGKILL (unconfined commands only)."""
     leftovers_survived: int = 0
     """Processes the command left behind that could not be killed."""
+    bound: str | None = None
+    """Which of the sandbox's bounds (processes, memory, /tmp) the failed command hit, in words."""
 
 
 async def run_shell(
@@ -67,15 +70,12 @@ async def run_shell(
         become_subreaper()
         marker = new_marker()
         child_env[MARKER] = marker
-    proc = await trio.lowlevel.open_process(
-        list(launch.argv),
-        cwd=cwd,
-        env=child_env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    try:
+        # On the trio thread: bubblewrap's --die-with-parent follows the thread that started it (spawn.py).
+        proc = spawn(launch.argv, cwd=cwd, env=child_env)
+    except BaseException:
+        release(launch.bounds)
+        raise
     stdout = proc.stdout
     assert stdout is not None
     lingering = False
@@ -112,6 +112,8 @@ async def run_shell(
         with trio.CancelScope(shield=True):
             await proc.wait()
             await stdout.aclose()
+        bound = bound_hit(launch.bounds, proc.returncode, output.text()) if proc.returncode is not None else None
+        release(launch.bounds)
     timed_out = deadline.cancelled_caught
     return ShellRun(
         exit_code=None if timed_out else proc.returncode,
@@ -119,4 +121,5 @@ async def run_shell(
         lingering=lingering,
         leftovers_killed=sweep.killed,
         leftovers_survived=sweep.survived,
+        bound=None if timed_out else bound,
     )

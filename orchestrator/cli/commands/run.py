@@ -100,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
         read_only = args.read_only or args.permissions == "read-only"
         recorder = Recorder.start(workspace) if args.record is not None else None
         client = build_client(resolved, transport=recorder.transport() if recorder is not None else None)
-        hub = McpHub(resolved.config.mcp, workspace, on_notice=lambda text: err.print(Text(f"reasonix run: {text}")))
+        hub = McpHub(
+            resolved.config.mcp,
+            workspace,
+            on_notice=lambda text: err.print(Text(f"reasonix run: {text}")),
+            sandbox=resolved.config.sandbox_policy(),
+        )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
 

@@ -18,8 +18,9 @@ from orchestrator.config.mcp import McpConfig, McpServerConfig
 NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 
 
-def notes_stdio(*flags: str) -> McpServerConfig:
-    return McpServerConfig(command=sys.executable, args=[str(NOTES_SERVER), *flags])
+def notes_stdio(*flags: str, cwd: str | None = ".") -> McpServerConfig:
+    """The notes server over stdio, keeping its notes in ``cwd`` (default: the workspace, as the tests read them)."""
+    return McpServerConfig(command=sys.executable, args=[str(NOTES_SERVER), *flags], cwd=cwd)
 
 
 def mcp_config(start_timeout_s: float = 30.0, call_timeout_s: float = 60.0, **servers: McpServerConfig) -> McpConfig:

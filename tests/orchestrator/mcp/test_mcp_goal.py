@@ -55,7 +55,9 @@ def test_a_goal_plans_with_a_read_only_mcp_tool_and_executes_with_a_writing_one(
     (ws / ".git").mkdir()
     (ws / "brief.txt").write_text("ship it")
     mcp_json = ws / ".mcp.json"
-    mcp_json.write_text(json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES_SERVER)]}}}))
+    mcp_json.write_text(
+        json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES_SERVER)], "cwd": "."}}})
+    )
     record_trust(tmp_path / ".config" / "reasonix" / "trusted.json", [mcp_json])
     with emulator_process(_script(), tmp_path, env) as url:
         proc = reasonix("goal", "Ship the brief", "--workspace", str(ws), "--base-url", url, "--yes", "--json", env=env)

@@ -32,7 +32,10 @@ async def test_the_reference_filesystem_server(tmp_path: Path) -> None:
     if shutil.which("node") is None or shutil.which("npx") is None:
         pytest.skip("Node.js (node and npx) is not installed: the npm reference server cannot run here")
     (tmp_path / "hello.txt").write_text("hello from disk\n")
-    server = McpServerConfig(command="npx", args=["-y", PACKAGE, str(tmp_path)])
+    cache = Path.home() / ".npm"
+    cache.mkdir(exist_ok=True)
+    # npx fetches the package: in the sandbox it needs the network and its cache (as a user would configure it).
+    server = McpServerConfig(command="npx", args=["-y", PACKAGE, str(tmp_path)], network=True, writable=[str(cache)])
     notices: list[str] = []
     hub = McpHub(mcp_config(start_timeout_s=240, fs=server), tmp_path, on_notice=notices.append)
     async with hub.open():

@@ -34,6 +34,7 @@ def _workspace(tmp_path: Path, home: Path) -> Path:
     project = ws / "reasonix.toml"
     project.write_text(
         f"[mcp.servers.notes]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(NOTES_SERVER))}]\n"
+        'cwd = "."\n'
     )
     record_trust(home / ".config" / "reasonix" / "trusted.json", [project])
     return ws
