@@ -62,11 +62,17 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from sessions.permissions import Question
 
     console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     permissions = getattr(args, "permissions", None)
     mode: Mode = args.mode or {"auto": "auto", "read-only": "plan"}.get(permissions or "", "ask")  # type: ignore[assignment]
+    renderer_of: list[Conversation] = []  # the asker shows an edit's diff from the call the renderer has seen start
+
+    def call_args(question: Question) -> dict[str, object] | None:
+        return renderer_of[0].renderer.call_args(question.tool, question.subject) if renderer_of else None
+
     try:
         workspace = check_workspace(args.workspace)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             workspace,
             sandbox_mode=getattr(args, "sandbox", None),
             permissions="ask" if mode == "ask" else "auto",
-            asker=terminal_asker(),
+            asker=terminal_asker(details=call_args),
         )
         conv = Conversation(
             workspace=workspace,
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 model=args.model, mode=mode, resume=args.resume, base_url=args.base_url, sandbox=args.sandbox
             ),
         )
+        renderer_of.append(conv)
     except (ReasonixError, NothingToContinueError) as exc:
         err.print(Text(f"reasonix code: {exc}", style="red"))
         return 2
