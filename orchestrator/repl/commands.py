@@ -57,6 +57,13 @@ async def _cost(conv: Conversation, arg: str) -> bool:
         soft_wrap=True,
         highlight=False,
     )
+    if conv.goal_requests:
+        conv.console.print(
+            f"/plan and /goal ${conv.goal_cost_usd:.4f} · {conv.goal_requests} requests (their own planner and "
+            f"executor sessions) · total ${conv.total_cost_usd:.4f}",
+            soft_wrap=True,
+            highlight=False,
+        )
     return True
 
 
@@ -186,17 +193,27 @@ async def _undo(conv: Conversation, arg: str) -> bool:
     return True
 
 
-async def _plan(conv: Conversation, arg: str) -> bool:
+async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
+    """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
+    from orchestrator.checkpoints import list_runs
     from orchestrator.repl.goals import run_goal
 
-    await run_goal(conv, arg, review=True)
+    before = {r.run_id for r in list_runs(conv.workspace)}
+    try:
+        await run_goal(conv, arg, review=review)
+    finally:
+        for run in list_runs(conv.workspace):
+            if run.run_id not in before and run.run_id != conv.run_id:
+                conv.add_goal_costs(run.cost_usd, run.requests)
+
+
+async def _plan(conv: Conversation, arg: str) -> bool:
+    await _counted_goal(conv, arg, review=True)
     return True
 
 
 async def _goal(conv: Conversation, arg: str) -> bool:
-    from orchestrator.repl.goals import run_goal
-
-    await run_goal(conv, arg, review=False)
+    await _counted_goal(conv, arg, review=False)
     return True
 
 

@@ -103,5 +103,10 @@ def run(args: argparse.Namespace) -> int:
     header.append(commands.label, style="red" if commands.danger else "dim")
     header.append(f" · journal {conv.journal_path} · /help for commands", style="dim")
     console.print(header, soft_wrap=True)
+    if args.resume:
+        from orchestrator.repl.recap import recap
+
+        for line in recap(conv.session.log.messages):
+            console.print(line, soft_wrap=True, highlight=False)
     trio.run(run_loop, conv)
     return 0

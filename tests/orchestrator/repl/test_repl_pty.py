@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,13 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
         child.sendline("are you there?")
         child.expect("Here after the interruption.")
         child.expect("ask ❯")
+        # Issue 23 item 9: nothing was resumed, and the turn's footer and /cost say the same cache figure.
+        assert "resumed" not in child.before
+        footer = re.findall(r"cache (?:\x1b\[[0-9;]*m)*([0-9.]+%)", child.before)[-1]
+        child.sendline("/cost")
+        child.expect(r"cache ([0-9.]+%)\)")
+        assert child.match.group(1) == footer
+        child.expect("ask ❯")
         child.sendcontrol("c")
         child.expect("Ctrl-C again")
         child.expect("ask ❯")  # the prompt is back (raw mode): Ctrl-C is a key again, not SIGINT
@@ -158,6 +166,8 @@ def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_c
 
         child = _spawn(ws, url, env, "--continue")
         child.expect("continuing")
+        child.expect("❯ first question")  # issue 23 item 10: the last turns of the conversation it continues
+        child.expect("First answer.")
         child.expect("ask ❯")
         child.sendline("second question")
         child.expect("Second answer")
@@ -212,6 +222,10 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
         child.expect("\\[a\\]pprove")
         child.sendline("a")
         child.expect("complete")
+        child.expect("ask ❯")
+        child.sendline("/cost")  # issue 23 item 8: what the goal spent is counted in the conversation's costs
+        child.expect(r"/plan and /goal \$0\.\d{4} · [1-9]\d* requests")
+        child.expect("total \\$")
         child.expect("ask ❯")
         _exit(child)
     assert (ws / "calc" / "ops.py").read_text() == "def mul(a, b):\n    return a * b\n"
