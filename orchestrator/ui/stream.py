@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.control import Control
 from rich.markdown import Markdown
-from rich.segment import ControlType
+from rich.segment import ControlType, Segment, Segments
 from rich.text import Text
 
 from orchestrator.ui.safe_text import neutralise, neutralise_text
@@ -202,10 +202,26 @@ class TerminalRenderer:
         if block.strip():
             if self._md_blocks:
                 self.console.out("", end="\n")
-            self.console.print(Markdown(neutralise(block).strip("\n"), justify="default"), soft_wrap=False)
+            self._print_markdown(neutralise(block).strip("\n"))
             self._md_blocks += 1
         if complete_only and rest:
             self._raw(rest, None)
+
+    def _print_markdown(self, block: str) -> None:
+        """``block`` rendered as markdown, without the blank line rich puts before a leading list or the padding
+        to the console's width."""
+        rendered = self.console.render_lines(Markdown(block, justify="default"), pad=False)
+        while rendered and not "".join(segment.text for segment in rendered[0]).strip():
+            rendered.pop(0)
+        out: list[Segment] = []
+        for line in rendered:
+            while line and not line[-1].control and not line[-1].text.strip():
+                line = line[:-1]
+            if line:
+                last = line[-1]
+                line = [*line[:-1], Segment(last.text.rstrip(), last.style, last.control)]
+            out.extend([*line, Segment.line()])
+        self.console.print(Segments(out), end="")
 
     def _close_line(self) -> None:
         self._clear_spinner()

@@ -33,7 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         choices=("ask", "auto", "plan"),
-        help="the mode to start in (default: ask; Shift+Tab cycles ask → auto → plan)",
+        help="the mode to start in: ask (default), auto, or plan (read-only: the same as --permissions read-only); "
+        "Shift+Tab cycles ask → auto → plan",
     )
     parser.add_argument(
         "--continue",

@@ -34,9 +34,10 @@ def test_an_edit_shows_its_diff_before_one_key_approves_it(tmp_path: Path) -> No
         child = _spawn(ws, url, env)
         child.expect("ask ❯")
         child.sendline("fix add()")
-        child.expect("edit_file wants to change .*calc.py")
+        child.expect("edit_file wants to change")
         child.expect("\\[n\\] no: ")
         before = ANSI.sub("", child.before)
+        assert before.startswith(" calc.py\r\n")
         assert "    -a - b" in before and "    +a + b" in before  # the diff, before the answer
         assert "wants to run" not in before and "sandbox:" not in before  # command words, not an edit's
         child.send("y")  # one key, no Enter
