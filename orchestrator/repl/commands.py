@@ -93,13 +93,13 @@ async def _context(conv: Conversation, arg: str) -> bool:
 
 
 async def _output(conv: Conversation, arg: str) -> bool:
-    """The whole result of the latest tool call (``/output 2``: the one before), neutralised."""
+    """The whole output of the latest command or MCP tool call (``/output 2``: the one before), neutralised."""
     from orchestrator.ui.safe_text import neutralise
 
     outputs = conv.renderer.outputs
     back = int(arg) if arg.strip().isdigit() and int(arg) > 0 else 1
     if not outputs:
-        conv.say("no tool output yet in this conversation")
+        conv.say("no command has run yet in this conversation")
         return True
     if back > len(outputs):
         conv.say(f"/output {back}: only {len(outputs)} kept", "yellow")
@@ -228,7 +228,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/pro", "/pro [message]", "the next turn runs on the pro model", _pro),
         SlashCommand("/model", "/model [flash|pro|ID]", "show or switch the model of the next turns", _model),
         SlashCommand("/preset", "/preset [flash|auto|pro]", "how /plan and /goal escalate from flash to pro", _preset),
-        SlashCommand("/output", "/output [N]", "the whole output of the latest tool call (N: the Nth latest)", _output),
+        SlashCommand("/output", "/output [N]", "the whole output of the latest command (N: the Nth latest)", _output),
         SlashCommand("/cost", "/cost", "what the conversation has cost, and its cache hits", _cost),
         SlashCommand("/context", "/context", "tokens of the prefix, the log and the next tail", _context),
         SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),

@@ -53,7 +53,7 @@ SESSION_SCALE = 10
 STALL_S = 1.5
 """A reply that has streamed something and then nothing for this long shows the spinner again, with the time."""
 KEPT_OUTPUTS = 20
-"""How many tool outputs :attr:`TerminalRenderer.outputs` keeps for ``/output``."""
+"""How many command outputs :attr:`TerminalRenderer.outputs` keeps for ``/output``."""
 
 
 def cost_style(usd: float, scale: float = 1) -> str:
@@ -131,7 +131,7 @@ class TerminalRenderer:
         self._model = ""
         self._previewed: set[str] = set()
         self.outputs: list[tuple[str, str]] = []
-        """(tool line as plain text, the whole result) of the latest tool calls, oldest first."""
+        """(tool line as plain text, the whole result) of the latest commands and MCP tool calls, oldest first."""
 
     # ------------------------------------------------------------------------------------------------ output
 
@@ -386,7 +386,7 @@ class TerminalRenderer:
             diff=not previewed,
         )
         self.line(shown)
-        if event.text:
+        if event.text and (event.name == "bash" or event.name.startswith("mcp__")):
             self.outputs.append((shown.plain.split("\n", 1)[0], event.text))
             del self.outputs[:-KEPT_OUTPUTS]
 
