@@ -15,10 +15,10 @@ from typing import Any, TextIO
 from rich.cells import cell_len
 from rich.console import Console
 from rich.control import Control
-from rich.markdown import Markdown
-from rich.segment import ControlType, Segment, Segments
+from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_taken
 from orchestrator.ui.safe_text import neutralise, neutralise_text
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.tool_lines import short as _short
@@ -162,12 +162,6 @@ class TerminalRenderer:
         width = max(self.console.width, 1)
         self._column = (cell_len(last[2]) if last[1] else self._column + cell_len(shown)) % width
 
-    def _rows(self, text: str) -> int:
-        """How many terminal rows ``text`` took, written from the start of a line."""
-        width = max(self.console.width, 1)
-        lines = neutralise(text).split("\n")
-        return sum(max(1, -(-cell_len(line) // width)) for line in lines[:-1]) + 1 + cell_len(lines[-1]) // width
-
     def _flush_markdown(self, *, complete_only: bool = False) -> None:
         """Replace the raw text streamed so far with its markdown rendering: every block that a blank line outside a
         code fence has closed, or (``complete_only=False``) all of it; the rest is written raw again. A block taller
@@ -175,20 +169,12 @@ class TerminalRenderer:
         buffer = self._md_buffer
         if not buffer:
             return
-        cut = len(buffer)
-        if complete_only:
-            cut, fenced, position = -1, False, 0
-            for line in buffer.splitlines(keepends=True):
-                position += len(line)
-                if line.lstrip().startswith(("```", "~~~")):
-                    fenced = not fenced
-                elif not fenced and not line.strip() and line.endswith("\n") and position < len(buffer):
-                    cut = position
-            if cut < 0:
-                return
+        cut = completed(buffer) if complete_only else len(buffer)
+        if cut < 0:
+            return
         block, rest = buffer[:cut], buffer[cut:]
         self._md_buffer = rest if complete_only else ""
-        rows = self._rows(buffer)
+        rows = rows_taken(neutralise(buffer), self.console.width)
         if rows >= self.console.height - 1:
             if not complete_only and not self._at_line_start:
                 self.console.out("", end="\n")
@@ -202,26 +188,10 @@ class TerminalRenderer:
         if block.strip():
             if self._md_blocks:
                 self.console.out("", end="\n")
-            self._print_markdown(neutralise(block).strip("\n"))
+            self.console.print(markdown_lines(self.console, neutralise(block).strip("\n")), end="")
             self._md_blocks += 1
         if complete_only and rest:
             self._raw(rest, None)
-
-    def _print_markdown(self, block: str) -> None:
-        """``block`` rendered as markdown, without the blank line rich puts before a leading list or the padding
-        to the console's width."""
-        rendered = self.console.render_lines(Markdown(block, justify="default"), pad=False)
-        while rendered and not "".join(segment.text for segment in rendered[0]).strip():
-            rendered.pop(0)
-        out: list[Segment] = []
-        for line in rendered:
-            while line and not line[-1].control and not line[-1].text.strip():
-                line = line[:-1]
-            if line:
-                last = line[-1]
-                line = [*line[:-1], Segment(last.text.rstrip(), last.style, last.control)]
-            out.extend([*line, Segment.line()])
-        self.console.print(Segments(out), end="")
 
     def _close_line(self) -> None:
         self._clear_spinner()
