@@ -119,6 +119,7 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
     ws = _workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
+        {"content": "Hello."},
         {
             "content": "Thinking about it for a long while now, one moment",
             "faults": [{"kind": "stall", "seconds": 600, "after_chunks": 2, "then": "continue"}],
@@ -127,6 +128,9 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
     ]
     with emulator_process(_script(replies), tmp_path, env) as url:
         child = _spawn(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("hello")  # a request that completes first: the tracker has something to go on from
+        child.expect("Hello.")
         child.expect("ask ❯")
         child.sendline("a long question")
         child.expect("Thinking")
