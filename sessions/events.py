@@ -76,6 +76,9 @@ class ToolFinished(_SessionEvent):
     preview: str
     chars: int
     bounded: bool = False
+    text: str = Field(default="", exclude=True, repr=False)
+    """The result as the tool returned it, for a terminal to show its tail (``/output`` all of it); left out of the
+    JSON event and the journal."""
 
 
 class RepairApplied(_SessionEvent):

@@ -139,6 +139,7 @@ class ToolBatch:
                 preview=preview(result.content),
                 chars=len(bounded),
                 bounded=was_cut,
+                text=result.content,
             )
         )
         return bounded

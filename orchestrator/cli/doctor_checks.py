@@ -14,12 +14,15 @@ from typing import Literal
 import httpx
 import trio
 
+from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
 from orchestrator.ui.wording import counted
 from sessions.prices import PriceError
 
 Status = Literal["ok", "fail", "skip", "warn"]
+UNTRUSTED = "refused: this workspace file"
+"""How a problem that only ``reasonix trust`` fixes begins (a workspace file with keys that need trust)."""
 
 
 @dataclass(frozen=True)
@@ -44,11 +47,21 @@ def check_config(
         resolved = load_config(workspace=workspace, flags=flags, env=env)
     except ConfigError as exc:
         where = sorted({p.source for p in exc.problems})
+        untrusted = sorted({p.source for p in exc.problems if p.message.startswith(UNTRUSTED)})
+        wrong = sorted({p.source for p in exc.problems if not p.message.startswith(UNTRUSTED)})
+        fix = []
+        if untrusted:
+            fix.append(
+                f"check {', '.join(untrusted)}, then trust it as it is: "
+                f"reasonix trust --workspace {workspace.expanduser().resolve()}"
+            )
+        if wrong:
+            fix.append(f"edit {', '.join(wrong)}: correct or remove each key above")
         check = Check(
             "configuration",
             "fail",
             f"{counted(len(exc.problems), 'problem')} in {', '.join(where)}",
-            fix=(f"edit {', '.join(where)}: correct or remove each key above",),
+            fix=tuple(fix),
             problems=tuple(str(p) for p in exc.problems),
         )
         return check, None
@@ -69,6 +82,13 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
         return Check("API key", "skip", f"skipped (--offline); it is read from ${var}")
     if resolved.api_key:
         return Check("API key", "ok", f"set in ${var} (not shown)")
+    if resolved.config.base_url != DEFAULT_BASE_URL:
+        return Check(
+            "API key",
+            "ok",
+            f"${var} is not set; not needed for {resolved.config.base_url} (a local endpoint such as "
+            "`reasonix emulate` gets a placeholder key, as every command sends it)",
+        )
     return Check(
         "API key",
         "fail",

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+"""The flags of ``reasonix`` itself; any other flag before a command is ``reasonix code``'s."""
+
+
 class _Command(Protocol):
     def configure(self, parser: argparse.ArgumentParser) -> None: ...
 
@@ -66,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reasonix",
         description="A DeepSeek-native coding agent: a cache-stable planner and executor under one supervisor.",
+        epilog="Without a command, reasonix is `reasonix code` and takes its flags: reasonix --base-url URL "
+        "--mode plan opens the conversation (reasonix code --help lists them).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -93,6 +99,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
         argv = ["code"]  # bare `reasonix` in a terminal opens the conversation
+    elif argv and argv[0].startswith("-") and argv[0] not in TOP_LEVEL_FLAGS:
+        argv = ["code", *argv]  # `reasonix --base-url URL` is `reasonix code --base-url URL`
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

@@ -68,12 +68,16 @@ def add_command_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sandbox",
         choices=("workspace-write", "read-only", "full-access"),
-        help="how commands are confined (default: [sandbox] mode, workspace-write)",
+        help="what confines the processes of a command (bubblewrap): workspace-write (default, or [sandbox] mode), "
+        "read-only (a command cannot write the workspace either; the file tools are --permissions' business), "
+        "full-access (no sandbox)",
     )
     parser.add_argument(
         "--permissions",
         choices=("ask", "auto", "read-only"),
-        help="ask before commands and writes no rule allows, run them (sandboxed), or refuse changes",
+        help="what runs without asking: ask (every command and write no rule allows asks first), auto (they run, "
+        "commands sandboxed), read-only (the session refuses every change: the same as `code --mode plan` and "
+        "`run --read-only`)",
     )
 
 

@@ -61,6 +61,10 @@ def bytes_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_INSTEAD = {"mcp.servers": "define the server"}
+"""What to do in the user's own config instead, where "set the key" does not fit."""
+
+
 def file_hash(path: Path) -> str:
     return bytes_hash(path.read_bytes())
 
@@ -135,7 +139,8 @@ def untrusted_problems(path: Path, data: Mapping[str, Any], store: Path) -> list
             str(path),
             key,
             f"refused: this workspace file {state}, and {why}; check the file, then run "
-            f"`{TRUST_COMMAND} --workspace {workspace}` to accept it (or set the key in your own config)",
+            f"`{TRUST_COMMAND} --workspace {workspace}` to accept it (or {_INSTEAD.get(key, 'set the key')} in your "
+            "own config)",
         )
         for key, why in keys
     ]

@@ -57,6 +57,13 @@ async def _cost(conv: Conversation, arg: str) -> bool:
         soft_wrap=True,
         highlight=False,
     )
+    if conv.goal_requests:
+        conv.console.print(
+            f"/plan and /goal ${conv.goal_cost_usd:.4f} · {conv.goal_requests} requests (their own planner and "
+            f"executor sessions) · total ${conv.total_cost_usd:.4f}",
+            soft_wrap=True,
+            highlight=False,
+        )
     return True
 
 
@@ -82,6 +89,24 @@ async def _context(conv: Conversation, arg: str) -> bool:
         soft_wrap=True,
         highlight=False,
     )
+    return True
+
+
+async def _output(conv: Conversation, arg: str) -> bool:
+    """The whole output of the latest command or MCP tool call (``/output 2``: the one before), neutralised."""
+    from orchestrator.ui.safe_text import neutralise
+
+    outputs = conv.renderer.outputs
+    back = int(arg) if arg.strip().isdigit() and int(arg) > 0 else 1
+    if not outputs:
+        conv.say("no command has run yet in this conversation")
+        return True
+    if back > len(outputs):
+        conv.say(f"/output {back}: only {len(outputs)} kept", "yellow")
+        return True
+    title, text = outputs[-back]
+    conv.say(title)
+    conv.console.print(Text(neutralise(text.rstrip("\n"))), soft_wrap=True, highlight=False)
     return True
 
 
@@ -168,17 +193,27 @@ async def _undo(conv: Conversation, arg: str) -> bool:
     return True
 
 
-async def _plan(conv: Conversation, arg: str) -> bool:
+async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
+    """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
+    from orchestrator.checkpoints import list_runs
     from orchestrator.repl.goals import run_goal
 
-    await run_goal(conv, arg, review=True)
+    before = {r.run_id for r in list_runs(conv.workspace)}
+    try:
+        await run_goal(conv, arg, review=review)
+    finally:
+        for run in list_runs(conv.workspace):
+            if run.run_id not in before and run.run_id != conv.run_id:
+                conv.add_goal_costs(run.cost_usd, run.requests)
+
+
+async def _plan(conv: Conversation, arg: str) -> bool:
+    await _counted_goal(conv, arg, review=True)
     return True
 
 
 async def _goal(conv: Conversation, arg: str) -> bool:
-    from orchestrator.repl.goals import run_goal
-
-    await run_goal(conv, arg, review=False)
+    await _counted_goal(conv, arg, review=False)
     return True
 
 
@@ -193,6 +228,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/pro", "/pro [message]", "the next turn runs on the pro model", _pro),
         SlashCommand("/model", "/model [flash|pro|ID]", "show or switch the model of the next turns", _model),
         SlashCommand("/preset", "/preset [flash|auto|pro]", "how /plan and /goal escalate from flash to pro", _preset),
+        SlashCommand("/output", "/output [N]", "the whole output of the latest command (N: the Nth latest)", _output),
         SlashCommand("/cost", "/cost", "what the conversation has cost, and its cache hits", _cost),
         SlashCommand("/context", "/context", "tokens of the prefix, the log and the next tail", _context),
         SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),

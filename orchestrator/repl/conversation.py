@@ -2,8 +2,9 @@
 it, fed one user turn at a time from the input line, its replies streamed by the same renderer as ``run``.
 
 * Ctrl-C during a turn cancels the turn and keeps the session (it is rebuilt from its journal, which mends a turn cut
-  off mid-way by appending, so the next request still hits the cache); a second Ctrl-C before the turn has unwound
-  exits at once. At the prompt Ctrl-C clears the line; on an empty line it asks for a second press, which exits,
+  off mid-way by appending, so the next request still hits the cache; the cache tracker of the session goes on, so
+  the next turn is not explained as the first after a resume); a second Ctrl-C before the turn has unwound exits at
+  once. At the prompt Ctrl-C clears the line; on an empty line it asks for a second press, which exits,
   like Ctrl-D on an empty line.
 * ``--continue`` reopens the last conversation of the workspace from its journal (``.reasonix/repl.json`` names it).
 """
@@ -89,6 +90,9 @@ class Conversation:
         self.preset: str | None = None
         """The escalation preset of /plan and /goal (flash, auto, pro); ``None``: the configured default."""
         self.turn_scope: trio.CancelScope | None = None
+        self.goal_cost_usd = 0.0
+        self.goal_requests = 0
+        """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
         self.run_id = ""
         self.session: Session = self._open(resume=options.resume)
 
@@ -134,7 +138,11 @@ class Conversation:
         """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off)."""
         if self.session.journal is not None:
             self.session.journal.close()
+        tracker = self.session.ledger.tracker
         self.session = self._open(resume=True)
+        # Nothing was resumed: the same process goes on, and the server still caches what it was sent. The rebuilt
+        # session's tracker would explain the next request as the first after a resume; this one expects the hits.
+        self.session.ledger.tracker = tracker
 
     # ------------------------------------------------------------------------------------------------ status
 
@@ -142,8 +150,18 @@ class Conversation:
         self.mode = next_mode(self.mode)
 
     def hit_ratio(self) -> float:
-        usage = self.session.usage
-        return usage.prompt_cache_hit_tokens / usage.prompt_tokens if usage.prompt_tokens else 0.0
+        """The conversation's cumulative cache-hit ratio: the same figure as each turn's footer (a request cut off
+        by Ctrl-C has no reported hits and is left out of both)."""
+        return self.session.ledger.tracker.hit_ratio
+
+    @property
+    def total_cost_usd(self) -> float:
+        """The conversation's cost and what its ``/plan`` and ``/goal`` runs spent."""
+        return self.session.cost_usd + self.goal_cost_usd
+
+    def add_goal_costs(self, cost_usd: float, requests: int) -> None:
+        self.goal_cost_usd += cost_usd
+        self.goal_requests += requests
 
     def status(self) -> FormattedText:
         model = self.resolved.config.models.pro if self.pro_next else self.model
@@ -152,8 +170,10 @@ class Conversation:
             [
                 ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
                 (f"bold {mode_style}", f"{self.mode} mode"),
-                ("", f" · ${self.session.cost_usd:.4f} · cache {self.hit_ratio() * 100:.1f}%"),
-                ("", f" · {self.session.requests} requests · Shift+Tab: mode · /help"),
+                ("", f" · ${self.total_cost_usd:.4f}"),
+                ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
+                ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
+                ("", f" · {self.session.requests + self.goal_requests} requests · Shift+Tab: mode · /help"),
             ]
         )
 

@@ -29,14 +29,17 @@ class WaitIndicator:
         self.show_after_s = show_after_s
         self._label: str | None = None
         self._since = 0.0
+        self._show_after_s = show_after_s
 
     @property
     def waiting(self) -> bool:
         return self._label is not None
 
-    def begin(self, label: str) -> None:
+    def begin(self, label: str, *, show_after_s: float | None = None) -> None:
+        """Wait for ``label`` from now; shown after ``show_after_s`` (default: the indicator's own)."""
         self._label = label
         self._since = self.clock()
+        self._show_after_s = self.show_after_s if show_after_s is None else show_after_s
 
     def end(self) -> None:
         self._label = None
@@ -47,7 +50,7 @@ class WaitIndicator:
         if label is None:
             return None
         elapsed = self.clock() - self._since
-        if elapsed < self.show_after_s:
+        if elapsed < self._show_after_s:
             return None
         frames = _FRAMES.frames
         frame = frames[int(elapsed * 1000 / _FRAMES.interval) % len(frames)]

@@ -12,11 +12,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.control import Control
 from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_taken
 from orchestrator.ui.safe_text import neutralise, neutralise_text
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.tool_lines import short as _short
@@ -48,6 +50,10 @@ TURN_STATUS_WORDS = {"length": "cut at the output limit"}
 TURN_GREEN_BELOW = 0.05
 TURN_YELLOW_BELOW = 0.20
 SESSION_SCALE = 10
+STALL_S = 1.5
+"""A reply that has streamed something and then nothing for this long shows the spinner again, with the time."""
+KEPT_OUTPUTS = 20
+"""How many command outputs :attr:`TerminalRenderer.outputs` keeps for ``/output``."""
 
 
 def cost_style(usd: float, scale: float = 1) -> str:
@@ -88,9 +94,13 @@ class TerminalRenderer:
 
     Every text from the model or a tool is neutralised (:mod:`orchestrator.ui.safe_text`): its control characters
     are shown, never executed. ``spinner`` (default: on a real terminal) shows ``⠹ waiting for <model> · 2.4s``
-    while a request has produced nothing yet (:attr:`waiting` tracks it either way). ``clock`` is where the elapsed
-    time comes from; ``tick=False`` leaves the redrawing to whoever calls :meth:`tick` (a test) instead of a
-    background thread.
+    while a request has produced nothing yet, and again when a reply stalls mid-stream (:attr:`waiting` tracks it
+    either way). ``clock`` is where the elapsed time comes from; ``tick=False`` leaves the redrawing to whoever calls
+    :meth:`tick` (a test) instead of a background thread. ``markdown`` (default: on a real terminal) renders the
+    reply's content as markdown, a block at a time as each one completes; without a terminal the text stays raw.
+
+    :attr:`outputs` keeps the latest tool results in full (``/output`` shows them); :meth:`call_args` gives an
+    approval prompt the arguments of the call it asks about, and the tool line then leaves out the diff it showed.
     """
 
     def __init__(
@@ -100,6 +110,7 @@ class TerminalRenderer:
         spinner: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         tick: bool = True,
+        markdown: bool | None = None,
     ) -> None:
         self.console = console
         self._at_line_start = True
@@ -113,6 +124,14 @@ class TerminalRenderer:
         self._spinner = console.is_terminal if spinner is None else spinner
         self._spinner_drawn = False
         self._ticker = Ticker(self.tick, lambda: self.waiting.waiting) if self._spinner and tick else None
+        self._markdown = console.is_terminal if markdown is None else markdown
+        self._md_buffer = ""
+        self._md_blocks = 0
+        self._column = 0
+        self._model = ""
+        self._previewed: set[str] = set()
+        self.outputs: list[tuple[str, str]] = []
+        """(tool line as plain text, the whole result) of the latest commands and MCP tool calls, oldest first."""
 
     # ------------------------------------------------------------------------------------------------ output
 
@@ -121,18 +140,67 @@ class TerminalRenderer:
             return
         with self._lock:
             self._clear_spinner()
-            if self._mode != mode and not self._at_line_start:
-                self.console.out("", end="\n")
-                self._at_line_start = True
+            if self._mode != mode:
+                self._flush_markdown()
+                if not self._at_line_start:
+                    self.console.out("", end="\n")
+                    self._at_line_start = True
+                self._md_blocks = 0
             self._mode = mode
-            self.console.out(neutralise(text), style=style, highlight=False, end="")
-            self._at_line_start = text.endswith("\n")
+            if mode == "content" and self._markdown:
+                self._md_buffer += text
+                self._raw(text, style)
+                self._flush_markdown(complete_only=True)
+                return
+            self._raw(text, style)
+
+    def _raw(self, text: str, style: str | None) -> None:
+        shown = neutralise(text)
+        self.console.out(shown, style=style, highlight=False, end="")
+        self._at_line_start = text.endswith("\n")
+        last = shown.rpartition("\n")
+        width = max(self.console.width, 1)
+        self._column = (cell_len(last[2]) if last[1] else self._column + cell_len(shown)) % width
+
+    def _flush_markdown(self, *, complete_only: bool = False) -> None:
+        """Replace the raw text streamed so far with its markdown rendering: every block that a blank line outside a
+        code fence has closed, or (``complete_only=False``) all of it; the rest is written raw again. A block taller
+        than the screen stays raw (the rows to replace have scrolled away)."""
+        buffer = self._md_buffer
+        if not buffer:
+            return
+        cut = completed(buffer) if complete_only else len(buffer)
+        if cut < 0:
+            return
+        block, rest = buffer[:cut], buffer[cut:]
+        self._md_buffer = rest if complete_only else ""
+        rows = rows_taken(neutralise(buffer), self.console.width)
+        if rows >= self.console.height - 1:
+            if not complete_only and not self._at_line_start:
+                self.console.out("", end="\n")
+                self._at_line_start, self._column = True, 0
+            return
+        self.console.control(Control.move_to_column(0))
+        if rows > 1:
+            self.console.control(Control.move(0, -(rows - 1)))
+        self.console.file.write("\x1b[J")  # erase from here to the end of the screen: the raw text goes
+        self._at_line_start, self._column = True, 0
+        if block.strip():
+            if self._md_blocks:
+                self.console.out("", end="\n")
+            self.console.print(markdown_lines(self.console, neutralise(block).strip("\n")), end="")
+            self._md_blocks += 1
+        if complete_only and rest:
+            self._raw(rest, None)
 
     def _close_line(self) -> None:
         self._clear_spinner()
+        self._flush_markdown()
+        self._md_blocks = 0
         if not self._at_line_start:
             self.console.out("", end="\n")
             self._at_line_start = True
+            self._column = 0
         self._mode = None
 
     def end_line(self) -> None:
@@ -157,22 +225,48 @@ class TerminalRenderer:
             if shown is None:
                 self._clear_spinner()
                 return
-            if not self._at_line_start:
+            column = 0 if self._at_line_start else self._column + 2
+            room = self.console.width - column - 1
+            if room < 12:  # no room left on this line: show nothing rather than wrap
                 return
-            self.console.control(Control.move_to_column(0))
+            shown.truncate(room, overflow="ellipsis")
+            self.console.control(Control.move_to_column(column))
             self.console.print(shown, end="", soft_wrap=True, highlight=False)
             self.console.control(Control((ControlType.ERASE_IN_LINE, 0)))
             self._spinner_drawn = True
 
     def _clear_spinner(self) -> None:
         if self._spinner_drawn:
-            self.console.control(Control.move_to_column(0), Control((ControlType.ERASE_IN_LINE, 2)))
+            column = 0 if self._at_line_start else self._column
+            erase = Control((ControlType.ERASE_IN_LINE, 0 if column else 2))
+            self.console.control(Control.move_to_column(column), erase)
             self._spinner_drawn = False
 
     def _wait_for(self, event: RequestStarted) -> None:
+        self._model = event.model
         self.waiting.begin(f"waiting for {event.model}")  # kept even when not drawn here: a live region shows it
         if self._ticker is not None:
             self._ticker.ensure()
+
+    def _streamed(self) -> None:
+        """Something arrived: the spinner goes, and comes back with the time if the stream then stalls."""
+        self.waiting.begin(f"{self._model or 'the model'} is quiet", show_after_s=STALL_S)
+        if self._ticker is not None:
+            self._ticker.ensure()
+
+    # ------------------------------------------------------------------------------------------------ approvals
+
+    def call_args(self, tool: str, subject: str) -> dict[str, Any] | None:
+        """The full arguments of the started, unfinished ``tool`` call on path ``subject`` (what an approval prompt
+        asks about), which is then marked: its tool line leaves out the diff the prompt showed. Stops the spinner
+        and closes the open line, since the prompt is printed next."""
+        with self._lock:
+            self.end_line()
+            for call_id, started in self._started.items():
+                if started.name == tool and started.args.get("path") == subject and call_id not in self._previewed:
+                    self._previewed.add(call_id)
+                    return dict(started.args)
+            return None
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -222,7 +316,7 @@ class TerminalRenderer:
     def _stream(self, update: StreamUpdate) -> None:
         event = update.event
         if isinstance(event, ReasoningDelta | ContentDelta | ToolCallStarted | ToolCallArgumentsDelta):
-            self.waiting.end()
+            self._streamed()
         if isinstance(event, ReasoningDelta):
             self._write(event.text, "dim", "reasoning")
         elif isinstance(event, ContentDelta):
@@ -250,15 +344,21 @@ class TerminalRenderer:
 
     def _tool(self, event: ToolFinished) -> None:
         started = self._started.pop(event.call_id, None)
-        self.line(
-            tool_line(
-                event.name,
-                (started.args or None) if started is not None else None,
-                is_error=event.is_error,
-                result_preview=event.preview,
-                args_preview=started.args_preview if started is not None else None,
-            )
+        previewed = event.call_id in self._previewed
+        self._previewed.discard(event.call_id)
+        shown = tool_line(
+            event.name,
+            (started.args or None) if started is not None else None,
+            is_error=event.is_error,
+            result_preview=event.preview,
+            args_preview=started.args_preview if started is not None else None,
+            output=event.text or None,
+            diff=not previewed,
         )
+        self.line(shown)
+        if event.text and (event.name == "bash" or event.name.startswith("mcp__")):
+            self.outputs.append((shown.plain.split("\n", 1)[0], event.text))
+            del self.outputs[:-KEPT_OUTPUTS]
 
 
 class JsonLinesRenderer:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,7 +26,10 @@ PREVIEW_LIMIT = 60
 """The raw argument preview, when the arguments themselves are not known."""
 VALUE_LIMIT = 40
 GENERIC_LIMIT = 120
-ERROR_LIMIT = 80
+ERROR_LIMIT = 1000
+"""An error's reason is shown whole up to this (the terminal wraps it): cutting the reason hides what to do."""
+OK_TAIL_LINES = 4
+ERROR_TAIL_LINES = 15
 DIFF_MAX_LINES = 40
 INDENT = "    "
 
@@ -192,6 +196,31 @@ def edit_diff(args: Mapping[str, Any], max_lines: int = DIFF_MAX_LINES) -> Text:
     return text
 
 
+_STATUS = re.compile(r"^\[(exit code -?\d+|killed by signal \d+|timed out after [^;\]]+)[^\]]*\]$")
+
+
+def split_status(output: str) -> tuple[str, str | None]:
+    """A ``bash`` result's output and its last line ``[exit code 1]`` apart (None when there is none)."""
+    body, _, last = output.rstrip("\n").rpartition("\n")
+    if _STATUS.match(last):
+        return body, last[1:-1]
+    return output.rstrip("\n"), None
+
+
+def output_tail(output: str, lines: int) -> Text:
+    """The last ``lines`` lines of a command's output, dim and indented under its tool line, saying how many lines
+    came before and that ``/output`` shows them all."""
+    rows = output.splitlines()
+    text = Text()
+    if len(rows) > lines:
+        text.append(f"{INDENT}… {counted(len(rows) - lines, 'earlier line')} (/output shows all)\n", style="dim")
+    for i, row in enumerate(rows[-lines:]):
+        if i:
+            text.append("\n")
+        text.append(f"{INDENT}│ " + neutralise(row), style="dim")
+    return text
+
+
 def tool_line(
     name: str,
     args: Mapping[str, Any] | None,
@@ -199,11 +228,15 @@ def tool_line(
     is_error: bool,
     result_preview: str,
     args_preview: str | None = None,
+    output: str | None = None,
+    diff: bool = True,
 ) -> Text:
-    """``▸ name <what it touched> · ok`` (or ``· error: <why>``), then an edit's diff on the lines below.
+    """``▸ name <what it touched> · ok`` (or ``· error: <why>``), then an edit's diff on the lines below (unless
+    ``diff`` is False: the approval prompt showed it already), or the tail of a command's ``output``
+    (:data:`OK_TAIL_LINES` lines, :data:`ERROR_TAIL_LINES` for a failure).
 
     ``args`` are the call's arguments in full; without them ``args_preview`` (the raw JSON, perhaps cut) is read if
-    it parses and shown cut otherwise."""
+    it parses and shown cut otherwise. An error is shown whole (the terminal wraps it): the user needs the reason."""
     text = Text("▸ ")
     text.append(neutralise(name), style="bold")
     if args is None and args_preview is not None:
@@ -212,14 +245,25 @@ def tool_line(
             text.append(" " + short(args_preview, PREVIEW_LIMIT))
     if args is not None:
         _SHOWN.get(name, _generic)(text, args)
+    if name == "bash" and output is not None:
+        body, status = split_status(output)
+        if is_error:
+            text.append(" · " + (status or "error"), style="red")
+        else:
+            text.append(" · ok", style="green")
+        if body.strip():
+            text.append("\n")
+            text.append_text(output_tail(body, ERROR_TAIL_LINES if is_error else OK_TAIL_LINES))
+        return text
     if is_error:
+        reason = output if output else result_preview
         text.append(" · error: ", style="red")
-        text.append(short(result_preview, ERROR_LIMIT), style="red")
+        text.append(short(reason, ERROR_LIMIT), style="red")
         return text
     text.append(" · ok", style="green")
-    if name == "edit_file" and args is not None:
-        diff = edit_diff(args)
-        if diff.plain:
+    if name == "edit_file" and args is not None and diff:
+        shown = edit_diff(args)
+        if shown.plain:
             text.append("\n")
-            text.append_text(diff)
+            text.append_text(shown)
     return text

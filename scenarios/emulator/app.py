@@ -90,8 +90,11 @@ class Emulator:
         cache_unit: int = 128,
         latency: LatencyModel | None = None,
         models: tuple[str, ...] | None = DEFAULT_MODELS,
+        reject_keys: tuple[str, ...] = (),
     ) -> None:
         self.script = script
+        self.reject_keys = reject_keys
+        """Keys answered with 401 (``reasonix emulate --reject-key``), besides the script's ``reject_keys``."""
         self.latency = latency
         self.models = models
         self.accountant = Accountant(cache_unit)
@@ -134,7 +137,7 @@ class Emulator:
                 return self._chat(headers, body)
             if path in MODELS_PATHS:
                 self._require(method, "GET")
-                check_auth(headers)
+                check_auth(headers, self._rejected())
                 return self._models()
             if path == "/emulator/stats":
                 self._require(method, "GET")
@@ -145,6 +148,9 @@ class Emulator:
             raise ApiError(404, f"no such endpoint: {method} {path}", code="not_found")
         except ApiError as err:
             return error_response(err)
+
+    def _rejected(self) -> frozenset[str]:
+        return frozenset(self.reject_keys) | frozenset(self.script.reject_keys if self.script else ())
 
     @staticmethod
     def _require(method: str, expected: str) -> None:
@@ -186,7 +192,7 @@ class Emulator:
         return spec.key, spec.replies[cursor.next_reply], cursor.next_reply, cursor
 
     def _chat(self, headers: Mapping[str, str], raw: bytes) -> Response:
-        check_auth(headers)
+        check_auth(headers, self._rejected())
         req = validate(parse_json(raw), models=self.models)
         key, reply, index, cursor = self._session(req)
         if self.intercept is not None and self.intercept(key):

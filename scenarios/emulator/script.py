@@ -195,6 +195,9 @@ class SessionSpec(_Spec):
 class Script(_Spec):
     version: Literal[1] = 1
     sessions: tuple[SessionSpec, ...] = ()
+    reject_keys: tuple[str, ...] = ()
+    """API keys answered with 401 ``Authentication Fails`` on every endpoint, as DeepSeek answers a bad key (any
+    other non-empty key is accepted)."""
 
     @model_validator(mode="after")
     def _unique_keys(self) -> Script:

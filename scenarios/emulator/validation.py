@@ -4,7 +4,7 @@ a broken conversation, 422 for a parameter out of range."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,9 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else "".join(p["text"] for p in content or ())
 
 
-def check_auth(headers: Mapping[str, str]) -> None:
+def check_auth(headers: Mapping[str, str], rejected: Collection[str] = ()) -> None:
+    """401 without a bearer key, or for a key in ``rejected`` (a script that plays a bad key), as DeepSeek answers
+    a key it does not know."""
     value = headers.get("authorization", "")
     scheme, _, key = value.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
@@ -42,6 +44,13 @@ def check_auth(headers: Mapping[str, str]) -> None:
             "Authentication Fails: send your API key as 'Authorization: Bearer <key>' (any non-empty key works "
             "with the emulator)",
             type="authentication_error",
+        )
+    if key.strip() in rejected:
+        raise ClientRequestError(
+            401,
+            f"Authentication Fails, Your api key: ****{key.strip()[-4:]} is invalid",
+            type="authentication_error",
+            code="invalid_request_error",
         )
 
 

@@ -169,16 +169,59 @@ def test_unpriced_model_fails_with_the_override_to_add(home: Path, capsys: pytes
 # ---------------------------------------------------------------------------------------------- key, server
 
 
-def test_missing_key_fails_and_names_the_variable(
+def test_missing_key_fails_for_deepseek_and_names_the_variable(home: Path) -> None:
+    from orchestrator.cli.doctor_checks import check_key
+    from orchestrator.config.model import load_config
+
+    check = check_key(load_config(workspace=home, env={}), offline=False)  # the default base URL: DeepSeek's
+    assert check.status == "fail" and check.detail == "$DEEPSEEK_API_KEY is not set"
+    assert any(fix.startswith("export DEEPSEEK_API_KEY=") for fix in check.fix)
+
+
+def test_a_local_endpoint_needs_no_key_as_every_command_works_there(
     home: Path, server: tuple[str, list[str | None]], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 23 item 28: doctor against the emulator said "API key not set" though every command works there."""
     url, seen = server
     code, lines = doctor(capsys, "--workspace", str(home), "--base-url", url)
+    assert code == 0, lines
+    assert line(lines, "API key").startswith(f"✓ API key: $DEEPSEEK_API_KEY is not set; not needed for {url}")
+    assert line(lines, "server").startswith("✓")
+    assert seen == ["Bearer sk-local-placeholder"]  # what every command sends there
+
+
+def test_against_the_emulator_passes_and_a_key_it_rejects_fails(tmp_path: Path) -> None:
+    """``reasonix emulate --reject-key KEY`` plays DeepSeek's 401 for one key (issue 23 item 31)."""
+    from .run_support import clean_env, reasonix, start_reasonix
+
+    env = clean_env(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    emulator = start_reasonix("emulate", "--reject-key", SECRET, env=env)
+    try:
+        assert emulator.stdout is not None
+        url = emulator.stdout.readline().split()[-1]
+        ok = reasonix("doctor", "--workspace", str(ws), "--base-url", url, env=env)
+        assert ok.returncode == 0, ok.stdout
+        bad = reasonix("doctor", "--workspace", str(ws), "--base-url", url, env={**env, "DEEPSEEK_API_KEY": SECRET})
+        assert bad.returncode == 1
+        assert f"✗ server: GET {url}/models → 401: the server rejected the key" in bad.stdout
+        run = reasonix("run", "hi", "--workspace", str(ws), "--base-url", url, env={**env, "DEEPSEEK_API_KEY": SECRET})
+        assert run.returncode != 0 and "Authentication Fails" in run.stderr + run.stdout
+        assert SECRET not in bad.stdout + run.stdout + run.stderr
+    finally:
+        emulator.terminate()
+        emulator.wait(30)
+
+
+def test_an_untrusted_workspace_file_is_fixed_by_trust_not_by_editing(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "reasonix.toml").write_text('base_url = "http://127.0.0.1:9"\n')
+    code, lines = doctor(capsys, "--offline", "--workspace", str(home))
     assert code == 1
-    assert line(lines, "API key") == "✗ API key: $DEEPSEEK_API_KEY is not set"
-    assert any("fix: export DEEPSEEK_API_KEY=" in x for x in lines)
-    assert line(lines, "server").startswith("✓")  # reachable even without a key
-    assert seen == [None]
+    fixes = [x.strip() for x in lines if x.strip().startswith("fix:")]
+    assert fixes == [f"fix: check {home / 'reasonix.toml'}, then trust it as it is: reasonix trust --workspace {home}"]
 
 
 def test_reachable_server_with_key_passes_and_never_prints_the_key(

@@ -138,7 +138,9 @@ def test_tool_errors_repairs_long_args_and_parallel_calls() -> None:
     ]
     assert _render(events) == (
         "⚠ repair unknown_tool on weather: unknown tool 'weather'\n"
-        "▸ weather · error: Error: there is no tool named 'weather'. Valid tool names: bash, edit_file, glo…\n"
+        # the whole reason, not cut at 80 columns (issue 23 item 5): the terminal wraps it
+        "▸ weather · error: Error: there is no tool named 'weather'. Valid tool names: bash, edit_file, glob, grep, "
+        "list_dir\n"
         "▸ bash python -m pytest -q tests/test_a_very_long_name_for_a_test_module.py · ok\n"
         "▸ glob *.py · ok\n"
     )
@@ -216,7 +218,7 @@ def test_footer_colours_turn_and_session_by_their_own_thresholds() -> None:
 def test_reasoning_is_dimmed_on_a_colour_terminal() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, width=100, force_terminal=True, color_system="standard")
-    renderer = TerminalRenderer(console)
+    renderer = TerminalRenderer(console, markdown=False)  # markdown has its tests in test_safe_text and the pty ones
     renderer(_s(ReasoningDelta(text="think")))
     renderer(_s(ContentDelta(text="say")))
     renderer.end_line()

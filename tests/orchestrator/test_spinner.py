@@ -41,7 +41,7 @@ def _request(model: str = "deepseek-v4-pro") -> RequestStarted:
 def _terminal(*, tty: bool = True) -> tuple[TerminalRenderer, io.StringIO, FakeClock]:
     out, clock = io.StringIO(), FakeClock()
     console = Console(file=out, width=80, force_terminal=tty, color_system="standard" if tty else None)
-    return TerminalRenderer(console, clock=clock, tick=False), out, clock
+    return TerminalRenderer(console, clock=clock, tick=False, markdown=False), out, clock
 
 
 def test_the_spinner_counts_the_wait_and_is_erased_when_text_streams() -> None:
@@ -60,12 +60,28 @@ def test_the_spinner_counts_the_wait_and_is_erased_when_text_streams() -> None:
     assert _plain(drawn).endswith(" waiting for deepseek-v4-pro · 3.0s\x1b[0K")
     assert drawn.startswith("\x1b[1G") and "\n" not in drawn  # redrawn in place, on one line
     renderer(StreamUpdate(session="executor", event=ReasoningDelta(text="Think.")))
-    clock.now += 5
-    renderer.tick()
+    clock.now += 1
+    renderer.tick()  # a pause shorter than a stall shows nothing
     renderer(StreamUpdate(session="executor", event=ContentDelta(text="Answer.")))
     renderer(TurnFinished(session="executor", status="done", text="Answer.", requests=1, failures=0, cost_usd=0.0))
     after = out.getvalue()[len(drawn) :]
     assert after == ERASE + "\x1b[2mThink.\x1b[0m\nAnswer.\n"  # erased, then the text where the spinner was
+
+
+def test_a_stall_mid_stream_shows_the_spinner_after_the_text_with_the_time() -> None:
+    """Issue 23 item 11: a reply that stops streaming for 25 s keeps a spinner and the elapsed time."""
+    renderer, out, clock = _terminal()
+    renderer(_request("deepseek-v4-flash"))
+    renderer(StreamUpdate(session="executor", event=ContentDelta(text="Half a sentence")))
+    mark = len(out.getvalue())
+    clock.now += 25
+    renderer.tick()
+    stalled = _plain(out.getvalue()[mark:])
+    assert stalled.startswith("\x1b[18G") and "deepseek-v4-flash is quiet · 25.0s" in stalled  # after the text
+    renderer(StreamUpdate(session="executor", event=ContentDelta(text=" and the rest.")))
+    renderer.end_line()
+    rest = _plain(out.getvalue()[mark:])
+    assert rest.endswith("\x1b[16G\x1b[0K and the rest.\n")  # erased from where the text ended, then more text
 
 
 def test_a_retry_keeps_the_spinner_going_below_its_line() -> None:

@@ -45,3 +45,14 @@ def test_reasonix_emulate_refuses_a_bad_script(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "not a valid emulator script" in proc.stderr and "key" in proc.stderr
+
+
+def test_emulate_help_names_the_key_it_accepts_and_the_endpoints_it_serves() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "emulate", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0
+    out = proc.stdout
+    assert "any non-empty 'Authorization: Bearer KEY' is accepted" in out and "--reject-key KEY" in out
+    for endpoint in ("POST /chat/completions", "GET  /models", "GET  /emulator/stats", "POST /emulator/reset"):
+        assert endpoint in out

@@ -43,6 +43,19 @@ async def test_a_missing_or_empty_key_is_401(headers: dict[str, str]) -> None:
     assert error_of(r)["type"] == "authentication_error"
 
 
+async def test_a_key_the_script_rejects_is_401_as_deepseek_answers_a_bad_key() -> None:
+    from scenarios.emulator import Script
+
+    script = Script.parse({"reject_keys": ["sk-revoked-1234"], "sessions": []})
+    async with open_emulator(script=script) as emu, httpx.AsyncClient(base_url=emu.base_url) as client:
+        for path in ("/chat/completions", "/models"):
+            bad = {"Authorization": "Bearer sk-revoked-1234"}
+            r = await (client.post(path, json=body(), headers=bad) if "chat" in path else client.get(path, headers=bad))
+            assert r.status_code == 401
+            assert error_of(r)["message"] == "Authentication Fails, Your api key: ****1234 is invalid"
+        assert (await client.get("/models", headers=AUTH)).status_code == 200  # any other key still works
+
+
 async def test_malformed_json_is_400() -> None:
     r = await call(None, raw=b'{"model": "deepseek-v4-flash", "messages": [')
     assert r.status_code == 400

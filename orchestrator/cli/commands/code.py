@@ -33,7 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         choices=("ask", "auto", "plan"),
-        help="the mode to start in (default: ask; Shift+Tab cycles ask → auto → plan)",
+        help="the mode to start in: ask (default), auto, or plan (read-only: the same as --permissions read-only); "
+        "Shift+Tab cycles ask → auto → plan",
     )
     parser.add_argument(
         "--continue",
@@ -62,11 +63,17 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from sessions.permissions import Question
 
     console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     permissions = getattr(args, "permissions", None)
     mode: Mode = args.mode or {"auto": "auto", "read-only": "plan"}.get(permissions or "", "ask")  # type: ignore[assignment]
+    renderer_of: list[Conversation] = []  # the asker shows an edit's diff from the call the renderer has seen start
+
+    def call_args(question: Question) -> dict[str, object] | None:
+        return renderer_of[0].renderer.call_args(question.tool, question.subject) if renderer_of else None
+
     try:
         workspace = check_workspace(args.workspace)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
@@ -75,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             workspace,
             sandbox_mode=getattr(args, "sandbox", None),
             permissions="ask" if mode == "ask" else "auto",
-            asker=terminal_asker(),
+            asker=terminal_asker(details=call_args),
         )
         conv = Conversation(
             workspace=workspace,
@@ -86,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 model=args.model, mode=mode, resume=args.resume, base_url=args.base_url, sandbox=args.sandbox
             ),
         )
+        renderer_of.append(conv)
     except (ReasonixError, NothingToContinueError) as exc:
         err.print(Text(f"reasonix code: {exc}", style="red"))
         return 2
@@ -96,5 +104,10 @@ def run(args: argparse.Namespace) -> int:
     header.append(commands.label, style="red" if commands.danger else "dim")
     header.append(f" · journal {conv.journal_path} · /help for commands", style="dim")
     console.print(header, soft_wrap=True)
+    if args.resume:
+        from orchestrator.repl.recap import recap
+
+        for line in recap(conv.session.log.messages):
+            console.print(line, soft_wrap=True, highlight=False)
     trio.run(run_loop, conv)
     return 0

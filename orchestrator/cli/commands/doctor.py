@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
+    from orchestrator.build import DEFAULT_BASE_URL as DEFAULT
+    from orchestrator.build import LOCAL_PLACEHOLDER_KEY
     from orchestrator.cli.doctor_checks import (
         Check,
         check_config,
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                 trio.run(
                     probe_base_url,
                     resolved.config.base_url,
-                    resolved.api_key,
+                    resolved.api_key or (None if resolved.config.base_url == DEFAULT else LOCAL_PLACEHOLDER_KEY),
                     args.timeout,
                     resolved.sources["base_url"],
                 )

@@ -12,8 +12,32 @@ import signal
 import sys
 from pathlib import Path
 
+DESCRIPTION = """\
+The DeepSeek API emulator on loopback: scripted replies, honest prefix-cache accounting, faults.
+
+Key: any non-empty 'Authorization: Bearer KEY' is accepted (reasonix sends a placeholder when no key is set and
+--base-url points here); none at all is a 401, and so is a key named with --reject-key or in the script's
+reject_keys, to try the bad-key path.
+
+Endpoints:
+  POST /chat/completions (and /v1/chat/completions)  the chat API, streamed or not, with DeepSeek's 400 rules
+  GET  /models (and /v1/models)                      the model ids
+  GET  /emulator/stats                               requests, hit and miss tokens per session, the ideal hits
+  POST /emulator/reset                               forget the cache, the counters and/or the script position
+
+Without --script every request gets a fixed reply; a script (scenarios/README.md) plays replies per session."""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "--reject-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="answer this API key with 401 'Authentication Fails' (repeatable)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default: 0)")
     parser.add_argument(
@@ -51,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     except ScriptInvalid as exc:
         print(f"reasonix emulate: {exc}", file=sys.stderr)
         return 2
-    emulator = Emulator(script=script, cache_unit=args.cache_unit, latency=latency)
+    emulator = Emulator(script=script, cache_unit=args.cache_unit, latency=latency, reject_keys=tuple(args.reject_key))
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

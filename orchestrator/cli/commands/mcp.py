@@ -11,6 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
+NONE_CONFIGURED = (
+    "no MCP servers configured: add a [mcp.servers.NAME] table to reasonix.toml (or your own config), "
+    "or keep a .mcp.json"
+)
 REREAD = "tools are read when a session starts; a server whose tools change is read again at the next session"
 
 
@@ -20,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     listing.add_argument(
         "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
     )
-    listing.add_argument("--json", action="store_true", help="one JSON object per server")
+    listing.add_argument("--json", action="store_true", help="a JSON array: one object per server ([] for none)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,28 +47,29 @@ def run(args: argparse.Namespace) -> int:
         workspace = check_workspace(args.workspace)
         resolved = load_config(workspace=workspace, env=os.environ)
     except ReasonixError as exc:
-        Console(stderr=True).print(Text(f"reasonix mcp: {exc}", style="red"))
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"reasonix mcp: {exc}", style="red"))
         return 2
     config = resolved.config.mcp
     if not config.servers:
-        if not args.json:
-            console.print("no MCP servers configured: add [mcp.servers.NAME] to reasonix.toml, or keep a .mcp.json")
+        if args.json:
+            print("[]")
+        else:
+            console.print(Text(NONE_CONFIGURED))
         return 0
     reports = trio.run(probe, config, workspace)
+    listed = []
     for report in reports:
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "server": report.name,
-                        "transport": report.transport,
-                        "state": report.state,
-                        "error": report.error or None,
-                        "source": resolved.sources.get(f"mcp.servers.{report.name}.command")
-                        or resolved.sources.get(f"mcp.servers.{report.name}.url"),
-                        "tools": [{"name": name, "read_only": ro} for name, ro in report.tools],
-                    }
-                )
+            listed.append(
+                {
+                    "server": report.name,
+                    "transport": report.transport,
+                    "state": report.state,
+                    "error": report.error or None,
+                    "source": resolved.sources.get(f"mcp.servers.{report.name}.command")
+                    or resolved.sources.get(f"mcp.servers.{report.name}.url"),
+                    "tools": [{"name": name, "read_only": ro} for name, ro in report.tools],
+                }
             )
             continue
         line = Text(f"{report.name} ", style="bold")
@@ -79,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             if read_only:
                 tool.append("  read-only", style="cyan")
             console.print(tool)
-    if not args.json:
+    if args.json:
+        print(json.dumps(listed, indent=2))
+    else:
         console.print(Text(REREAD, style="dim"))
     return 0 if all(r.state == "ready" for r in reports) else 1

@@ -35,7 +35,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_base_url_option(parser)
     add_json_option(parser)
-    parser.add_argument("--read-only", action="store_true", help="refuse every tool call that would change anything")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse every tool call that would change anything (the same as --permissions read-only)",
+    )
     from orchestrator.cli.options import add_command_options
 
     add_command_options(parser)

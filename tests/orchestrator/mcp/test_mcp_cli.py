@@ -34,10 +34,7 @@ def test_mcp_list_shows_servers_states_and_read_only_marks(tmp_path: Path) -> No
     assert "mcp__notes__read_note  read-only" in out and "mcp__notes__write_note\n" in out
     assert "broken (stdio) failed: the command was not found" in out
     assert "read again at the next session" in out and "Traceback" not in proc.stderr
-    listed = [
-        json.loads(line)
-        for line in reasonix("mcp", "list", "--workspace", str(ws), "--json", env=env).stdout.splitlines()
-    ]
+    listed = json.loads(reasonix("mcp", "list", "--workspace", str(ws), "--json", env=env).stdout)
     assert [(s["server"], s["state"]) for s in listed] == [("broken", "failed"), ("notes", "ready")]
     assert listed[1]["tools"] == [
         {"name": "mcp__notes__read_note", "read_only": True},
@@ -48,6 +45,22 @@ def test_mcp_list_shows_servers_states_and_read_only_marks(tmp_path: Path) -> No
 def test_mcp_list_without_servers_says_how_to_add_one(tmp_path: Path) -> None:
     proc = reasonix("mcp", "list", "--workspace", str(tmp_path), env=clean_env(tmp_path))
     assert proc.returncode == 0 and "no MCP servers configured" in proc.stdout
+    assert "add a [mcp.servers.NAME] table to reasonix.toml" in proc.stdout  # the table name is not eaten as markup
+    proc = reasonix("mcp", "list", "--workspace", str(tmp_path), "--json", env=clean_env(tmp_path))
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+
+
+def test_an_untrusted_mcp_json_says_so_on_whole_lines_with_advice_for_servers(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"notes": {"command": "notes-server"}}}))
+    proc = reasonix("mcp", "list", "--workspace", str(ws), env={**clean_env(tmp_path), "COLUMNS": "80"})
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if "refused" in line]
+    assert len(lines) == 1, proc.stderr  # one problem, one line: not hard-wrapped mid-sentence at 80 columns
+    assert lines[0].endswith(
+        f"`reasonix trust --workspace {ws.resolve()}` to accept it (or define the server in your own config)"
+    )
 
 
 def test_doctor_checks_each_server(tmp_path: Path) -> None:

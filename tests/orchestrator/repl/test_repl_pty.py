@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,7 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
     ws = _workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
+        {"content": "Hello."},
         {
             "content": "Thinking about it for a long while now, one moment",
             "faults": [{"kind": "stall", "seconds": 600, "after_chunks": 2, "then": "continue"}],
@@ -127,6 +129,9 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
     with emulator_process(_script(replies), tmp_path, env) as url:
         child = _spawn(ws, url, env)
         child.expect("ask ❯")
+        child.sendline("hello")  # a request that completes first: the tracker has something to go on from
+        child.expect("Hello.")
+        child.expect("ask ❯")
         child.sendline("a long question")
         child.expect("Thinking")
         child.sendcontrol("c")
@@ -134,6 +139,13 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
         child.expect("ask ❯")
         child.sendline("are you there?")
         child.expect("Here after the interruption.")
+        child.expect("ask ❯")
+        # Issue 23 item 9: nothing was resumed, and the turn's footer and /cost say the same cache figure.
+        assert "resumed" not in child.before
+        footer = re.findall(r"cache (?:\x1b\[[0-9;]*m)*([0-9.]+%)", child.before)[-1]
+        child.sendline("/cost")
+        child.expect(r"cache ([0-9.]+%)\)")
+        assert child.match.group(1) == footer
         child.expect("ask ❯")
         child.sendcontrol("c")
         child.expect("Ctrl-C again")
@@ -158,6 +170,8 @@ def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_c
 
         child = _spawn(ws, url, env, "--continue")
         child.expect("continuing")
+        child.expect("❯ first question")  # issue 23 item 10: the last turns of the conversation it continues
+        child.expect("First answer.")
         child.expect("ask ❯")
         child.sendline("second question")
         child.expect("Second answer")
@@ -213,6 +227,10 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
         child.sendline("a")
         child.expect("complete")
         child.expect("ask ❯")
+        child.sendline("/cost")  # issue 23 item 8: what the goal spent is counted in the conversation's costs
+        child.expect(r"/plan and /goal \$0\.\d{4} · [1-9]\d* requests")
+        child.expect("total \\$")
+        child.expect("ask ❯")
         _exit(child)
     assert (ws / "calc" / "ops.py").read_text() == "def mul(a, b):\n    return a * b\n"
     goal_runs = [p for p in (ws / ".reasonix" / "runs").iterdir() if (p / "goal.json").exists()]
@@ -237,9 +255,9 @@ def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
         child = _spawn(ws, url, env)
         child.expect("ask ❯")
         child.sendline("fix add()")
-        child.expect("edit_file wants to run")
+        child.expect("edit_file wants to change")
         child.expect("\\[n\\] no: ")
-        child.sendline("y")
+        child.send("y")
         child.expect("Fixed add\\(\\).")
         child.expect("ask ❯")
         _exit(child)
