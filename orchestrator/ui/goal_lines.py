@@ -1,8 +1,12 @@
 """Lines of the goal view that say what happened to a step: an escalation and what it cost, a failed verification
-with the command and the tail of its output. Model and command text in them is neutralised."""
+with the command and the tail of its output. Model and command text in them is neutralised. And :func:`print_whole`,
+which prints a plan tree without cropping it."""
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from orchestrator.events import Escalated, ProAskedForPro, StepVerified
@@ -13,6 +17,20 @@ from plans.render import verify_text
 from plans.schema import VerifyCommand
 
 VERIFY_TAIL_LINES = 12
+WHOLE_WIDTH = 10_000
+"""The width a tree is laid out at without a terminal: wide enough that no line of it wraps or is cropped."""
+
+
+def print_whole(console: Console, renderable: RenderableType) -> None:
+    """Print a tree (or any block) so that nothing of it is lost: on a terminal wrapped at its width, elsewhere (a
+    pipe, a file) each line whole, however long; never cropped at the console's width (80 without a terminal)."""
+    if console.is_terminal:
+        console.print(renderable, soft_wrap=False)
+        return
+    buffer = io.StringIO()
+    Console(file=buffer, width=WHOLE_WIDTH, color_system=None, highlight=False).print(renderable)
+    for line in buffer.getvalue().splitlines():
+        console.print(Text(line.rstrip()), soft_wrap=True, highlight=False)
 
 
 def escalation_line(event: Escalated) -> Text:
