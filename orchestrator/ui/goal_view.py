@@ -65,6 +65,8 @@ SESSIONS = ("planner", "executor")
 STREAM_REFRESH_S = 0.1
 API_ERROR_REASON = "stopped by a DeepSeek API error: "
 """How a goal's paused reason starts when an API error stopped it (the error itself is printed once, after it)."""
+PLAN_SAVED_REASON = "plan approved and saved"
+"""How a ``reasonix plan`` run's paused reason starts: the plan is saved for ``reasonix exec``, nothing waits."""
 JUDGING_REASON = "every step is verified"
 """How the reason starts when the goal asks the planner for its verdict (the state machine calls that re-planning)."""
 
@@ -365,6 +367,8 @@ class GoalTerminalUI:
             state: str = event.state
             if state == "replanning" and event.reason.startswith(JUDGING_REASON):
                 state = "judging"  # nothing is re-planned unless the verdict says so
+            if state == "paused" and event.reason.startswith(PLAN_SAVED_REASON):
+                state = "planned"  # `reasonix plan` stops there on purpose: not a goal waiting to be resumed
             if event.state == "paused" and event.reason.startswith(API_ERROR_REASON):
                 # the command prints the error in full under the goal, with how to continue: say it once
                 reason = f": {API_ERROR_REASON.removesuffix(': ')} (the error and how to continue follow)"
@@ -436,9 +440,9 @@ def _warning(event: BudgetWarning) -> str:
 
 def summary_text(summary: Summary) -> Text:
     """The last line of a goal on the terminal, from its :class:`~orchestrator.summary.Summary`."""
-    status = summary.status
+    status = "planned" if summary.command == "plan" and summary.status == "paused" else summary.status
     text = Text()
-    style = "bold green" if status == "complete" else "bold yellow" if status == "paused" else "bold red"
+    style = "bold green" if status in ("complete", "planned") else "bold yellow" if status == "paused" else "bold red"
     text.append(status, style=style)
     text.append(
         f" · {summary.steps_done}/{summary.steps_total} steps · {counted(summary.requests, 'request')} · ", "dim"
