@@ -137,7 +137,10 @@ class GoalManager:
         try:
             return check_workspace(Path(text))
         except WorkspaceError as exc:
-            raise BadRequestError(str(exc), "send the absolute path of an existing directory") from None
+            # the message without the command line's advice (`pass --workspace DIR`): an API client sends a path
+            raise BadRequestError(
+                f"the workspace {text} is not a directory", "send the absolute path of an existing directory"
+            ) from None
 
     def _claim(self, workspace: Path) -> None:
         running = self._busy.get(workspace)

@@ -4,6 +4,7 @@ undo through the checkpoint machinery (:mod:`orchestrator.checkpoints.undo`), no
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,8 +78,14 @@ def run_detail(manager: GoalManager, run_id: str) -> RunDetail:
         plan=plan,
         summary=None if live is not None else _last_summary(manager, workspace, run_id),
         awaiting_review=live is not None and live.reviewer is not None and live.reviewer.awaiting,
-        resume_hint=resume_command(workspace, run_id) if summary.resumable and live is None else "",
+        resume_hint=_resume_hint(manager, workspace, run_id) if summary.resumable and live is None else "",
     )
+
+
+def _resume_hint(manager: GoalManager, workspace: Path, run_id: str) -> str:
+    """The command that resumes the run from a terminal, with the service's ``--base-url`` as the CLI's hint has it."""
+    command = resume_command(workspace, run_id)
+    return f"{command} --base-url {shlex.quote(manager.base_url)}" if manager.base_url else command
 
 
 async def undo_run(manager: GoalManager, run_id: str, step: str | None) -> UndoResult:
