@@ -303,6 +303,34 @@
       el('span', {}, el('i', { class: 'key-cost' }), 'running cost'),
       el('span', {}, el('i', { class: 'key-pro' }), 'pro')));
   }
+  // a tool call as the terminal shows it: `▸ edit_file calc.py` and the edit as - / + lines, `▸ bash <command>`,
+  // rather than its arguments as JSON. The event carries the arguments as one line of JSON cut at 160 characters: what
+  // a cut preview no longer holds is not guessed (the path or command is read out of it where it is still whole).
+  function toolLines(name, preview) {
+    let args = null;
+    try { args = JSON.parse(preview); } catch (_) { args = null; }
+    const field = (key) => {
+      if (args && typeof args[key] === 'string') return args[key];
+      const m = new RegExp('"' + key + '": "((?:[^"\\\\]|\\\\.)*)"').exec(preview);
+      if (!m) return null;
+      try { return JSON.parse('"' + m[1] + '"'); } catch (_) { return null; }
+    };
+    const path = field('path'), command = field('command');
+    const what = command !== null ? command : path;
+    if (what === null) return { head: `▸ ${name} ${preview}`, body: [] };
+    const body = [];
+    if (args && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
+      for (const line of args.old_string.split('\n')) body.push(['diff-del', '    - ' + line]);
+      for (const line of args.new_string.split('\n')) body.push(['diff-add', '    + ' + line]);
+    } else if (args && typeof args.content === 'string') {
+      const lines = args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
+      return { head: `▸ ${name} ${what} (${counted(lines, 'line')})`, body };
+    } else if (!args) {
+      return { head: `▸ ${name} ${what} …`, body };
+    }
+    return { head: `▸ ${name} ${what}`, body };
+  }
+
   function verifyText(v) {
     const extras = [];
     if (v.expect_exit !== undefined && v.expect_exit !== 0) extras.push(`exit ${v.expect_exit}`);
@@ -520,9 +548,13 @@
         case 'stream':
           this.onStream(e);
           break;
-        case 'tool_started':
-          this.paneFor(e).line('tool', `▸ ${e.name} ${e.args_preview || ''}`);
+        case 'tool_started': {
+          const p = this.paneFor(e);
+          const shown = toolLines(e.name, e.args_preview || '');
+          p.line('tool', shown.head);
+          for (const [kind, text] of shown.body) p.line(kind, text);
           break;
+        }
         case 'tool_finished':
           this.paneFor(e).line(e.is_error ? 'tool err' : 'tool ok', `${e.is_error ? '✗' : '✓'} ${e.name}: ${clip(e.preview, 400)}`);
           break;

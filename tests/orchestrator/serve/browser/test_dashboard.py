@@ -308,6 +308,10 @@ def test_a_newcomer_s_dashboard_reads_steps_undoes_and_shows_a_failed_run_once(
         page.wait_for_function("document.querySelector('#g-state').dataset.state === 'complete'")
         page.wait_for_function("document.querySelector('#g-steps').textContent === '4 / 4'")
 
+        # tool lines as the terminal shows them (item 24), not the arguments' JSON
+        s1_pane = page.inner_text("[data-pane='step:S1']")
+        assert "▸ write_file calc/ops.py (2 lines)" in s1_pane and '"content"' not in s1_pane, s1_pane
+
         page.click("#plan-graph g.node[data-step='S4']")
         page.locator("#step-detail").wait_for(state="visible")
         s4 = next(s for s in svc.api(f"/api/runs/{first}")["plan"]["steps"] if s["id"] == "S4")
