@@ -136,7 +136,7 @@ class GoalManager:
     def _workspace(self, text: str) -> Path:
         try:
             return check_workspace(Path(text))
-        except WorkspaceError as exc:
+        except WorkspaceError:
             # the message without the command line's advice (`pass --workspace DIR`): an API client sends a path
             raise BadRequestError(
                 f"the workspace {text} is not a directory", "send the absolute path of an existing directory"

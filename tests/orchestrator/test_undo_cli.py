@@ -121,6 +121,8 @@ def test_undo_takes_back_steps_byte_for_byte_and_leaves_the_users_git_alone(
     assert "reasonix undo " not in listed.stdout.replace("reasonix undo --run", "")
     assert "every step is undone: there is nothing left to take back" in listed.stdout
     assert reasonix("undo", "--workspace", str(ws), env=env).returncode == 1
+    ambiguous = reasonix("checkpoints", "--run", "undo-", "--workspace", str(ws), env=env)  # the two undos
+    assert ambiguous.returncode == 1 and "'undo-' is ambiguous: it starts 2 runs' ids" in ambiguous.stderr
 
     # An undo can be undone.
     redo = reasonix("undo", "--run", result["undo_id"], "--workspace", str(ws), env=env)

@@ -46,6 +46,13 @@ def run(args: argparse.Namespace) -> int:
     runs = run_ids(entries)
     if args.run is not None:
         chosen = [r for r in runs if r == args.run] or [r for r in runs if r.startswith(args.run)]
+        if len(chosen) > 1:
+            listed = "\n".join(f"  {r}" for r in chosen)
+            print(
+                f"reasonix checkpoints: {args.run!r} is ambiguous: it starts {len(chosen)} runs' ids:\n{listed}",
+                file=sys.stderr,
+            )
+            return 1
         if len(chosen) != 1:
             import difflib
 
