@@ -9,7 +9,7 @@ import io
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from orchestrator.events import Escalated, ProAskedForPro, StepVerified
+from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, StepVerified
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
@@ -31,6 +31,29 @@ def print_whole(console: Console, renderable: RenderableType) -> None:
     Console(file=buffer, width=WHOLE_WIDTH, color_system=None, highlight=False).print(renderable)
     for line in buffer.getvalue().splitlines():
         console.print(Text(line.rstrip()), soft_wrap=True, highlight=False)
+
+
+API_ERROR_REASON = "stopped by a DeepSeek API error: "
+"""How a goal's paused reason starts when an API error stopped it (the error itself is printed once, after it)."""
+PLAN_SAVED_REASON = "plan approved and saved"
+"""How a ``reasonix plan`` run's paused reason starts: the plan is saved for ``reasonix exec``, nothing waits."""
+JUDGING_REASON = "every step is verified"
+"""How the reason starts when the goal asks the planner for its verdict (the state machine calls that re-planning)."""
+
+
+def state_line(event: GoalStateChanged) -> Text:
+    """``» executing``, ``» paused: <reason>``, in words that fit what happens: ``judging`` when the planner is asked
+    for its verdict, ``planned`` when ``reasonix plan`` saved its plan, and an API error named, not repeated (the
+    command prints it in full under the goal, with how to continue)."""
+    reason = f": {event.reason}" if event.reason else ""
+    state: str = event.state
+    if state == "replanning" and event.reason.startswith(JUDGING_REASON):
+        state = "judging"  # nothing is re-planned unless the verdict says so
+    if state == "paused" and event.reason.startswith(PLAN_SAVED_REASON):
+        state = "planned"  # not a goal waiting to be resumed
+    if state == "paused" and event.reason.startswith(API_ERROR_REASON):
+        reason = f": {API_ERROR_REASON.removesuffix(': ')} (the error and how to continue follow)"
+    return Text(f"» {state}{reason}", style="bold")
 
 
 def escalation_line(event: Escalated) -> Text:

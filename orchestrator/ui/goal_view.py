@@ -43,7 +43,7 @@ from orchestrator.events import (
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
 from orchestrator.ui.branch_lines import BranchBoard
-from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, verify_failure_text
+from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, state_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
@@ -63,12 +63,6 @@ from sessions.events import (
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
 STREAM_REFRESH_S = 0.1
-API_ERROR_REASON = "stopped by a DeepSeek API error: "
-"""How a goal's paused reason starts when an API error stopped it (the error itself is printed once, after it)."""
-PLAN_SAVED_REASON = "plan approved and saved"
-"""How a ``reasonix plan`` run's paused reason starts: the plan is saved for ``reasonix exec``, nothing waits."""
-JUDGING_REASON = "every step is verified"
-"""How the reason starts when the goal asks the planner for its verdict (the state machine calls that re-planning)."""
 
 
 def _percent(ratio: float | None) -> str:
@@ -363,22 +357,13 @@ class GoalTerminalUI:
         if isinstance(event, GoalStateChanged | GoalFinished):
             self.branches.clear()
         if isinstance(event, GoalStateChanged):
-            reason = f": {event.reason}" if event.reason else ""
-            state: str = event.state
-            if state == "replanning" and event.reason.startswith(JUDGING_REASON):
-                state = "judging"  # nothing is re-planned unless the verdict says so
-            if state == "paused" and event.reason.startswith(PLAN_SAVED_REASON):
-                state = "planned"  # `reasonix plan` stops there on purpose: not a goal waiting to be resumed
-            if event.state == "paused" and event.reason.startswith(API_ERROR_REASON):
-                # the command prints the error in full under the goal, with how to continue: say it once
-                reason = f": {API_ERROR_REASON.removesuffix(': ')} (the error and how to continue follow)"
             if event.state == "awaiting_review" and self._use_live:
                 self._reviewing = True
                 self.stop()  # the reviewer talks to the user on this console, below the plan printed whole
-                self.line(Text(f"» {state}{reason}", style="bold"))
+                self.line(state_line(event))
                 self.show_plan(detail=True, live_too=True)
                 return
-            self.line(Text(f"» {state}{reason}", style="bold"))
+            self.line(state_line(event))
         elif isinstance(event, PlanProposed):
             self.line(Text(f"plan r{event.revision} proposed", style="bold"))
             for note in event.normalized:
