@@ -72,8 +72,15 @@ def _step_label(step: Step) -> Text:
     return label
 
 
-def _add_step(parent: Tree, step: Step) -> None:
+def _add_step(parent: Tree, step: Step, detail: bool) -> None:
     node = parent.add(_step_label(step))
+    if detail and step.instructions.strip():
+        node.add(Text(step.instructions.strip()))
+    if detail:
+        for criterion in step.acceptance:
+            node.add(Text("accept " + criterion, style="dim"))
+    if detail and step.reads:
+        node.add(Text("reads " + ", ".join(step.reads), style="dim"))
     if step.writes:
         node.add(Text("writes " + ", ".join(step.writes), style="dim"))
     for command in step.verify:
@@ -82,20 +89,23 @@ def _add_step(parent: Tree, step: Step) -> None:
         node.add(Text("result " + step.result, style="italic"))
 
 
-def plan_tree(plan: Plan) -> Tree:
-    """The plan as a tree: objective, then waves of steps that may run together (or document order if invalid)."""
+def plan_tree(plan: Plan, *, detail: bool = False) -> Tree:
+    """The plan as a tree: objective, then waves of steps that may run together (or document order if invalid).
+
+    Each step shows what it writes and its verify commands; ``detail`` adds what a reviewer reads before approving:
+    its instructions, acceptance criteria and reads (long lines wrap at the console's width)."""
     done = sum(step.status is StepStatus.DONE for step in plan.steps)
     root = Tree(Text.assemble((plan.objective, "bold"), (f"  r{plan.revision} · {done}/{len(plan.steps)} done", "dim")))
     by_id = {step.id: step for step in reversed(plan.steps)}
     waves = _waves(plan)
     if waves is None:
         for step in plan.steps:
-            _add_step(root, step)
+            _add_step(root, step, detail)
         return root
     for number, wave in enumerate(waves, 1):
         branch = root if len(waves) == 1 else root.add(Text(f"wave {number}", style="dim"))
         for sid in wave:
-            _add_step(branch, by_id[sid])
+            _add_step(branch, by_id[sid], detail)
     return root
 
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .errors import IssueCode, PlanIssue, PlanRevisionError, PlanValidationError
 from .graph import find_issues
-from .schema import RUNTIME_STEP_FIELDS, Plan, Step, StepStatus
+from .render import verify_text
+from .schema import RUNTIME_STEP_FIELDS, Plan, Step, StepStatus, VerifyCommand
 
 #: The step fields a planner writes (and may change on a step that is not done).
 PLANNER_STEP_FIELDS: tuple[str, ...] = tuple(name for name in Step.model_fields if name not in RUNTIME_STEP_FIELDS)
@@ -146,20 +147,73 @@ def diff(old: Plan, new: Plan) -> PlanDiff:
     )
 
 
-def _show(value: Any) -> str:
+#: How a diff names a field: the words of the plan tree (``after``, ``accept``, ``verify``), not the JSON keys.
+FIELD_WORDS: dict[str, str] = {
+    "depends_on": "after",
+    "acceptance": "accept",
+    "needs_pro": "needs pro",
+    "non_goals": "non-goals",
+    "requires_approval": "requires approval",
+}
+_SHORT = 60
+_NAME_LISTS = frozenset({"depends_on", "reads", "writes"})
+
+
+def _item(field: str, value: Any) -> str:
+    """One item of a list field as the plan says it: a verify command as the tree shows it, text as it is."""
+    if field == "verify" and isinstance(value, dict):
+        try:
+            return verify_text(VerifyCommand.model_validate(value))
+        except ValueError:
+            pass
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return value
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or value == "":
+        return "(none)"
+    return str(value) if isinstance(value, str | int | float) else _item("", value)
+
+
+def _field_lines(change: FieldChange, indent: str) -> list[str]:
+    """A changed field in the plan's own words: ``risk: low → high``; a list's items each ``+`` added or ``-``
+    dropped; a long or multi-line text as its old and its new wording, each on lines of its own."""
+    word = FIELD_WORDS.get(change.field, change.field)
+    old, new = change.old, change.new
+    if isinstance(old, list) and isinstance(new, list):
+        before = [_item(change.field, v) for v in old]
+        after = [_item(change.field, v) for v in new]
+        if change.field in _NAME_LISTS:  # ids and paths: the old list and the new, as the tree shows them
+            return [f"{indent}{word}: {', '.join(before) or '(none)'} → {', '.join(after) or '(none)'}"]
+        lines = [f"{indent}{word} - {v}" for v in before if v not in after]
+        lines += [f"{indent}{word} + {v}" for v in after if v not in before]
+        if not lines:  # the same items in another order
+            lines = [f"{indent}{word}: {', '.join(before)} → {', '.join(after)}"]
+        return lines
+    shown_old, shown_new = _scalar(old), _scalar(new)
+    if len(shown_old) + len(shown_new) <= _SHORT * 2 and "\n" not in shown_old + shown_new:
+        return [f"{indent}{word}: {shown_old} → {shown_new}"]
+    deeper = indent + "    "
+    return [
+        f"{indent}{word}:",
+        *(f"{deeper}- {line}" for line in shown_old.splitlines() or [""]),
+        *(f"{deeper}+ {line}" for line in shown_new.splitlines() or [""]),
+    ]
+
+
 def diff_text(d: PlanDiff) -> str:
-    """A plain-text rendering: ``+`` added, ``-`` removed, ``~`` changed with one line per field."""
+    """A plain-text rendering in the plan's own words: ``+`` a step added, ``-`` removed, ``~`` changed, then one line
+    per changed field (a list field: one line per item added or dropped)."""
     if d.is_empty:
         return "no changes\n"
-    lines = [f"{c.field}: {_show(c.old)} → {_show(c.new)}" for c in d.plan_changes]
+    lines = [line for c in d.plan_changes for line in _field_lines(c, "")]
     lines += [f"+ {s.id} {s.title}" for s in d.added]
     lines += [f"- {s.id} {s.title}" for s in d.removed]
     for step in d.changed:
         lines.append(f"~ {step.id} {step.title}")
-        lines += [f"    {c.field}: {_show(c.old)} → {_show(c.new)}" for c in step.changes]
+        lines += [line for c in step.changes for line in _field_lines(c, "    ")]
     return "\n".join(lines) + "\n"

@@ -71,6 +71,10 @@ class RunSummary(BaseModel):
     sessions: dict[str, SessionCost]
 
 
+PLANNED = "planned"
+"""The status of a ``reasonix plan`` run whose plan was approved and saved (``reasonix exec`` runs it)."""
+
+
 def runs_root(workspace: Path) -> Path:
     return workspace / RUNS_DIR
 
@@ -179,7 +183,8 @@ def summarize(run_dir: Path) -> RunSummary | None:
             **common,
             command=command,
             objective=record.objective,
-            status=record.state,
+            # a `reasonix plan` ends paused on purpose, its plan approved and saved: not a goal waiting to resume
+            status=PLANNED if command == "plan" and record.state == "paused" else record.state,
             steps_done=len(set(record.verified)) if plan is not None else None,
             steps_total=len(plan.steps) if plan is not None else None,
             requests=record.usage_requests or sum(s.requests for s in sessions.values()),
@@ -231,6 +236,12 @@ def resolve_run(workspace: Path, run_id: str, runs: list[RunSummary] | None = No
     prefixed = [r for r in runs if r.run_id.startswith(run_id)] if run_id else []
     if len(prefixed) == 1:
         return prefixed[0]
+    if len(prefixed) > 1:
+        lines = [f"{run_id!r} is ambiguous: {len(prefixed)} runs start with it; say more of the id:"]
+        lines += [f"  {r.run_id}  {r.status:<9} {shorten(r.objective, 50)}" for r in prefixed[:10]]
+        if len(prefixed) > 10:
+            lines.append(f"  … and {len(prefixed) - 10} more (`reasonix runs` lists them all)")
+        raise RunNotFoundError("\n".join(lines))
     raise RunNotFoundError(unknown_run_message(workspace, run_id, runs))
 
 

@@ -26,11 +26,11 @@ from orchestrator.errors import ReviewScriptExhaustedError, ReviewUnavailableErr
 from orchestrator.events import ReviewDecided
 from orchestrator.policy.verify import pending_commands
 from orchestrator.review.editor import Problem, edit_plan, editor_command, is_unchanged
+from orchestrator.ui.goal_lines import print_whole
 from orchestrator.ui.safe_text import neutralise, neutralise_model
 from orchestrator.ui.wording import counted
 from plans import Plan, find_issues
 from plans.render import plan_tree
-from plans.revision import diff, diff_text
 
 DecisionKind = Literal["approve", "revise", "edit", "cancel"]
 
@@ -173,7 +173,7 @@ class TerminalReviewer:
             self._console.print(Text(neutralise(line), style="red"), soft_wrap=True)
         if not self._show_plan:
             return
-        self._console.print(plan_tree(neutralise_model(plan)))
+        print_whole(self._console, plan_tree(neutralise_model(plan), detail=True))
         if diff_text_:
             self._console.print(Text("Changes since the previous revision:", style="bold"))
             self._console.print(Text(neutralise(diff_text_.rstrip("\n"))))
@@ -205,10 +205,9 @@ class TerminalReviewer:
             return None
         if outcome.notes:
             self._console.print(Text(neutralise("Read with adjustments: " + "; ".join(outcome.notes)), style="dim"))
-        self._console.print(Text(f"Edited plan · revision {outcome.plan.revision}", style="bold"))
-        self._console.print(plan_tree(neutralise_model(outcome.plan)))
-        self._console.print(Text("Your changes:", style="bold"))
-        self._console.print(Text(neutralise(diff_text(diff(plan, outcome.plan)).rstrip("\n"))))
+        # The edited revision comes back for review at once, with its tree and "Changes since the previous revision":
+        # showing them here too would print both twice.
+        self._console.print(Text(f"Edited plan read: it becomes revision {outcome.plan.revision}", style="bold"))
         return ReviewDecision(kind="edit", plan=outcome.plan)
 
     async def review(self, plan: Plan, *, diff_text: str | None = None) -> ReviewDecision:

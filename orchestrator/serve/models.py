@@ -105,6 +105,9 @@ class RunInfo(BaseModel):
 
 class RunList(BaseModel):
     runs: list[RunInfo]
+    workspaces: list[str] = []
+    """The workspaces the service knows (``reasonix serve --workspace`` and those goals were started in): the page
+    offers them for a new goal."""
 
 
 class RunDetail(RunInfo):

@@ -74,7 +74,8 @@ async def schema(request: Request) -> Response:
 
 
 async def list_runs(request: Request) -> Response:
-    return _json(RunList(runs=all_runs(_manager(request))))
+    manager = _manager(request)
+    return _json(RunList(runs=all_runs(manager), workspaces=[str(w) for w in manager.workspaces.all()]))
 
 
 async def start_goal(request: Request) -> Response:

@@ -78,7 +78,9 @@ def run_detail(manager: GoalManager, run_id: str) -> RunDetail:
         plan=plan,
         summary=None if live is not None else _last_summary(manager, workspace, run_id),
         awaiting_review=live is not None and live.reviewer is not None and live.reviewer.awaiting,
-        resume_hint=resume_command(run_id, workspace=workspace) if summary.resumable and live is None else "",
+        resume_hint=resume_command(run_id, workspace=workspace, base_url=manager.base_url or None)
+        if summary.resumable and live is None
+        else "",
     )
 
 

@@ -1,11 +1,15 @@
 """Lines of the goal view that say what happened to a step: an escalation and what it cost, a failed verification
-with the command and the tail of its output. Model and command text in them is neutralised."""
+with the command and the tail of its output. Model and command text in them is neutralised. And :func:`print_whole`,
+which prints a plan tree without cropping it."""
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console, RenderableType
 from rich.text import Text
 
-from orchestrator.events import Escalated, ProAskedForPro, StepVerified
+from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, StepVerified
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
@@ -13,6 +17,43 @@ from plans.render import verify_text
 from plans.schema import VerifyCommand
 
 VERIFY_TAIL_LINES = 12
+WHOLE_WIDTH = 10_000
+"""The width a tree is laid out at without a terminal: wide enough that no line of it wraps or is cropped."""
+
+
+def print_whole(console: Console, renderable: RenderableType) -> None:
+    """Print a tree (or any block) so that nothing of it is lost: on a terminal wrapped at its width, elsewhere (a
+    pipe, a file) each line whole, however long; never cropped at the console's width (80 without a terminal)."""
+    if console.is_terminal:
+        console.print(renderable, soft_wrap=False)
+        return
+    buffer = io.StringIO()
+    Console(file=buffer, width=WHOLE_WIDTH, color_system=None, highlight=False).print(renderable)
+    for line in buffer.getvalue().splitlines():
+        console.print(Text(line.rstrip()), soft_wrap=True, highlight=False)
+
+
+API_ERROR_REASON = "stopped by a DeepSeek API error: "
+"""How a goal's paused reason starts when an API error stopped it (the error itself is printed once, after it)."""
+PLAN_SAVED_REASON = "plan approved and saved"
+"""How a ``reasonix plan`` run's paused reason starts: the plan is saved for ``reasonix exec``, nothing waits."""
+JUDGING_REASON = "every step is verified"
+"""How the reason starts when the goal asks the planner for its verdict (the state machine calls that re-planning)."""
+
+
+def state_line(event: GoalStateChanged) -> Text:
+    """``» executing``, ``» paused: <reason>``, in words that fit what happens: ``judging`` when the planner is asked
+    for its verdict, ``planned`` when ``reasonix plan`` saved its plan, and an API error named, not repeated (the
+    command prints it in full under the goal, with how to continue)."""
+    reason = f": {event.reason}" if event.reason else ""
+    state: str = event.state
+    if state == "replanning" and event.reason.startswith(JUDGING_REASON):
+        state = "judging"  # nothing is re-planned unless the verdict says so
+    if state == "paused" and event.reason.startswith(PLAN_SAVED_REASON):
+        state = "planned"  # not a goal waiting to be resumed
+    if state == "paused" and event.reason.startswith(API_ERROR_REASON):
+        reason = f": {API_ERROR_REASON.removesuffix(': ')} (the error and how to continue follow)"
+    return Text(f"» {state}{reason}", style="bold")
 
 
 def escalation_line(event: Escalated) -> Text:

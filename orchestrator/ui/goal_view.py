@@ -43,7 +43,7 @@ from orchestrator.events import (
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
 from orchestrator.ui.branch_lines import BranchBoard
-from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, verify_failure_text
+from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, state_line, verify_failure_text
 from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
@@ -90,7 +90,16 @@ class CostBoard:
         self.requests = 0
         """Requests of this process: one per usage event, aborted or not (what goal.json and the summary count)."""
         self.cost_usd = 0.0
+        self.resumed = False
+        """A session went on from requests made before this process (a resumed goal): the footer's ratios count only
+        the requests since, and say so (the summary at the end counts the whole run)."""
         self._turn_over: set[str] = set()
+        self._diagnosed: set[str] = set()
+
+    def diagnosed(self, session: str, request_index: int) -> None:
+        if session not in self._diagnosed:
+            self._diagnosed.add(session)
+            self.resumed = self.resumed or request_index > 1
 
     def usage(self, event: UsageReported) -> None:
         if event.session in self._turn_over:  # a finished turn's cost stays shown until the next turn spends
@@ -148,7 +157,8 @@ def budget_text(tracker: BudgetTracker) -> Text:
 
 def goal_footer(board: CostBoard, session: str, budget: BudgetTracker | None) -> Text:
     """``executor · turn $0.0012 · session $0.0345 · cache planner 99.1% · executor 98.7% · overall 98.9% · budget``
-    followed by the budget used."""
+    followed by the budget used. The ratios are this process's requests: after a resume the footer says
+    ``cache since resume``, since the summary's ``cache`` counts the whole run."""
     text = Text()
     text.append(session, style="bold")
     turn = board.turn_usd.get(session, 0.0)
@@ -157,7 +167,7 @@ def goal_footer(board: CostBoard, session: str, budget: BudgetTracker | None) ->
     text.append(f"${turn:.4f}", style=cost_style(turn))
     text.append(" · session ", style="dim")
     text.append(f"${spent:.4f}", style=cost_style(spent, SESSION_SCALE))
-    text.append(" · cache ", style="dim")
+    text.append(" · cache since resume " if board.resumed else " · cache ", style="dim")
     for name in SESSIONS:
         text.append(f"{name} ", style="dim")
         text.append(_percent(board.ratio(name)), style="cyan")
@@ -213,6 +223,8 @@ class GoalTerminalUI:
         self._drawn_at = 0.0
         self._buffer: _LineBuffer | None = None
         self._ticker: Ticker | None = None
+        self._reviewing = False
+        """The review is on: the live region leaves the plan out (the review prints it whole, with instructions)."""
         self.branches = BranchBoard(clock)
         """The running branches of a parallel wave: a live line each (their streams are never interleaved)."""
         if self._use_live:
@@ -239,7 +251,7 @@ class GoalTerminalUI:
 
     def _region(self) -> RenderableType:
         parts: list[RenderableType] = []
-        plan = self._plan_state() if self._plan_state is not None else None
+        plan = self._plan_state() if self._plan_state is not None and not self._reviewing else None
         if plan is not None:
             parts.append(plan_tree(neutralise_model(plan)))
         if self._buffer is not None and self._buffer.partial:
@@ -288,15 +300,16 @@ class GoalTerminalUI:
     def line(self, text: Text) -> None:
         self.renderer.line(text)
 
-    def show_plan(self, title: str | None = None) -> None:
-        """Print the current plan tree (not on a terminal; there, the live region shows it)."""
+    def show_plan(self, title: str | None = None, *, detail: bool = False, live_too: bool = False) -> None:
+        """Print the current plan tree (not on a terminal, unless ``live_too``; there, the live region shows it).
+        ``detail`` adds each step's instructions and acceptance criteria (what a reviewer reads)."""
         plan = self._plan_state() if self._plan_state is not None else None
-        if plan is None or self._use_live:
+        if plan is None or (self._use_live and not live_too):
             return
         self.renderer.end_line()
         if title:
             self.console.print(Text(title, style="bold"), soft_wrap=True)
-        self.console.print(plan_tree(neutralise_model(plan)))
+        print_whole(self.console, plan_tree(neutralise_model(plan), detail=detail))
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -326,6 +339,7 @@ class GoalTerminalUI:
 
     def _diagnostics(self, event: DiagnosticsReported) -> None:
         d = event.diagnostics
+        self.board.diagnosed(event.session, d.request_index)
         if d.unexplained_miss:
             self.line(
                 Text(
@@ -343,21 +357,24 @@ class GoalTerminalUI:
         if isinstance(event, GoalStateChanged | GoalFinished):
             self.branches.clear()
         if isinstance(event, GoalStateChanged):
-            if event.state == "awaiting_review":
-                self.stop()  # the reviewer talks to the user on this console
-            reason = f": {event.reason}" if event.reason else ""
-            self.line(Text(f"» {event.state}{reason}", style="bold"))
+            if event.state == "awaiting_review" and self._use_live:
+                self._reviewing = True
+                self.stop()  # the reviewer talks to the user on this console, below the plan printed whole
+                self.line(state_line(event))
+                self.show_plan(detail=True, live_too=True)
+                return
+            self.line(state_line(event))
         elif isinstance(event, PlanProposed):
             self.line(Text(f"plan r{event.revision} proposed", style="bold"))
             for note in event.normalized:
                 self.line(Text(f"  normalized: {note}", style="dim"))
-            self.show_plan()
+            self.show_plan(detail=True)
         elif isinstance(event, PlanRevised):
             reason = f" ({event.reason})" if event.reason else ""
             self.line(Text(f"plan revised to r{event.revision}{reason}", style="bold"))
             if event.diff_text.strip():
                 self.line(Text(event.diff_text.rstrip("\n")))
-            self.show_plan()
+            self.show_plan(detail=True)
         elif isinstance(event, PlanRejected):
             errors = "; ".join(event.errors)
             self.line(Text(f"✗ plan rejected (attempt {event.attempt}): {_short(errors, 200)}", style="yellow"))
@@ -365,6 +382,7 @@ class GoalTerminalUI:
             how = " (automatic)" if event.automatic else ""
             feedback = f": {_short(event.feedback, 100)}" if event.feedback else ""
             self.line(Text(f"review: {event.decision}{how}{feedback}", style="dim"))
+            self._reviewing = False
             self.start()
         elif isinstance(event, StepStarted):
             again = f" · attempt {event.attempt}" if event.attempt > 1 else ""
@@ -407,9 +425,9 @@ def _warning(event: BudgetWarning) -> str:
 
 def summary_text(summary: Summary) -> Text:
     """The last line of a goal on the terminal, from its :class:`~orchestrator.summary.Summary`."""
-    status = summary.status
+    status = "planned" if summary.command == "plan" and summary.status == "paused" else summary.status
     text = Text()
-    style = "bold green" if status == "complete" else "bold yellow" if status == "paused" else "bold red"
+    style = "bold green" if status in ("complete", "planned") else "bold yellow" if status == "paused" else "bold red"
     text.append(status, style=style)
     text.append(
         f" · {summary.steps_done}/{summary.steps_total} steps · {counted(summary.requests, 'request')} · ", "dim"

@@ -455,7 +455,8 @@ def flagship() -> J:
         "flagship",
         "Fix a failing test and grow a small package (the newcomer demo)",
         "A Python package whose punctuation test fails. The planner reads it and submits a 4-step diamond plan (fix; "
-        "ranking and summary in parallel branches; a CLI joining both). Review is automatic (--yes). The executor "
+        "ranking and summary independent, one wave run one step at a time (parallel = 1); a CLI joining both). "
+        "Review is automatic (--yes). The executor "
         "fixes the bug, escalates the ranking step to pro with the <<<NEEDS_PRO>>> marker, and the supervisor "
         "verifies each step by running its tests. Scripted replies: this is a demo of the orchestration, not a model.",
         FLAGSHIP_OBJECTIVE,

@@ -108,6 +108,10 @@ def test_goal_stopped_by_the_api_says_so_once_and_prints_the_resume_command(
     assert proc.returncode == 1, proc.stderr
     messages = [line for line in proc.stderr.splitlines() if line.startswith("reasonix goal: ")]
     assert len(messages) == 1, proc.stderr
+    # the error in full once: the goal's paused line points at it instead of repeating it
+    error = messages[0].removeprefix("reasonix goal: ")
+    assert (proc.stdout + proc.stderr).count(error) == 1, proc.stdout + proc.stderr
+    assert "» paused: stopped by a DeepSeek API error (the error and how to continue follow)" in proc.stdout
     run_id, record = _only_run(ws)
     assert record["run_id"] == run_id
     assert f"continue it with: reasonix goal --resume {run_id}" in proc.stderr

@@ -245,6 +245,11 @@ def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict
         assert path.name == "plan.r001.json" and path.parent.parent == ws / ".reasonix" / "runs"
         assert f"execute it with: reasonix exec {path} --workspace {ws}" in planned.stdout
         assert not (ws / "calc" / "ops.py").exists()  # planning changed nothing
+        listed = reasonix("runs", "--workspace", str(ws), env=env).stdout.splitlines()
+        row = next(line for line in listed if line.startswith(path.parent.name))
+        assert " plan " in row and " planned " in row and " paused " not in row, row  # not a goal left paused
+        assert "» planned: plan approved and saved" in planned.stdout and "» paused" not in planned.stdout
+        assert any(line.startswith("planned · 0/3 steps · ") for line in planned.stdout.splitlines())
         executed = reasonix("exec", str(path), "--workspace", str(ws), "--base-url", url, "--json", env=env)
     assert executed.returncode == 0, executed.stderr
     events = json_lines(executed.stdout)

@@ -122,7 +122,7 @@ def test_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "+ S4 Test",
         "- S1 Read the parser",
         "~ S3 Document it",
-        '    depends_on: ["S1"] → ["S2"]',
+        "    after: S1 → S2",
     ]
     code, out, _ = run(capsys, "diff", str(old), str(new), "--format", "json")
     assert code == 0 and [r["id"] for r in json.loads(out)["added"]] == ["S4"]

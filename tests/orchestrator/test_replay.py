@@ -227,6 +227,8 @@ def test_cli_live_view_shows_the_goal(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "scripted replies, not a model" in out
     assert "review: approve (automatic)" in out and "✓ S1 verified" in out
     assert out.rstrip().splitlines()[0].startswith("▶ tiny-goal")
+    # a plan's wave runs one step after the other in a scenario: the header says why (issue 23 item 32)
+    assert "one step at a time: [goal] parallel = 1)" in out.splitlines()[0]
 
 
 def test_peak_clock_is_a_weekday_morning() -> None:

@@ -109,6 +109,22 @@ def test_runs_show_gives_the_plan_events_costs_and_checkpoints(workspace: Path, 
     assert [c["kind"] for c in data["checkpoints"]] == ["before", "after"]
 
 
+def test_runs_show_without_an_id_shows_the_latest_and_a_shared_prefix_is_ambiguous(
+    workspace: Path, tmp_path: Path
+) -> None:
+    env = clean_env(tmp_path)
+    latest = reasonix("runs", "show", "--workspace", str(workspace), env=env)
+    assert latest.returncode == 0, latest.stderr
+    assert latest.stdout.startswith(f"run {TASK} · run · ")
+    ambiguous = reasonix("runs", "show", "202611", "--workspace", str(workspace), env=env)
+    assert ambiguous.returncode == 1
+    lines = ambiguous.stderr.splitlines()
+    assert lines[0] == "reasonix runs: '202611' is ambiguous: 4 runs start with it; say more of the id:"
+    assert {line.split()[0] for line in lines[1:]} == {DONE, FAILED, PAUSED, TASK}
+    resumed = reasonix("goal", "--resume", "202611", "--workspace", str(workspace), "--yes", env=env)
+    assert resumed.returncode == 2 and "is ambiguous" in resumed.stderr
+
+
 def test_an_unknown_run_lists_the_nearest_with_their_objectives(workspace: Path, tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     shown = reasonix("runs", "show", "20261102-090000-bbbbbx", "--workspace", str(workspace), env=env)

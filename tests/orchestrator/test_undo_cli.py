@@ -115,9 +115,20 @@ def test_undo_takes_back_steps_byte_for_byte_and_leaves_the_users_git_alone(
     assert user_repo_state(ws) == user_before
     assert user_git(ws, "status", "--porcelain") == status_before
 
+    # With every step undone, `reasonix checkpoints` no longer suggests an undo that would fail.
+    listed = reasonix("checkpoints", "--workspace", str(ws), env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "reasonix undo " not in listed.stdout.replace("reasonix undo --run", "")
+    assert "every step is undone: there is nothing left to take back" in listed.stdout
+    assert reasonix("undo", "--workspace", str(ws), env=env).returncode == 1
+    ambiguous = reasonix("checkpoints", "--run", "undo-", "--workspace", str(ws), env=env)  # the two undos
+    assert ambiguous.returncode == 1 and "'undo-' is ambiguous: it starts 2 runs' ids" in ambiguous.stderr
+
     # An undo can be undone.
     redo = reasonix("undo", "--run", result["undo_id"], "--workspace", str(ws), env=env)
     assert redo.returncode == 0, redo.stderr
+    relisted = reasonix("checkpoints", "--workspace", str(ws), env=env)
+    assert "take back the last step with: reasonix undo" in relisted.stdout
     expected = {k: v for k, v in after_goal.items() if k != "notes.md"} | {
         "calc/ops.py": ("file 0", REWRITTEN.encode())
     }

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from plans import IssueCode, Plan, PlanDiff, PlanRevisionError, PlanValidationError, Step, StepStatus, diff, revise
 from plans.revision import PLANNER_STEP_FIELDS, diff_text
+from plans.schema import VerifyCommand
 
 from .strategies import dag_plans, random_fields, step
 
@@ -167,8 +168,55 @@ def test_diff_text() -> None:
         "+ S4 do S4",
         "- S3 do S3",
         "~ S2 do S2",
-        '    risk: "low" → "high"',
-        '    status: "failed" → "pending"',
-        '    result: "tests failed" → ""',
+        "    risk: low → high",
+        "    status: failed → pending",
+        "    result: tests failed → (none)",
     ]
     assert diff_text(diff(current, current)) == "no changes\n"
+
+
+def test_diff_text_says_changes_in_the_plan_s_own_words_not_json() -> None:
+    old = Plan(
+        objective="grow calc",
+        steps=(
+            step("S1", []),
+            Step(
+                id="S2",
+                title="Add sub",
+                instructions="Add sub().",
+                depends_on=("S1",),
+                writes=("calc.py",),
+                acceptance=("sub(3, 1) == 2",),
+                verify=({"command": "python3 -m unittest"},),
+            ),
+        ),
+    )
+    new_s2 = old.steps[1].model_copy(
+        update={
+            "instructions": "Add sub() and mul(), each with a docstring.\nKeep add() as it is.",
+            "depends_on": (),
+            "writes": ("calc.py", "tests/test_calc.py"),
+            "acceptance": ("sub(3, 1) == 2", "mul(2, 3) == 6"),
+            "verify": (
+                VerifyCommand(command="python3 -m unittest", timeout_s=30),
+                VerifyCommand(command="python3 -m calc", expect_exit=2),
+            ),
+            "needs_pro": True,
+        }
+    )
+    text = diff_text(diff(old, old.model_copy(update={"steps": (old.steps[0], new_s2)})))
+    assert text.splitlines() == [
+        "~ S2 Add sub",
+        "    instructions:",
+        "        - Add sub().",
+        "        + Add sub() and mul(), each with a docstring.",
+        "        + Keep add() as it is.",
+        "    after: S1 → (none)",
+        "    writes: calc.py → calc.py, tests/test_calc.py",
+        "    accept + mul(2, 3) == 6",
+        "    verify - `python3 -m unittest`",
+        "    verify + `python3 -m unittest` (30s)",
+        "    verify + `python3 -m calc` (exit 2)",
+        "    needs pro: no → yes",
+    ]
+    assert "{" not in text and "expect_exit" not in text and "timeout_s" not in text

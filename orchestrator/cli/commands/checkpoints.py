@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.checkpoints.ledger import Change
+    from orchestrator.checkpoints.ledger import Change, Checkpoint
 
 MAX_FILES_SHOWN = 8
 
@@ -47,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
     runs = run_ids(entries)
     if args.run is not None:
         chosen = [r for r in runs if r == args.run] or [r for r in runs if r.startswith(args.run)]
+        if len(chosen) > 1:
+            listed = "\n".join(f"  {r}" for r in chosen)
+            print(
+                f"reasonix checkpoints: {args.run!r} is ambiguous: it starts {len(chosen)} runs' ids:\n{listed}",
+                file=sys.stderr,
+            )
+            return 1
         if len(chosen) != 1:
             import difflib
 
@@ -82,5 +89,21 @@ def run(args: argparse.Namespace) -> int:
             skipped = sorted({p for cp in (sr.before, sr.after) if cp is not None for p in cp.skipped})
             if skipped:
                 print(f"         not checkpointed (too large): {shorten(', '.join(skipped), 100)}")
-    print("\ntake back the last step with: reasonix undo   (a chosen one: reasonix undo --run ID --step S)")
+    print("\n" + _undo_hint(entries, undone))
     return 0
+
+
+def _undo_hint(entries: list[Checkpoint], undone: dict[tuple[str, int], str]) -> str:
+    """What `reasonix undo` would take back now, as it picks (the latest run's last step not yet undone)."""
+    from orchestrator.checkpoints.ledger import UNDO_PREFIX, run_ids, step_runs
+
+    runs = [r for r in run_ids(entries) if not r.startswith(UNDO_PREFIX)]
+    live = [r for r in runs if any((r, sr.before.seq) not in undone for sr in step_runs(entries, r))]
+    if not runs:
+        return "nothing to take back: only undos are recorded here"
+    latest = max(runs, key=lambda r: max(cp.seq for cp in entries if cp.run_id == r))
+    if latest in live:
+        return "take back the last step with: reasonix undo   (a chosen one: reasonix undo --run ID --step S)"
+    if live:
+        return f"every step of the latest run is undone; the run before it: reasonix undo --run {live[-1]}"
+    return "every step is undone: there is nothing left to take back (each undo printed the command that redoes it)"

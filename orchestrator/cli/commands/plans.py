@@ -79,8 +79,8 @@ def _validate(args: argparse.Namespace) -> int:
     graph = PlanGraph(plan)
     path = graph.critical_path()
     print(
-        f"{args.file}: valid plan: {len(plan.steps)} steps in {len(graph.generations())} waves, "
-        f"critical path {' → '.join(path)} ({len(path)} steps)"
+        f"{args.file}: valid plan: {counted(len(plan.steps), 'step')} in {counted(len(graph.generations()), 'wave')}, "
+        f"critical path {' → '.join(path)} ({counted(len(path), 'step')})"
     )
     return 0
 

@@ -192,7 +192,8 @@ def _replay_one(item: LoadedScenario, console: Console, *, keep: bool, live: boo
     sc = item.scenario
     runners: list[GoalRunner] = []
     label = "recorded from a real DeepSeek run" if sc.origin == "recorded" else "scripted replies, not a model"
-    console.print(Text(f"▶ {sc.name}: {sc.title} ({label}; offline, against the emulator)", style="bold"))
+    pace = "; one step at a time: [goal] parallel = 1" if sc.command == "goal" and sc.settings.parallel == 1 else ""
+    console.print(Text(f"▶ {sc.name}: {sc.title} ({label}; offline, against the emulator{pace})", style="bold"))
     ui = GoalTerminalUI(console, plan_state=lambda: runners[-1].plan_with_state() if runners else None, live=False)
     try:
         return replay(item, keep=keep, on_event=ui, on_runner=runners.append)

@@ -1,6 +1,6 @@
-"""``reasonix runs``: the past runs of the workspace, newest first; ``reasonix runs show ID``: one run's plan, events,
-costs per session and checkpoints. ``--json`` for both. An id may be shortened to any unique prefix; an unknown id
-lists the nearest ones with their objectives.
+"""``reasonix runs``: the past runs of the workspace, newest first; ``reasonix runs show [ID]``: one run's plan,
+events, costs per session and checkpoints (without an id: the latest run). ``--json`` for both. An id may be shortened
+to any unique prefix; a prefix of several ids lists them as ambiguous, an unknown id the nearest ones.
 
 Exit status: 0; 1 an unknown run; 2 a usage problem (the workspace is not a directory).
 """
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", choices=("show",), help="show: one run in full")
-    parser.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run to show (a unique prefix will do)")
+    parser.add_argument(
+        "run_id", nargs="?", metavar="RUN_ID", help="the run to show (a unique prefix will do; default: the latest)"
+    )
     parser.add_argument(
         "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
     )
@@ -125,6 +127,7 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
 
     from orchestrator.checkpoints.history import run_events, run_plan, shorten
     from orchestrator.checkpoints.ledger import Ledger
+    from orchestrator.ui.goal_lines import print_whole
     from plans.render import plan_tree
 
     plan = run_plan(workspace, run.run_id)
@@ -146,7 +149,7 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
         print(f"resume with: reasonix goal --resume {run.run_id}")
     if plan is not None:
         print(f"\nplan r{plan.revision}")
-        Console(highlight=False, soft_wrap=True).print(plan_tree(plan))
+        print_whole(Console(highlight=False), plan_tree(plan, detail=True))
     lines = [line for e in events if (line := _event_line(e)) is not None]
     if lines:
         print("\nevents")
@@ -180,9 +183,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"reasonix runs: to see one run, say: reasonix runs show {args.run_id}", file=sys.stderr)
             return 2
         return _list(runs[: args.limit] if args.limit > 0 else runs, args.json)
-    if args.run_id is None:
-        print("reasonix runs: show which run? reasonix runs show RUN_ID (reasonix runs lists them)", file=sys.stderr)
-        return 2
+    if args.run_id is None:  # the latest run, as `reasonix undo` takes the latest
+        if not runs:
+            print("reasonix runs: there are no runs in this workspace yet", file=sys.stderr)
+            return 1
+        return _show(workspace, runs[0], args.json)
     try:
         found = resolve_run(workspace, args.run_id, runs)
     except RunNotFoundError as exc:

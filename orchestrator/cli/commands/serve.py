@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.serve.errors import RemoteBindError
     from orchestrator.serve.manager import open_manager
     from orchestrator.serve.workspaces import default_state_dir
+    from orchestrator.ui.wording import counted
 
     try:
         check_bind(args.host, allow_remote=args.allow_remote)
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                                 os._exit(130)  # a second signal: leave at once
                             stopped_by.append(signum)
                             running = manager.pause_all()
-                            _say(f"stopping: pausing {len(running)} running goal(s); they stay resumable")
+                            _say(f"stopping: pausing {counted(len(running), 'running goal')}; they stay resumable")
                             with trio.move_on_after(30):
                                 await manager.wait_idle()
                             stop.set()
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                     nursery.cancel_scope.cancel()
                     return
                 print(f"reasonix serve: {url}/?token={token}", flush=True)
-                _say(f"serving {len(workspaces)} workspace(s); Ctrl-C pauses the running goals and stops")
+                _say(f"serving {counted(len(workspaces), 'workspace')}; Ctrl-C pauses the running goals and stops")
                 await stop.wait()
                 nursery.cancel_scope.cancel()
 

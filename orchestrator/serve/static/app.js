@@ -66,6 +66,7 @@
     return Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
   }
   function fmtInt(n) { return Number(n || 0).toLocaleString('en-US'); }
+  function counted(n, noun) { return `${n} ${n === 1 ? noun : noun + 's'}`; }
   function clip(text, max) {
     const s = String(text ?? '');
     return s.length > max ? s.slice(0, max - 1) + '…' : s;
@@ -116,6 +117,7 @@
   const TERMINAL = new Set(['complete', 'blocked', 'paused', 'failed', 'cancelled']);
   let runsTimer = null;
   let knownRuns = [];
+  let serviceWorkspaces = []; // the workspaces the service was started with (`reasonix serve --workspace`)
 
   async function refreshRuns() {
     let data;
@@ -128,6 +130,7 @@
     }
     if (errorKind === 'network') clearError(); // the service answers again
     knownRuns = data.runs || [];
+    serviceWorkspaces = data.workspaces || [];
     renderRuns();
     if (view) view.takeRunInfo(knownRuns.find((r) => r.run_id === view.runId));
   }
@@ -136,10 +139,10 @@
     const list = $('runs');
     clear(list);
     $('runs-empty').hidden = knownRuns.length > 0;
-    const workspaces = new Set();
+    const workspaces = new Set(serviceWorkspaces);
     for (const run of knownRuns) {
       workspaces.add(run.workspace);
-      const steps = run.steps_total === null || run.steps_total === undefined ? '' : `${run.steps_done}/${run.steps_total} steps`;
+      const steps = run.steps_total === null || run.steps_total === undefined ? '' : `${run.steps_done}/${counted(run.steps_total, 'step')}`;
       const item = el('li', { 'data-run': run.run_id, class: view && view.runId === run.run_id ? 'selected' : null,
         title: `${run.objective}\n${run.workspace}\n${run.run_id}${run.reason ? '\n' + run.reason : ''}` },
         el('div', { class: 'line1' },
@@ -157,6 +160,8 @@
     const options = $('workspaces');
     clear(options);
     for (const ws of workspaces) options.append(el('option', { value: ws }));
+    const field = $('f-workspace');
+    if (!field.value && workspaces.size > 0) field.value = serviceWorkspaces[0] || [...workspaces][0];
   }
 
   // ------------------------------------------------------------------ the plan graph (a layered DAG in SVG)
@@ -209,10 +214,11 @@
     return out;
   }
 
-  function drawPlan(container, plan, statuses) {
+  function drawPlan(container, plan, statuses, live, onStep) {
     clear(container);
     if (!plan || !Array.isArray(plan.steps) || plan.steps.length === 0) {
-      container.append(el('p', { class: 'muted', text: 'No plan yet: the planner is working.' }));
+      const text = live ? 'No plan yet: the planner is working.' : 'No plan: the run ended before the planner submitted one.';
+      container.append(el('p', { class: 'muted', text }));
       return;
     }
     const steps = plan.steps.slice(0, MAX_NODES);
@@ -239,11 +245,17 @@
         svg('text', { class: 'sid', x: 8, y: 15, text: clip(s.id, 14) }),
         svg('text', { class: 'status', x: NODE_W - 8, y: 15, 'text-anchor': 'end', text: status }));
       wrapTitle(s.title || '', 27, 2).forEach((line, i) => g.append(svg('text', { class: 'title', x: 8, y: 34 + i * 15, text: line })));
+      if (onStep) {
+        g.setAttribute('tabindex', '0');
+        g.setAttribute('role', 'button');
+        g.addEventListener('click', () => onStep(s.id));
+        g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onStep(s.id); } });
+      }
       root.append(g);
     }
     container.append(root);
     if (plan.steps.length > MAX_NODES) {
-      container.append(el('p', { class: 'muted', text: `The plan has ${plan.steps.length} steps; the graph shows the first ${MAX_NODES}.` }));
+      container.append(el('p', { class: 'muted', text: `The plan has ${counted(plan.steps.length, 'step')}; the graph shows the first ${MAX_NODES}.` }));
     }
   }
 
@@ -291,6 +303,40 @@
       el('span', {}, el('i', { class: 'key-cost' }), 'running cost'),
       el('span', {}, el('i', { class: 'key-pro' }), 'pro')));
   }
+  // a tool call as the terminal shows it: `▸ edit_file calc.py` and the edit as - / + lines, `▸ bash <command>`,
+  // rather than its arguments as JSON. The event carries the arguments as one line of JSON cut at 160 characters: what
+  // a cut preview no longer holds is not guessed (the path or command is read out of it where it is still whole).
+  function toolLines(name, preview) {
+    let args = null;
+    try { args = JSON.parse(preview); } catch (_) { args = null; }
+    const field = (key) => {
+      if (args && typeof args[key] === 'string') return args[key];
+      const m = new RegExp('"' + key + '": "((?:[^"\\\\]|\\\\.)*)"').exec(preview);
+      if (!m) return null;
+      try { return JSON.parse('"' + m[1] + '"'); } catch (_) { return null; }
+    };
+    const path = field('path'), command = field('command');
+    const what = command !== null ? command : path;
+    if (what === null) return { head: `▸ ${name} ${preview}`, body: [] };
+    const body = [];
+    if (args && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
+      for (const line of args.old_string.split('\n')) body.push(['diff-del', '    - ' + line]);
+      for (const line of args.new_string.split('\n')) body.push(['diff-add', '    + ' + line]);
+    } else if (args && typeof args.content === 'string') {
+      const lines = args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0);
+      return { head: `▸ ${name} ${what} (${counted(lines, 'line')})`, body };
+    } else if (!args) {
+      return { head: `▸ ${name} ${what} …`, body };
+    }
+    return { head: `▸ ${name} ${what}`, body };
+  }
+
+  function verifyText(v) {
+    const extras = [];
+    if (v.expect_exit !== undefined && v.expect_exit !== 0) extras.push(`exit ${v.expect_exit}`);
+    if (v.timeout_s !== undefined && v.timeout_s !== null) extras.push(`${v.timeout_s}s`);
+    return v.command + (extras.length ? ` (${extras.join(', ')})` : '');
+  }
   function fmtTokens(n) { return n >= 10000 ? Math.round(n / 1000) + 'k' : fmtInt(n); }
 
   // ------------------------------------------------------------------ one run's live view
@@ -337,6 +383,14 @@
       $('r-feedback').value = '';
       $('r-error').hidden = true;
       $('review').hidden = true;
+      $('step-detail').hidden = true;
+      this.shownStep = null;
+      for (const id of ['g-steps', 'g-duration']) $(id).textContent = '–';
+      $('g-hint').textContent = '';
+      $('g-state').textContent = '';
+      $('g-state').dataset.state = '';
+      $('g-undo').hidden = true;
+      this.duration = null;
       this.setFigures(0, 0, null);
       drawChart($('chart'), []);
     }
@@ -402,12 +456,12 @@
       switch (kind) {
         case 'goal_state':
           this.setState(e.state, e.reason);
-          this.log(id, `state ${e.state}${e.reason ? ': ' + e.reason : ''}`);
+          this.log(id, `state ${e.state}${e.reason ? ': ' + this.brief(e.reason) : ''}`);
           this.scheduleDetail();
           break;
         case 'plan_proposed':
           this.setPlan(e.plan, true);
-          this.log(id, `plan revision ${e.revision} proposed (${(e.plan.steps || []).length} steps)`);
+          this.log(id, `plan revision ${e.revision} proposed (${counted((e.plan.steps || []).length, 'step')})`);
           break;
         case 'plan_revised':
           this.log(id, `plan revised to revision ${e.revision}${e.reason ? ': ' + e.reason : ''}`);
@@ -475,7 +529,7 @@
           this.setState(e.status, e.summary);
           this.live = false;
           for (const p of this.panes.values()) p.setActive(false);
-          this.log(id, `goal ${e.status}: ${e.summary}`);
+          this.log(id, `goal ${e.status}: ${this.brief(e.summary)}`);
           this.scheduleDetail();
           refreshRuns();
           break;
@@ -494,9 +548,13 @@
         case 'stream':
           this.onStream(e);
           break;
-        case 'tool_started':
-          this.paneFor(e).line('tool', `▸ ${e.name} ${e.args_preview || ''}`);
+        case 'tool_started': {
+          const p = this.paneFor(e);
+          const shown = toolLines(e.name, e.args_preview || '');
+          p.line('tool', shown.head);
+          for (const [kind, text] of shown.body) p.line(kind, text);
           break;
+        }
         case 'tool_finished':
           this.paneFor(e).line(e.is_error ? 'tool err' : 'tool ok', `${e.is_error ? '✗' : '✓'} ${e.name}: ${clip(e.preview, 400)}`);
           break;
@@ -513,8 +571,8 @@
           this.log(id, `${e.session}: ${e.message}`);
           break;
         case 'error':
-          $('g-reason').textContent = `stopped by an error: ${e.error || ''}${e.resume_command ? ' — resume with: ' + e.resume_command : ''}`;
-          this.log(id, `error: ${e.error || ''}`);
+          if (!$('g-reason').textContent.includes(e.error || '')) $('g-reason').textContent = `stopped by an error: ${e.error || ''}`;
+          this.log(id, 'error: ' + this.brief(e.error || ''));
           break;
         case 'cache':
           break;
@@ -628,7 +686,40 @@
       this.redrawPlan();
     }
 
-    redrawPlan() { drawPlan($('plan-graph'), this.plan, this.statuses); }
+    redrawPlan() {
+      drawPlan($('plan-graph'), this.plan, this.statuses, this.live, (id) => this.showStep(id));
+      if (this.shownStep) this.showStep(this.shownStep);
+    }
+
+    // one step in full, as the terminal's review shows it: what it will do, how it is accepted and verified
+    showStep(stepId) {
+      const s = this.plan && (this.plan.steps || []).find((x) => x.id === stepId);
+      const box = $('step-detail');
+      clear(box);
+      if (!s) { box.hidden = true; this.shownStep = null; return; }
+      this.shownStep = stepId;
+      const status = this.statuses.get(s.id) || s.status || 'pending';
+      const rows = [
+        ['after', (s.depends_on || []).join(', ')],
+        ['reads', (s.reads || []).join(', ')],
+        ['writes', (s.writes || []).join(', ')],
+        ['risk', s.risk && s.risk !== 'low' ? s.risk : ''],
+        ['result', s.result || ''],
+      ];
+      box.append(
+        el('h4', {}, el('span', { class: 'mono', text: s.id }), ` ${s.title || ''} `, el('span', { class: `st st-${status}`, text: status }),
+          el('button', { type: 'button', class: 'close', id: 'step-close', text: 'Close' })),
+        el('p', { class: 'instructions', text: s.instructions || '' }));
+      const dl = el('dl', {});
+      for (const [name, value] of rows) if (value) dl.append(el('dt', { text: name }), el('dd', { text: value }));
+      box.append(dl);
+      if ((s.acceptance || []).length) box.append(el('h5', { text: 'acceptance' }), el('ul', {}, ...s.acceptance.map((a) => el('li', { text: a }))));
+      if ((s.verify || []).length) {
+        box.append(el('h5', { text: 'verify' }), el('ul', { class: 'mono' }, ...s.verify.map((v) => el('li', { text: verifyText(v) }))));
+      }
+      box.hidden = false;
+      $('step-close').addEventListener('click', () => { this.shownStep = null; box.hidden = true; });
+    }
 
     scheduleDetail() {
       clearTimeout(this.detailTimer);
@@ -663,8 +754,12 @@
 
     takeRunInfo(info) {
       if (!info) return;
-      this.duration = { seconds: info.duration_s, at: performance.now(), live: info.live };
-      $('g-duration').textContent = fmtDuration(info.duration_s);
+      const now = performance.now(), was = this.duration;
+      // the run's recorded time moves only when it saves; while it is live the page counts on from what it showed
+      const ticking = was && was.live && info.live ? was.seconds + (now - was.at) / 1000 : 0;
+      const seconds = Math.max(Number(info.duration_s) || 0, ticking);
+      this.duration = { seconds, at: now, live: info.live };
+      $('g-duration').textContent = fmtDuration(seconds);
       if (!this.summary && info.steps_total !== null && info.steps_total !== undefined) $('g-steps').textContent = `${info.steps_done} / ${info.steps_total}`;
       if (info.state && info.state !== this.state) this.scheduleDetail();
     }
@@ -675,6 +770,15 @@
       const resumable = this.state === 'paused' || (!this.live && this.detail && !!this.detail.resume_hint && this.state !== 'complete');
       $('g-resume').hidden = !resumable;
       $('g-resume-budget-label').hidden = !resumable;
+      const stepsDone = this.plan ? (this.plan.steps || []).filter((s) => (this.statuses.get(s.id) || s.status) === 'done').length : 0;
+      $('g-undo').hidden = this.live || stepsDone === 0;
+    }
+
+    // a long text the page already shows in full under the objective: the event list says so instead of repeating it
+    brief(text) {
+      const s = String(text || '');
+      const shown = $('g-reason').textContent;
+      return s.length > 80 && shown.includes(s.slice(0, 80)) ? clip(s, 80) + ' (in full above)' : s;
     }
 
     log(id, text) {
@@ -792,6 +896,16 @@
       try {
         await api(`/api/runs/${encodeURIComponent(view.runId)}/resume`, { method: 'POST', body });
         openRun(view.runId, true);
+      } catch (err) { reportError(err); }
+    });
+    $('g-undo').addEventListener('click', async () => {
+      if (!view) return;
+      try {
+        const result = await api(`/api/runs/${encodeURIComponent(view.runId)}/undo`, { method: 'POST', body: {} });
+        const restored = result.restored || [], kept = result.kept || [];
+        $('g-hint').textContent = (restored.length ? `undone: ${restored.join(', ')} put back` : 'undone: nothing to put back') +
+          (kept.length ? `; kept as you changed them: ${kept.join(', ')}` : '');
+        refreshRuns();
       } catch (err) { reportError(err); }
     });
     $('error').addEventListener('click', () => { if (errorKind !== 'token') clearError(); });

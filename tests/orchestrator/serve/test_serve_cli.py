@@ -31,7 +31,10 @@ def test_reasonix_serve_prints_its_url_runs_a_goal_and_pauses_it_on_ctrl_c(tmp_p
             assert len(token) >= 24
             with httpx.Client(base_url=base, timeout=30) as bare:
                 assert bare.get("/api/runs").status_code == 401
-                assert bare.get("/api/runs", headers={"Authorization": f"Bearer {token}"}).json() == {"runs": []}
+                assert bare.get("/api/runs", headers={"Authorization": f"Bearer {token}"}).json() == {
+                    "runs": [],
+                    "workspaces": [str(ws.resolve())],  # what `--workspace` named: the page offers it
+                }
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
                 created = client.post("/api/goals", json={"workspace": str(ws), "objective": "Say hello"})
                 assert created.status_code == 201, created.text

@@ -277,3 +277,71 @@ def test_a_dropped_stream_resumes_where_it_left_off(tmp_path: Path, env: dict[st
         assert received == last == len(ids) > seen_before  # every event once: none missed, none twice
         assert int(page.get_attribute("#events", "data-reconnects") or "0") >= 1
         assert page.eval_on_selector_all("#plan-graph g.node", "ns => ns.map(n => n.dataset.status)") == ["done"] * 4
+
+
+def test_a_newcomer_s_dashboard_reads_steps_undoes_and_shows_a_failed_run_once(
+    tmp_path: Path, env: dict[str, str], page: Any
+) -> None:
+    """Issue 23 items 22, 23, 25, 26: the workspace field offers the service's workspace; an API error carries no
+    command-line advice; a step node opens the step in full; the undo button takes back the last step; a new run
+    opened after a finished one does not show the old one's figures; a run that failed before any plan says so (not
+    "the planner is working"), shows its long error in full once, and its resume hint has the service's --base-url."""
+    ws = demo.workspace(tmp_path)
+    (ws / "reasonix.toml").write_text("[client]\nmax_attempts = 1\n")  # the second goal fails at once
+    with emulator(demo.script(), tmp_path, env) as emu, service(ws, emu, tmp_path, env) as svc:
+        page.goto(svc.page_url)
+        page.locator("#new-goal").wait_for(state="visible")
+        page.wait_for_function(f"document.querySelector('#f-workspace').value === {json.dumps(str(ws))}")
+
+        page.fill("#f-workspace", str(tmp_path / "missing"))
+        page.fill("#f-objective", demo.OBJECTIVE)
+        page.click("#f-start")
+        page.locator("#error").wait_for(state="visible")
+        error = page.inner_text("#error")
+        assert "is not a directory" in error and "--workspace" not in error, error
+
+        page.fill("#f-workspace", str(ws))
+        page.uncheck("#f-review")
+        page.click("#f-start")
+        page.wait_for_function("location.hash.startsWith('#run=')")
+        first = page.evaluate("decodeURIComponent(location.hash.slice(5))")
+        page.wait_for_function("document.querySelector('#g-state').dataset.state === 'complete'")
+        page.wait_for_function("document.querySelector('#g-steps').textContent === '4 / 4'")
+
+        # tool lines as the terminal shows them (item 24), not the arguments' JSON
+        s1_pane = page.inner_text("[data-pane='step:S1']")
+        assert "▸ write_file calc/ops.py (2 lines)" in s1_pane and '"content"' not in s1_pane, s1_pane
+
+        page.click("#plan-graph g.node[data-step='S4']")
+        page.locator("#step-detail").wait_for(state="visible")
+        s4 = next(s for s in svc.api(f"/api/runs/{first}")["plan"]["steps"] if s["id"] == "S4")
+        detail = page.inner_text("#step-detail")
+        assert s4["instructions"] in detail and "README.md" in detail
+        assert all(v["command"] in detail for v in s4["verify"])
+        page.click("#step-close")
+        page.locator("#step-detail").wait_for(state="hidden")
+
+        page.locator("#g-undo").wait_for(state="visible")
+        page.click("#g-undo")
+        page.wait_for_function("document.querySelector('#g-hint').textContent.startsWith('undone: ')")
+        assert "README.md" in page.inner_text("#g-hint")
+        assert not (ws / "README.md").exists()  # S4 wrote it: taken back
+
+        page.click("#new-goal-btn")
+        page.fill("#f-objective", "Grow calc further")
+        page.click("#f-start")
+        page.wait_for_function(f"location.hash !== '#run={first}' && location.hash.startsWith('#run=')")
+        assert page.inner_text("#g-steps") != "4 / 4"  # not the previous run's figures
+        second = page.evaluate("decodeURIComponent(location.hash.slice(5))")
+        page.wait_for_function("document.querySelector('#g-state').dataset.state === 'paused'")
+        page.wait_for_function("document.querySelector('#g-hint').textContent.includes('--base-url')")
+        detail2 = svc.api(f"/api/runs/{second}")
+        assert detail2["plan"] is None and "DeepSeek API error" in detail2["reason"]
+        assert page.inner_text("#g-steps") == "–"
+        assert "the planner is working" not in page.inner_text("#plan-graph")
+        assert "ended before the planner submitted one" in page.inner_text("#plan-graph")
+        assert f"--base-url {emu}" in page.inner_text("#g-hint")
+        reason = detail2["reason"]
+        assert len(reason) > 80
+        page.wait_for_function("document.querySelector('#events').textContent.includes('goal paused')")
+        assert page.inner_text("#goal").count(reason) == 1
