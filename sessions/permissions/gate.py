@@ -4,7 +4,8 @@ Approval modes (``--permissions``): ``auto`` runs what is not denied (commands s
 command asks), ``ask`` asks for every command, write and MCP call no rule allows, ``read-only`` is the session's
 read-only mode. An MCP tool's ``readOnlyHint`` is the server's claim: it decides what the planner is offered, never
 whether a call asks (in ``read-only`` a hinted call asks instead of being refused). Paths are matched as the file tools
-resolve them, both as written and through symlinks (``deny`` when either matches, ``allow`` only when both do).
+resolve them, both as written and through symlinks (``deny`` when either matches, ``allow`` when the file actually
+opened is allowed); "always" saves the rule for that file.
 An answer "always" adds a rule through ``remember``. Without someone to ask, ``ask`` refuses with the rule to add. A
 refusal is an ordinary error result: appended to the conversation, the prefix untouched.
 """
@@ -99,7 +100,7 @@ class PermissionGate:
         if kind == "bash":
             rule = f"bash({canonical(subject)})"
         else:
-            rule = f"{kind}({(paths(subject) or (subject,))[0] if kind != 'mcp' else subject})"
+            rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind != 'mcp' else subject})"
         if verdict.decision == "deny":
             return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):

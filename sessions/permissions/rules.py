@@ -31,7 +31,8 @@ from sessions.permissions.unwrap import forms
 
 Decision = Literal["allow", "ask", "deny"]
 PathCandidates = Callable[[str], tuple[str, ...] | None]
-"""A raw path -> the workspace-relative paths it stands for (as written and as resolved), or None: outside."""
+"""A raw path -> the workspace-relative paths it stands for (as written, then as resolved: what is opened), or None
+when it leads outside the workspace."""
 _RULE = re.compile(r"^\s*(bash|write|read|mcp)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _HARMLESS = re.compile(r"/dev/(null|stdout|stderr|tty|fd/\d+)")
 _UNKNOWN_TARGET = re.compile(r"^~|[*?\[{]")
@@ -228,7 +229,8 @@ class Rules:
         return self.for_path(kind, target.value, paths)
 
     def for_path(self, kind: str, path: str, paths: PathCandidates = lexical) -> Verdict:
-        """The verdict on a path (or an MCP tool): deny or ask when any form of it matches, allow when all do."""
+        """The verdict on a path (or an MCP tool): deny or ask when any form of it matches, allow when the path it
+        resolves to (the last form) does."""
         candidates = (path,) if kind == "mcp" else paths(path)
         if candidates is None:
             return Verdict(None)
@@ -236,7 +238,7 @@ class Rules:
             rule = next((r for r in rules for p in candidates if r.matches_path(kind, p)), None)
             if rule is not None:
                 return Verdict(decision, rule.text)  # type: ignore[arg-type]
-        allowed = [next((r for r in self.allow if r.matches_path(kind, p)), None) for p in candidates]
-        if all(allowed):
-            return Verdict("allow", ", ".join(dict.fromkeys(r.text for r in allowed if r is not None)))
+        allowed = next((r for r in self.allow if r.matches_path(kind, candidates[-1])), None)
+        if allowed is not None:
+            return Verdict("allow", allowed.text)
         return Verdict(None)
