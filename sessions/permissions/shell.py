@@ -25,6 +25,7 @@ _REDIRECTS = ("&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", ">>", ">&", ">|", "<"
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _FD = re.compile(r"(\d+|\{[A-Za-z_][A-Za-z0-9_]*\})(?=[<>])")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_NESTING = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b", "E": "\x1b"}
 
@@ -92,6 +93,7 @@ class _Scanner:
         self.commands: list[Command] = []
         self.plain = True
         self.problem: str | None = None
+        self.nesting = 0
         self.heredocs: list[tuple[str, bool, bool]] = []
         """Delimiter, strip leading tabs (``<<-``), body expands (delimiter unquoted)."""
 
@@ -108,6 +110,16 @@ class _Scanner:
 
     def command_list(self, closer: str | None) -> None:
         """Read commands up to the end, or up to ``closer`` (``)`` or a backtick), which is consumed."""
+        self.nesting += 1
+        try:
+            if self.nesting > _NESTING:
+                self.fail("substitutions nested too deeply")
+            else:
+                self._command_list(closer)
+        finally:
+            self.nesting -= 1
+
+    def _command_list(self, closer: str | None) -> None:
         pending = _Pending()
         depth = 0
         s = self.s
@@ -335,6 +347,17 @@ class _Scanner:
     def dollar(self, value: list[str]) -> None:
         start = self.i
         self.plain = False
+        self.nesting += 1
+        try:
+            self._dollar()
+        finally:
+            self.nesting -= 1
+        value.append(self.s[start : self.i])
+
+    def _dollar(self) -> None:
+        if self.nesting > _NESTING:
+            self.fail("expansions nested too deeply")
+            return
         if self.s.startswith("$((", self.i):
             self.arithmetic()
         elif self.at(1) == "(":
@@ -346,7 +369,6 @@ class _Scanner:
         else:
             name = _NAME.match(self.s, self.i + 1)
             self.i = name.end() if name else self.i + 1
-        value.append(self.s[start : self.i])
 
     def backtick(self, value: list[str]) -> None:
         start = self.i

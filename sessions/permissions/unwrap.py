@@ -46,7 +46,11 @@ def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
     rest = list(words)
     while rest and is_assignment(rest[0]):
         rest.pop(0)
-    if not rest or depth > _DEPTH:
+    if not rest:
+        return
+    if depth > _DEPTH:  # wrapped too deeply to follow: every word may start a command
+        for start, word in enumerate(rest):
+            yield [posixpath.basename(word) or word, *rest[start + 1 :]]
         return
     head = posixpath.basename(rest[0]) or rest[0]
     args = rest[1:]
@@ -72,8 +76,6 @@ def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
 
 def line_forms(line: str, depth: int = 0) -> Iterator[list[str]]:
     """The forms of every simple command in a command line (``sh -c`` / ``eval`` strings)."""
-    if depth > _DEPTH:
-        return
     for command in scan(line).commands:
         yield from forms([w.value for w in command.words], depth)
 

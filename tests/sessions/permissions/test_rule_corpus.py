@@ -22,6 +22,7 @@ RULES = Rules.parse(
 )
 
 ALLOW, ASK, DENY, DEFAULT = "allow", "ask", "deny", None
+_FUZZ_LINE = st.text(alphabet=" \t\n;&|()<>$`'\"\\{}[]*?~#=!-xrmP019", max_size=60)
 CORPUS: list[tuple[str, str | None]] = [
     # an allow rule allows exactly the command it names
     ("git status", ALLOW),
@@ -127,6 +128,11 @@ CORPUS: list[tuple[str, str | None]] = [
     ('echo "open', ASK),
     ("echo $(open", ASK),
     ("git status )", ASK),
+    ("git status " + "$(" * 200 + "touch P" + ")" * 200, ASK),  # nested too deeply to read
+    ("git status " + "${x:-" * 2000, ASK),
+    # wrapped more deeply than is followed: every word may start a command
+    ("eval " * 30 + "rm x", DENY),
+    ("timeout 1 " * 20 + "rm x", DENY),
     # ask rules see through the same
     ("git push", ASK),
     ("git push origin main", ASK),
@@ -148,6 +154,13 @@ def test_the_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize(("command", "decision"), CORPUS, ids=[repr(c)[:60] for c, _ in CORPUS])
 def test_corpus(command: str, decision: str | None) -> None:
     assert RULES.for_command(command).decision == decision
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | _FUZZ_LINE)
+def test_any_text_gets_a_verdict(text: str) -> None:
+    verdict = RULES.for_command(text)
+    assert verdict.decision in (ALLOW, ASK, DENY, DEFAULT)
 
 
 def test_rules_of_one_kind_never_match_another() -> None:
