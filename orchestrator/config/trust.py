@@ -53,6 +53,8 @@ _STRICTER_FIRST = {
     "permissions.mode": ("read-only", "ask", "auto", None),
 }
 _UNION = ("permissions.allow", "permissions.ask", "permissions.deny", "sandbox.forbid_read")
+_BOUNDS = ("sandbox.tmp_mb", "sandbox.max_processes", "sandbox.memory_mb")
+"""Resource bounds of a command: the smaller wins, and 0 (no bound) is the loosest of all."""
 _KEPT = ("sandbox.writable", "sandbox.env")
 """Never widened without trust: a non-empty value is refused (above), an empty one is ignored."""
 
@@ -148,7 +150,10 @@ def untrusted_problems(path: Path, data: Mapping[str, Any], store: Path) -> list
 
 def replacing_keys(data: Mapping[str, Any]) -> list[str]:
     """The keys of ``data`` that merge only tighter while it is untrusted, and replace the user's once trusted."""
-    return [key for key in (*_STRICTER_FIRST, *_UNION, "sandbox.network", *_KEPT) if _lookup(data, key)[0]]
+    return [key for key in _SPECIAL if _lookup(data, key)[0]]
+
+
+_SPECIAL = (*_STRICTER_FIRST, *_UNION, "sandbox.network", *_BOUNDS, *_KEPT)
 
 
 def _stricter(order: tuple[object, ...], below: object, top: object) -> object:
@@ -163,6 +168,9 @@ def _tightened(key: str, below: Any, top: Any) -> Any:
         return list(dict.fromkeys([*(below or []), *top]))
     if key == "sandbox.network":
         return bool(below) and bool(top)
+    if key in _BOUNDS:
+        bounded = [v for v in (below, top) if isinstance(v, int) and v > 0]
+        return min(bounded) if bounded else 0
     return below  # _KEPT
 
 
@@ -189,12 +197,11 @@ def _put(data: dict[str, Any], dotted: str, value: Any) -> None:
 def tighten(below: Mapping[str, Any], top: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """``top``, an untrusted workspace file, over ``below``: the keys that confine commands only ever tighten (see
     the module docstring); any other key replaces as usual. ``defaults`` gives the value below a key nobody set."""
-    special = [*_STRICTER_FIRST, *_UNION, "sandbox.network", *_KEPT]
     rest: Mapping[str, Any] = top
-    for key in special:
+    for key in _SPECIAL:
         rest = _drop(rest, key)
     out = deep_merge(below, rest)
-    for key in special:
+    for key in _SPECIAL:
         present, value = _lookup(top, key)
         if not present:
             continue

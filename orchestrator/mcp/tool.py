@@ -1,9 +1,11 @@
 """A server's tool as one of the session's tools (:class:`sessions.tools.base.Tool`).
 
 Each MCP tool gets a class of its own (the tool interface keeps name, description and read-only-ness on the class).
-``readOnlyHint`` makes it read-only: the planner gets it, and in a read-only session it may run. Arguments are passed
-through as the model wrote them; the server validates them against its own schema and says what is wrong. A call has
-a deadline; a server that dies mid-call is restarted once per session and the model is told the call did not finish.
+``readOnlyHint`` makes it read-only: the planner gets it, and in a read-only session it may run. The hint is the
+server's claim, not a permission: whether a call asks is the permission gate's, as for any other MCP tool.
+Arguments are passed through as the model wrote them; the server validates them against its own schema and says what
+is wrong. A call has a deadline; a server that dies mid-call is restarted once per session and the model is told
+the call did not finish.
 """
 
 from __future__ import annotations

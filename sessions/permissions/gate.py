@@ -1,7 +1,11 @@
 """The permission gate: before a call runs, its rules and the approval mode decide allow, ask or deny.
 
 Approval modes (``--permissions``): ``auto`` runs what is not denied (commands sandboxed; without a sandbox every
-command asks), ``ask`` asks for every command and write no rule allows, ``read-only`` is the session's read-only mode.
+command asks), ``ask`` asks for every command, write and MCP call no rule allows, ``read-only`` is the session's
+read-only mode. An MCP tool's ``readOnlyHint`` is the server's claim: it decides what the planner is offered, never
+whether a call asks (in ``read-only`` a hinted call asks instead of being refused). Paths are matched as the file tools
+resolve them, both as written and through symlinks (``deny`` when either matches, ``allow`` when the file actually
+opened is allowed); "always" saves the rule for that file.
 An answer "always" adds a rule through ``remember``. Without someone to ask, ``ask`` refuses with the rule to add. A
 refusal is an ordinary error result: appended to the conversation, the prefix untouched.
 """
@@ -11,12 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from sessions.permissions.rules import Rules, Verdict
+from sessions.permissions.rules import PathCandidates, Rules, Verdict, canonical
 from sessions.sandbox import describe
+from sessions.tools.errors import ToolInputError, WorkspaceEscapeError
+from sessions.tools.paths import display, resolve
 
 ApprovalMode = Literal["ask", "auto", "read-only"]
 _WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -46,6 +53,19 @@ class Answer:
 Asker = Callable[[Question], Awaitable[Answer]]
 
 
+def workspace_paths(root: Path) -> PathCandidates:
+    """Where a path leads in ``root``, as the file tools resolve it: as written (normalised) and through symlinks."""
+
+    def candidates(raw: str) -> tuple[str, ...] | None:
+        try:
+            found = resolve(root, raw)
+        except (ToolInputError, WorkspaceEscapeError):
+            return None
+        return tuple(dict.fromkeys((found.rel, display(root.resolve(), found.path))))
+
+    return candidates
+
+
 def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
     """(rule kind, subject) for the calls rules govern."""
     data: dict[str, Any] = args.model_dump()
@@ -71,8 +91,16 @@ class PermissionGate:
         if found is None:
             return None
         kind, subject = found
-        verdict: Verdict = self.rules.for_command(subject) if kind == "bash" else self.rules.for_path(kind, subject)
-        rule = f"bash({' '.join(subject.split())})" if kind == "bash" else f"{kind}({subject})"
+        paths = workspace_paths(Path(ctx.root))
+        if kind in ("read", "write") and paths(subject) is None:
+            return None  # outside the workspace: the tool itself refuses it
+        verdict: Verdict = (
+            self.rules.for_command(subject, paths) if kind == "bash" else self.rules.for_path(kind, subject, paths)
+        )
+        if kind == "bash":
+            rule = f"bash({canonical(subject)})"
+        else:
+            rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind != 'mcp' else subject})"
         if verdict.decision == "deny":
             return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
@@ -83,16 +111,16 @@ class PermissionGate:
             )
         if verdict.decision == "allow":
             return None
-        if verdict.decision is None and self._default_allows(kind, ctx, read_only=bool(tool.read_only)):
+        if verdict.decision is None and self._default_allows(kind, ctx):
             return None
         shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
         return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
 
-    def _default_allows(self, kind: str, ctx: Any, *, read_only: bool = False) -> bool:
-        if kind == "read" or (kind == "mcp" and read_only):
+    def _default_allows(self, kind: str, ctx: Any) -> bool:
+        if kind == "read":
             return True
         if kind == "mcp":
-            return self.mode == "auto"  # an MCP tool that may write: auto runs it, ask asks
+            return self.mode == "auto"  # whatever the server claims (readOnlyHint): auto runs it, ask asks
         if self.mode == "auto":
             # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"

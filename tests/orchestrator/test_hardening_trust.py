@@ -211,6 +211,16 @@ def test_an_untrusted_workspace_cannot_wipe_or_loosen_the_users_rules(tmp_path: 
     assert config.permissions.mode == "ask"
 
 
+def test_an_untrusted_workspace_may_lower_a_commands_bounds_but_never_lift_one(tmp_path: Path) -> None:
+    ws, user = _dirs(tmp_path)
+    (user / "config.toml").write_text("[sandbox]\ntmp_mb = 256\nmax_processes = 0\n")
+    (ws / "reasonix.toml").write_text("[sandbox]\ntmp_mb = 0\nmax_processes = 64\nmemory_mb = 99999\n")
+    config = load_config(workspace=ws, user_config_dir=user, env={}).config
+    assert config.sandbox.tmp_mb == 256  # 0 would lift the user's bound: refused
+    assert config.sandbox.max_processes == 64  # a bound where the user had none: tighter, taken
+    assert config.sandbox.memory_mb == 4096  # above the default: the default stays
+
+
 def test_an_untrusted_workspace_may_tighten_the_modes(tmp_path: Path) -> None:
     ws, user = _dirs(tmp_path)
     (ws / "reasonix.toml").write_text('[sandbox]\nmode = "read-only"\n[permissions]\nmode = "read-only"\n')

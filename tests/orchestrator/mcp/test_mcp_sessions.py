@@ -79,7 +79,7 @@ async def test_mcp_rules_allow_ask_and_deny(tmp_path: Path) -> None:
         denied = await _call(registry, deny, "mcp__notes__write_note", name="a", text="no")
         ask = ToolContext(root=tmp_path, gate=PermissionGate(Rules(), mode="ask"))
         asked = await _call(registry, ask, "mcp__notes__write_note", name="a", text="no")
-        reads = await _call(registry, ask, "mcp__notes__read_note", name="a")  # read-only: no question
+        reads = await _call(registry, ask, "mcp__notes__read_note", name="a")  # readOnlyHint: asks all the same
         allow = ToolContext(root=tmp_path, gate=PermissionGate(Rules.parse(allow=["mcp(notes)"]), mode="ask"))
         allowed = await _call(registry, allow, "mcp__notes__write_note", name="a", text="yes")
         read_only = ToolContext(root=tmp_path, gate=PermissionGate(Rules(), mode="read-only"))
@@ -87,10 +87,10 @@ async def test_mcp_rules_allow_ask_and_deny(tmp_path: Path) -> None:
         still = await _call(registry, read_only, "mcp__notes__read_note", name="a")
     assert denied.is_error and "'mcp(notes.write_note)' in [permissions] deny" in denied.content
     assert asked.is_error and "'mcp(notes.write_note)' to [permissions] allow" in asked.content
-    assert reads.is_error and "no note called a" not in reads.content and "notes.read_note failed" in reads.content
+    assert reads.is_error and "'mcp(notes.read_note)' to [permissions] allow" in reads.content
     assert not allowed.is_error and (tmp_path / "a.txt").read_text() == "yes"
     assert refused.is_error and "approvals are read-only" in refused.content
-    assert still.content == "yes"
+    assert still.is_error and "needs approval" in still.content  # not refused as a write, but not run unasked
 
 
 def test_mcp_rule_patterns() -> None:
@@ -124,3 +124,33 @@ async def test_the_question_shows_the_arguments_and_always_remembers_the_tool(tm
     assert not first.is_error and not second.is_error
     assert [q.subject for q in asked] == ['notes.write_note {"name": "a", "text": "one"}']
     assert remembered == ["mcp(notes.write_note)"]
+
+
+async def test_read_only_hint_is_a_claim_not_a_permission(tmp_path: Path) -> None:
+    """A tool that claims readOnlyHint and deletes everything still asks under --permissions ask."""
+    from sessions.permissions import Answer, Question
+
+    (tmp_path / "keep.txt").write_text("precious")
+    asked: list[Question] = []
+
+    async def no(question: Question) -> Answer:
+        asked.append(question)
+        return Answer(allow=False)
+
+    hub = McpHub(mcp_config(notes=notes_stdio("--liar")), tmp_path)
+    async with hub.open():
+        tools = {tool.name: tool for tool in hub.tools()}
+        registry = ToolRegistry(hub.tools())
+        unasked = ToolContext(root=tmp_path, gate=PermissionGate(Rules(), mode="ask"))
+        refused = await _call(registry, unasked, "mcp__notes__rm_everything")
+        declined = await _call(
+            registry,
+            ToolContext(root=tmp_path, gate=PermissionGate(Rules(), mode="ask", asker=no)),
+            "mcp__notes__rm_everything",
+        )
+        planner = await _call(registry, unasked, "mcp__notes__rm_everything", read_only=True)
+    assert tools["mcp__notes__rm_everything"].read_only  # the planner is offered it ...
+    assert refused.is_error and "needs approval" in refused.content  # ... and it asks like any other call
+    assert declined.is_error and [q.subject for q in asked] == ["notes.rm_everything {}"]
+    assert planner.is_error and "needs approval" in planner.content
+    assert (tmp_path / "keep.txt").read_text() == "precious"

@@ -130,3 +130,40 @@ async def test_explicit_full_access_runs_in_auto_but_an_unavailable_sandbox_asks
     assert (await call(REGISTRY, full, "bash", command="true")).content == "[exit code 0]"
     missing = ToolContext(root=tmp_path, sandbox=NoSandbox(), gate=PermissionGate(Rules(), mode="auto"))
     assert "needs approval" in (await call(REGISTRY, missing, "bash", command="true")).content
+
+
+async def test_path_rules_match_what_the_file_tools_resolve(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "src" / "link").symlink_to("../secrets")
+    (tmp_path / ".env").write_text("TOKEN=1")
+    rules = Rules.parse(
+        allow=["write(src/**)"], deny=["write(.env)", "read(.env)", "write(secrets/**)", "write(.github/**)"]
+    )
+    ctx = ToolContext(root=tmp_path, gate=PermissionGate(rules, mode="ask"))
+    for path in (".env", "./.env", ".github/workflows/ci.yml", "x/../secrets/key", "src/link/key"):
+        result = await call(REGISTRY, ctx, "write_file", path=path, content="pwned")
+        assert result.data == {"refused": "permission"} and "in [permissions] deny" in result.content, path
+    read = await call(REGISTRY, ctx, "read_file", path=".env")
+    assert read.data == {"refused": "permission"} and "TOKEN" not in read.content
+    # allow write(src/**) allows neither a path that climbs out of src/ nor one that leaves it through a symlink
+    loose = ToolContext(root=tmp_path, gate=PermissionGate(Rules.parse(allow=["write(src/**)"]), mode="ask"))
+    for path in ("src/../secrets/key", "src/link/key"):
+        result = await call(REGISTRY, loose, "write_file", path=path, content="pwned")
+        assert "needs approval" in result.content and "'write(secrets/key)'" in result.content, path
+    assert (await call(REGISTRY, loose, "write_file", path="src/./ok.py", content="x")).content.startswith("created")
+    assert (tmp_path / ".env").read_text() == "TOKEN=1"
+    assert sorted(p.name for p in (tmp_path / "secrets").iterdir()) == []
+    assert not (tmp_path / ".github").exists()
+
+
+async def test_a_redirection_is_a_write_the_write_rules_judge(tmp_path: Path) -> None:
+    rules = Rules.parse(allow=["bash(echo:*)", "write(out/**)"], deny=["write(.env)"])
+    ctx = ToolContext(root=tmp_path, gate=PermissionGate(rules, mode="ask"))
+    (tmp_path / "out").mkdir()
+    assert (await call(REGISTRY, ctx, "bash", command="echo hi > out/a.txt")).content == "[exit code 0]"
+    denied = await call(REGISTRY, ctx, "bash", command="echo hi > ./.env")
+    asked = await call(REGISTRY, ctx, "bash", command="echo hi > b.txt")
+    assert "'write(.env)' in [permissions] deny" in denied.content and "needs approval" in asked.content
+    assert (tmp_path / "out" / "a.txt").read_text() == "hi\n"
+    assert not (tmp_path / ".env").exists() and not (tmp_path / "b.txt").exists()

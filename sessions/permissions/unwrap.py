@@ -1,0 +1,112 @@
+"""What a simple command runs, as deny and ask rules see it: every form of it, wrappers taken off.
+
+``FOO=1 /bin/rm -rf x`` is ``rm -rf x``; ``command rm``, ``env -i rm``, ``exec``, ``nice -n 5``, ``timeout 5``,
+``nohup``, ``sudo -u u``, ``xargs -0 rm``, ``find . -exec rm {} ;`` and ``stdbuf -oL`` run the command after them;
+``sh -c 'rm x'``, ``bash -lc …`` and ``eval 'rm x'`` run a command line, read here like any other. Quotes and
+backslashes are already gone (``c''url``, ``\\rm``). This finds what a command says it runs, not everything it could
+run (a script file, a variable's value): deny rules are a convenience, the sandbox is the boundary.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Sequence
+
+from sessions.permissions.shell import is_assignment, scan
+
+_DEPTH = 8
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_WRAPPERS: dict[str, frozenset[str]] = {
+    # wrapper -> its options that take the next word as their argument
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}),
+    "doas": frozenset({"-u", "-C"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
+    "setsid": frozenset(),
+    "unbuffer": frozenset(),
+    "xargs": frozenset(
+        {"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs"}
+    ),
+}
+_POSITIONAL = {"timeout": 1, "chroot": 1}
+"""Words between a wrapper's options and its command (``timeout 5 rm``)."""
+
+
+def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
+    """Each command ``words`` runs, first word reduced to its base name: itself, then what its wrappers run."""
+    rest = list(words)
+    while rest and is_assignment(rest[0]):
+        rest.pop(0)
+    if not rest:
+        return
+    if depth > _DEPTH:  # wrapped too deeply to follow: every word may start a command
+        for start, word in enumerate(rest):
+            yield [posixpath.basename(word) or word, *rest[start + 1 :]]
+        return
+    head = posixpath.basename(rest[0]) or rest[0]
+    args = rest[1:]
+    yield [head, *args]
+    if head in _WRAPPERS or head in _POSITIONAL:
+        if head == "command" and any(a.startswith("-") and ("v" in a or "V" in a) for a in args[:1]):
+            return  # ``command -v rm`` only looks it up
+        inner = _after_options(head, args)
+        yield from forms(inner or (["echo"] if head == "xargs" else []), depth + 1)
+    elif head in _SHELLS:
+        script = _dash_c(args[1:] if head == "busybox" and args[:1] == ["sh"] else args)
+        if script is not None:
+            yield from line_forms(script, depth + 1)
+    elif head == "eval":
+        yield from line_forms(" ".join(args), depth + 1)
+    elif head == "find":
+        for index, arg in enumerate(args):
+            if arg in _EXEC_FLAGS:
+                tail = args[index + 1 :]
+                end = next((i for i, a in enumerate(tail) if a in (";", "+")), len(tail))
+                yield from forms(tail[:end], depth + 1)
+
+
+def line_forms(line: str, depth: int = 0) -> Iterator[list[str]]:
+    """The forms of every simple command in a command line (``sh -c`` / ``eval`` strings)."""
+    for command in scan(line).commands:
+        yield from forms([w.value for w in command.words], depth)
+
+
+def _after_options(head: str, args: list[str]) -> list[str]:
+    takes = _WRAPPERS.get(head, frozenset())
+    rest = list(args)
+    split: list[str] = []
+    while rest and rest[0].startswith("-") and rest[0] != "-":
+        option = rest.pop(0)
+        if option == "--":
+            break
+        name, _, attached = option.partition("=")
+        if name in takes and not attached and rest:
+            argument = rest.pop(0)
+            if name in ("-S", "--split-string"):
+                split = [w for c in scan(argument).commands for w in [x.value for x in c.words]]
+        elif name in ("-S", "--split-string") and attached:
+            split = [w for c in scan(attached).commands for w in [x.value for x in c.words]]
+    if head == "env":
+        while rest and (rest[0] == "-" or is_assignment(rest[0])):
+            rest.pop(0)
+    rest = split + rest
+    return rest[_POSITIONAL.get(head, 0) :]
+
+
+def _dash_c(args: list[str]) -> str | None:
+    """The command string of ``sh -c STRING`` (``-c`` may be grouped: ``-lc``, ``-ec``), or None."""
+    for index, arg in enumerate(args):
+        if arg == "--" or (not arg.startswith("-") and not arg.startswith("+")):
+            return None
+        if not arg.startswith("--") and "c" in arg[1:]:
+            return args[index + 1] if index + 1 < len(args) else None
+    return None
