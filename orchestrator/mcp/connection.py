@@ -70,7 +70,15 @@ class ServerConnection:
     def server_policy(self) -> SandboxPolicy:
         cfg, base = self.config, self.sandbox or SandboxPolicy()
         extra = tuple(Path(p).expanduser() for p in cfg.writable)
-        return replace(base, mode="workspace-write", network=cfg.network, writable=(*base.writable, *extra))
+        # The server's own program and files stay visible when they live under /tmp, behind the private /tmp.
+        own = [Path(a).parent for a in (shutil.which(cfg.command or "") or "", *cfg.args) if Path(a).is_absolute()]
+        return replace(
+            base,
+            mode="workspace-write",
+            network=cfg.network,
+            writable=(*base.writable, *extra),
+            readable=(*base.readable, *own),
+        )
 
     def stdio_params(self) -> StdioServerParameters:
         """How the server is started: through bubblewrap unless the user's config says ``sandbox = false`` (or no

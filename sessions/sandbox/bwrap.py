@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,15 @@ from sessions.sandbox.hide import git_dirs, host_sockets, other_homes, run_mount
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
+
+
+def under_tmp(paths: Sequence[Path]) -> list[str]:
+    """The existing ``paths`` that the private ``/tmp`` would hide, each once, outermost first."""
+    found: list[str] = []
+    for path in sorted({p.resolve() for p in paths if p.exists()}):
+        if Path("/tmp") in path.parents and not any(Path(f) in path.parents for f in found):
+            found.append(str(path))
+    return found
 
 
 def find_bwrap() -> str | None:
@@ -79,6 +89,8 @@ class BubblewrapSandbox:
         if self.policy.tmp_mb:
             args += ["--size", str(self.policy.tmp_mb * 1024 * 1024)]
         args += ["--tmpfs", "/tmp", *run_mounts()]
+        for kept in under_tmp((Path(sys.prefix), *self.policy.readable)):  # installed software stays readable
+            args += ["--ro-bind", kept, kept]
         write = self.policy.mode == "workspace-write"
         ws = str(workspace)
         args += ["--bind" if write else "--ro-bind", ws, ws]

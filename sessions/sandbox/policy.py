@@ -122,6 +122,9 @@ class SandboxPolicy:
     """Processes and threads a command may have at once (0: no bound)."""
     memory_mb: int = DEFAULT_MEMORY_MB
     """The memory (heap and private mappings) each of a command's processes may allocate (0: no bound)."""
+    readable: tuple[Path, ...] = ()
+    """Paths under ``/tmp`` that stay visible, read-only, behind the private ``/tmp`` (an MCP server's own files);
+    the Python environment Reasonix runs in always does."""
 
     def with_mode(self, mode: SandboxMode) -> SandboxPolicy:
         return replace(self, mode=mode)
