@@ -15,6 +15,7 @@ module the workspace holds is never imported in its place (``python -m notes_ser
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -70,8 +71,14 @@ class ServerConnection:
     def server_policy(self) -> SandboxPolicy:
         cfg, base = self.config, self.sandbox or SandboxPolicy()
         extra = tuple(Path(p).expanduser() for p in cfg.writable)
-        # The server's own program and files stay visible when they live under /tmp, behind the private /tmp.
-        own = [Path(a).parent for a in (shutil.which(cfg.command or "") or "", *cfg.args) if Path(a).is_absolute()]
+        # The server's own files stay visible when they live under /tmp, behind the private /tmp: its program, the
+        # files its arguments name, the paths its environment names (a PYTHONPATH).
+        named = [p for v in cfg.env.values() for p in v.split(os.pathsep)]
+        files = [shutil.which(cfg.command or "") or "", *cfg.args]
+        own = [
+            *(Path(a).parent for a in files if Path(a).is_absolute()),
+            *(Path(p) for p in named if Path(p).is_absolute()),
+        ]
         return replace(
             base,
             mode="workspace-write",
