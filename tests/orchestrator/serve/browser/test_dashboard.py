@@ -298,7 +298,7 @@ def test_a_newcomer_s_dashboard_reads_steps_undoes_and_shows_a_failed_run_once(
         page.click("#f-start")
         page.locator("#error").wait_for(state="visible")
         error = page.inner_text("#error")
-        assert "is not a directory" in error and "--workspace" not in error, error
+        assert "does not exist" in error and "--workspace" not in error, error
 
         page.fill("#f-workspace", str(ws))
         page.uncheck("#f-review")
