@@ -86,7 +86,9 @@ class _Pending:
     skip_name: bool = False
 
 
-class _Scanner:
+class _Words:
+    """Reads words: quoting, expansions and the substitutions inside them (each a command list of its own)."""
+
     def __init__(self, source: str) -> None:
         self.s = source
         self.i = 0
@@ -94,8 +96,7 @@ class _Scanner:
         self.plain = True
         self.problem: str | None = None
         self.nesting = 0
-        self.heredocs: list[tuple[str, bool, bool]] = []
-        """Delimiter, strip leading tabs (``<<-``), body expands (delimiter unquoted)."""
+        self.heredocs: list[tuple[str, bool, bool]] = []  # delimiter, strip tabs (<<-), body expands (unquoted)
 
     def fail(self, why: str) -> None:
         if self.problem is None:
@@ -106,149 +107,8 @@ class _Scanner:
         j = self.i + offset
         return self.s[j] if j < len(self.s) else ""
 
-    # command lists
-
-    def command_list(self, closer: str | None) -> None:
-        """Read commands up to the end, or up to ``closer`` (``)`` or a backtick), which is consumed."""
-        self.nesting += 1
-        try:
-            if self.nesting > _NESTING:
-                self.fail("substitutions nested too deeply")
-            else:
-                self._command_list(closer)
-        finally:
-            self.nesting -= 1
-
-    def _command_list(self, closer: str | None) -> None:
-        pending = _Pending()
-        depth = 0
-        s = self.s
-        while self.i < len(s):
-            c = s[self.i]
-            if c in _BLANKS:
-                self.i += 1
-            elif c == "\\" and self.at(1) == "\n":
-                self.i += 2
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = len(s) if end < 0 else end
-            elif c == "\n":
-                self.finish(pending)
-                self.i += 1
-                self.read_heredocs()
-            elif closer == "`" and c == "`":
-                self.finish(pending)
-                self.i += 1
-                return
-            elif c == ")":
-                self.finish(pending)
-                self.i += 1
-                if depth == 0:
-                    if closer == ")":
-                        return
-                    self.fail("a ')' that closes nothing")
-                depth -= 1
-                self.plain = False
-            elif c == "(":
-                self.finish(pending)
-                self.i += 1
-                depth += 1
-                self.plain = False
-            elif (c in "<>" and self.at(1) != "(") or s.startswith("&>", self.i):
-                self.redirect(pending)
-            elif c in ";&|":
-                op = next(o for o in _OPERATORS if s.startswith(o, self.i))
-                self.finish(pending)
-                self.i += len(op)
-                if op.startswith(";;") or op == ";&":
-                    self.plain = False
-            elif (fd := _FD.match(s, self.i)) is not None and s[fd.end() : fd.end() + 2] not in ("<(", ">("):
-                self.i = fd.end()
-                self.redirect(pending)
-            else:
-                self.word(pending, closer)
-        self.finish(pending)
-        if closer is not None:
-            self.fail(f"an unclosed {'$(' if closer == ')' else '`'}")
-        elif depth:
-            self.fail("an unclosed '('")
-
-    def command(self, pending: _Pending) -> Command:
-        if pending.command is None:
-            pending.command = Command(start=self.i, end=self.i)
-        return pending.command
-
-    def finish(self, pending: _Pending) -> None:
-        if pending.command is not None and (pending.command.words or pending.command.redirects):
-            self.commands.append(pending.command)
-        pending.command = None
-        pending.command_position = True
-        pending.skip_name = False
-
-    def word(self, pending: _Pending, closer: str | None) -> None:
-        start = self.i
-        word = self.read_word(closer)
-        if pending.command is None:
-            pending.command = Command(start=start, end=start)
-        pending.command.end = self.i
-        if pending.skip_name:
-            pending.skip_name = False
-        elif pending.command_position and word.raw in _RESERVED:
-            self.plain = False
-            pending.skip_name = word.raw == "function"
-        else:
-            pending.command.words.append(word)
-            pending.command_position = pending.command_position and is_assignment(word.raw)
-
-    def redirect(self, pending: _Pending) -> None:
-        command = self.command(pending)
-        op = next(o for o in _REDIRECTS if self.s.startswith(o, self.i))
-        self.i += len(op)
-        while self.at() in _BLANKS and self.at():
-            self.i += 1
-        if not self.at() or self.at() in "\n;&|()<>":
-            self.fail(f"a redirection {op!r} without a target")
-            return
-        target = self.read_word(None)
-        command.redirects.append(Redirect(op, target))
-        command.end = self.i
-        if op in ("<<", "<<-"):
-            quoted = any(q in target.raw for q in "'\"\\")
-            self.heredocs.append((target.value, op == "<<-", not quoted))
-
-    def read_heredocs(self) -> None:
-        pending, self.heredocs = self.heredocs, []
-        for delimiter, strip_tabs, expands in pending:
-            start = self.i
-            while self.i < len(self.s):
-                end = self.s.find("\n", self.i)
-                end = len(self.s) if end < 0 else end
-                line = self.s[self.i : end]
-                self.i = min(end + 1, len(self.s))
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    body_end = end - len(line)
-                    break
-            else:
-                body_end = len(self.s)
-            if expands:
-                after = self.i
-                self.expansions(start, body_end)
-                self.i = len(self.s) if self.problem else after
-
-    def expansions(self, start: int, end: int) -> None:
-        """Scan ``start:end`` as a here-document body: only ``$`` and backticks mean anything."""
-        saved, self.s, self.i = self.s, self.s[:end], start
-        while self.i < end:
-            c = self.s[self.i]
-            if c == "\\":
-                self.i += 2
-            elif c == "$":
-                self.dollar([])
-            elif c == "`":
-                self.backtick([])
-            else:
-                self.i += 1
-        self.s = saved
+    def command_list(self, closer: str | None) -> None:  # a substitution's commands: :class:`_Scanner` reads them
+        raise NotImplementedError
 
     # words
 
@@ -426,6 +286,152 @@ class _Scanner:
             else:
                 self.i += 1
         self.fail("an unclosed $((")
+
+
+class _Scanner(_Words):
+    """Reads command lists: commands, their words and redirections, here-documents."""
+
+    def command_list(self, closer: str | None) -> None:
+        """Read commands up to the end, or up to ``closer`` (``)`` or a backtick), which is consumed."""
+        self.nesting += 1
+        try:
+            if self.nesting > _NESTING:
+                self.fail("substitutions nested too deeply")
+            else:
+                self._command_list(closer)
+        finally:
+            self.nesting -= 1
+
+    def _command_list(self, closer: str | None) -> None:
+        pending = _Pending()
+        depth = 0
+        s = self.s
+        while self.i < len(s):
+            c = s[self.i]
+            if c in _BLANKS:
+                self.i += 1
+            elif c == "\\" and self.at(1) == "\n":
+                self.i += 2
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = len(s) if end < 0 else end
+            elif c == "\n":
+                self.finish(pending)
+                self.i += 1
+                self.read_heredocs()
+            elif closer == "`" and c == "`":
+                self.finish(pending)
+                self.i += 1
+                return
+            elif c == ")":
+                self.finish(pending)
+                self.i += 1
+                if depth == 0:
+                    if closer == ")":
+                        return
+                    self.fail("a ')' that closes nothing")
+                depth -= 1
+                self.plain = False
+            elif c == "(":
+                self.finish(pending)
+                self.i += 1
+                depth += 1
+                self.plain = False
+            elif (c in "<>" and self.at(1) != "(") or s.startswith("&>", self.i):
+                self.redirect(pending)
+            elif c in ";&|":
+                op = next(o for o in _OPERATORS if s.startswith(o, self.i))
+                self.finish(pending)
+                self.i += len(op)
+                if op.startswith(";;") or op == ";&":
+                    self.plain = False
+            elif (fd := _FD.match(s, self.i)) is not None and s[fd.end() : fd.end() + 2] not in ("<(", ">("):
+                self.i = fd.end()
+                self.redirect(pending)
+            else:
+                self.word(pending, closer)
+        self.finish(pending)
+        if closer is not None:
+            self.fail(f"an unclosed {'$(' if closer == ')' else '`'}")
+        elif depth:
+            self.fail("an unclosed '('")
+
+    def command(self, pending: _Pending) -> Command:
+        if pending.command is None:
+            pending.command = Command(start=self.i, end=self.i)
+        return pending.command
+
+    def finish(self, pending: _Pending) -> None:
+        if pending.command is not None and (pending.command.words or pending.command.redirects):
+            self.commands.append(pending.command)
+        pending.command = None
+        pending.command_position = True
+        pending.skip_name = False
+
+    def word(self, pending: _Pending, closer: str | None) -> None:
+        start = self.i
+        word = self.read_word(closer)
+        if pending.command is None:
+            pending.command = Command(start=start, end=start)
+        pending.command.end = self.i
+        if pending.skip_name:
+            pending.skip_name = False
+        elif pending.command_position and word.raw in _RESERVED:
+            self.plain = False
+            pending.skip_name = word.raw == "function"
+        else:
+            pending.command.words.append(word)
+            pending.command_position = pending.command_position and is_assignment(word.raw)
+
+    def redirect(self, pending: _Pending) -> None:
+        command = self.command(pending)
+        op = next(o for o in _REDIRECTS if self.s.startswith(o, self.i))
+        self.i += len(op)
+        while self.at() in _BLANKS and self.at():
+            self.i += 1
+        if not self.at() or self.at() in "\n;&|()<>":
+            self.fail(f"a redirection {op!r} without a target")
+            return
+        target = self.read_word(None)
+        command.redirects.append(Redirect(op, target))
+        command.end = self.i
+        if op in ("<<", "<<-"):
+            quoted = any(q in target.raw for q in "'\"\\")
+            self.heredocs.append((target.value, op == "<<-", not quoted))
+
+    def read_heredocs(self) -> None:
+        pending, self.heredocs = self.heredocs, []
+        for delimiter, strip_tabs, expands in pending:
+            start = self.i
+            while self.i < len(self.s):
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                line = self.s[self.i : end]
+                self.i = min(end + 1, len(self.s))
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    body_end = end - len(line)
+                    break
+            else:
+                body_end = len(self.s)
+            if expands:
+                after = self.i
+                self.expansions(start, body_end)
+                self.i = len(self.s) if self.problem else after
+
+    def expansions(self, start: int, end: int) -> None:
+        """Scan ``start:end`` as a here-document body: only ``$`` and backticks mean anything."""
+        saved, self.s, self.i = self.s, self.s[:end], start
+        while self.i < end:
+            c = self.s[self.i]
+            if c == "\\":
+                self.i += 2
+            elif c == "$":
+                self.dollar([])
+            elif c == "`":
+                self.backtick([])
+            else:
+                self.i += 1
+        self.s = saved
 
 
 def is_assignment(word: str) -> bool:

@@ -31,6 +31,7 @@ from sessions.sandbox.bounds import Bounds, enter_cgroup, new_pids_cgroup, prlim
 from sessions.sandbox.env import command_env
 from sessions.sandbox.hide import git_dirs, host_sockets, other_homes, run_mounts
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
+from sessions.sandbox.probe import userns_works
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
 
@@ -78,8 +79,6 @@ class BubblewrapSandbox:
 
     def uses_userns(self) -> bool:
         if self.userns is None:
-            from sessions.sandbox.choose import userns_works
-
             return userns_works(self.bwrap)
         return self.userns
 

@@ -2,45 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import subprocess
 from collections.abc import Mapping
 
 from sessions.sandbox.base import Sandbox
 from sessions.sandbox.bwrap import BubblewrapSandbox, find_bwrap
 from sessions.sandbox.none import NoSandbox
 from sessions.sandbox.policy import SandboxPolicy
+from sessions.sandbox.probe import bwrap_works, userns_works
 
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap)"
 )
-
-
-_PROBE = ["--ro-bind", "/", "/", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--die-with-parent"]
-
-
-def _try(bwrap: str, *flags: str) -> str | None:
-    try:
-        done = subprocess.run([bwrap, *flags, *_PROBE, "true"], capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if done.returncode != 0:
-        return done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
-    return None
-
-
-@functools.cache
-def bwrap_works(bwrap: str) -> str | None:
-    """None when ``bwrap`` can start a sandbox here, else why not (user namespaces off, a container without them)."""
-    return _try(bwrap)
-
-
-@functools.cache
-def userns_works(bwrap: str) -> bool:
-    """True when ``bwrap`` can give commands a user namespace of their own with nested ones refused (bubblewrap
-    0.8 or later, user namespaces allowed; as root some containers refuse them). Capabilities are dropped either
-    way."""
-    return _try(bwrap, "--unshare-user", "--disable-userns") is None
 
 
 def sandbox_unavailable_reason() -> str | None:
