@@ -244,18 +244,22 @@ class _Words:
             if c == "}":
                 self.i += 1
                 return
-            if c == "\\":
-                self.i += 2
-            elif c == '"':
-                self.i += 1
-                self.double_quoted([])
-            elif c == "$":
-                self.dollar([])
-            elif c == "`":
-                self.backtick([])
-            else:
-                self.i += 1
+            self.skip_one(c)
         self.fail("an unclosed ${")
+
+    def skip_one(self, c: str) -> None:
+        """Step over one character of ``${…}`` or ``$((…))``, reading any quoting or substitution it starts."""
+        if c == "\\":
+            self.i += 2
+        elif c == '"':
+            self.i += 1
+            self.double_quoted([])
+        elif c == "$":
+            self.dollar([])
+        elif c == "`":
+            self.backtick([])
+        else:
+            self.i += 1
 
     def arithmetic(self) -> None:
         """``$((…))``; when it is not arithmetic after all (``$((a); b)``), bash reads a command substitution."""
@@ -274,17 +278,8 @@ class _Words:
             if c in "()":
                 depth += 1 if c == "(" else -1
                 self.i += 1
-            elif c == "\\":
-                self.i += 2
-            elif c == '"':
-                self.i += 1
-                self.double_quoted([])
-            elif c == "$":
-                self.dollar([])
-            elif c == "`":
-                self.backtick([])
             else:
-                self.i += 1
+                self.skip_one(c)
         self.fail("an unclosed $((")
 
 
