@@ -1,23 +1,18 @@
 """The DeepSeek client: httpx under Trio, streaming by default, retries with tenacity, deadline and stall timeouts.
-
-How one request runs:
-
-* We refuse to send what DeepSeek is known to reject (:func:`check_request`), then send the body: the caller's exact
-  pre-encoded bytes when given (the session joins stored message bytes; they go out unchanged), else
-  :func:`~sessions.wire.encode_request`.
-* Each attempt runs under the per-request deadline (``deadline_s``, a Trio cancel scope around the attempt) and a stall
-  timer that only real data resets: a ``data:`` line (or, on the JSON path, a non-blank byte). ``: keep-alive``
-  comments and the JSON path's blank keep-alive lines do not reset it. Only the server's time counts: while the
+* We refuse what DeepSeek is known to reject (:func:`check_request`), then send the caller's exact pre-encoded bytes
+  (the session joins stored message bytes; they go out unchanged), else :func:`~sessions.wire.encode_request`.
+* Each attempt runs under the per-request deadline (``deadline_s``) and a stall timer that only real data resets: a
+  ``data:`` line (or, on the JSON path, a non-blank byte), not keep-alives. Only the server's time counts: while the
   reader waits for the caller to take events, both timers are paused.
 * A whole reply (finish reason and usage) is kept even if ``[DONE]`` never comes. A reply passing ``max_reply_chars``
   raises ReplyTooLargeError; a 200 that is no event stream (an HTML page) UnexpectedBodyError. Neither is retried.
-* 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are
-  retried as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the
-  Trio clock. Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void.
-  A half reply is never surfaced as complete: :class:`~sessions.stream.Completed` comes only from a whole reply.
-  400 / 401 / 402 / 422, refusals, protocol errors and the deadline are never retried.
-* ``async with client.stream(...) as events`` reads in a background task of its own nursery: breaking out early or
-  being cancelled cancels that task, which closes the response and its connection.
+* 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are retried
+  as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the Trio clock.
+  Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void. A half reply is
+  never surfaced as complete: :class:`~sessions.stream.Completed` comes only from a whole reply. 400 / 401 / 402 / 422,
+  refusals, protocol errors and the deadline are never retried.
+* ``async with client.stream(...) as events`` reads in a background task of its own nursery: leaving early or being
+  cancelled cancels it, which closes the response. :meth:`DeepSeekClient.balance` is ``GET /user/balance``.
 """
 
 from __future__ import annotations
@@ -34,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
 
 from sessions.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
+from sessions.balance import Balance, fetch_balance
 from sessions.errors import (
     ConnectionFailedError,
     DeadlineExceededError,
@@ -245,6 +241,10 @@ class DeepSeekClient:
         if reply is None:  # pragma: no cover - the producer always ends with Completed or an error
             raise StreamBrokenError("the request ended without a reply")
         return reply
+
+    async def balance(self, timeout_s: float = 10) -> Balance:
+        """The account balance (:mod:`sessions.balance`): one bounded request, not retried."""
+        return await fetch_balance(self._http, self.base_url, key_env=self.settings.api_key_env, timeout_s=timeout_s)
 
     # -------------------------------------------------------------------------------------------------- retries
 

@@ -198,3 +198,22 @@ def check_sandbox() -> Check:
     if problem is None:
         return Check("sandbox", "ok", "bubblewrap works: commands run confined to the workspace, without network")
     return Check("sandbox", "warn", f"no sandbox: {problem}; every command will ask first", (INSTALL_HINT,))
+
+
+async def check_balance(base_url: str, api_key: str, key_env: str, timeout_s: float) -> Check:
+    """The account balance (``GET /user/balance``): a refused key fails; an endpoint without it only warns."""
+    from sessions.client import DeepSeekClient
+    from sessions.errors import AuthenticationError, DeepSeekError
+
+    try:
+        async with DeepSeekClient(base_url=base_url, api_key=api_key) as client:
+            balance = await client.balance(timeout_s)
+    except AuthenticationError:
+        return Check(
+            "balance", "fail", "the API refused the key", (f"set {key_env} to a valid key, or run reasonix setup",)
+        )
+    except DeepSeekError as exc:
+        return Check("balance", "warn", f"not known: {exc.message}")
+    if not balance.is_available:
+        return Check("balance", "warn", balance.render(), ("top up at https://platform.deepseek.com/top_up",))
+    return Check("balance", "ok", balance.render())
