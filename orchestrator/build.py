@@ -394,7 +394,7 @@ def setup_goal(
     *,
     env: Mapping[str, str],
     base_url: str | None = None,
-    preset: str = "auto",
+    preset: str | None = None,
     budget_usd: float | None = None,
     max_requests: int | None = None,
     max_minutes: float | None = None,
@@ -405,7 +405,8 @@ def setup_goal(
     allow_unconfined_verify: bool = False,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
-    MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
+    MCP hub (``preset`` ``None``: ``[goal] preset``). Raises :class:`~orchestrator.errors.ConfigError` or a pydantic
+    ``ValidationError`` for a bad option."""
     from orchestrator.config.model import load_config
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
@@ -414,7 +415,7 @@ def setup_goal(
     commands = command_setup(resolved, workspace, sandbox_mode=sandbox_mode, permissions=permissions, asker=asker)
     options = goal_options(
         resolved.config,
-        preset=preset,
+        preset=preset or resolved.config.goal.preset,
         budget_usd=budget_usd,
         max_requests=max_requests,
         max_minutes=max_minutes,

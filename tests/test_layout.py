@@ -129,6 +129,7 @@ PUBLIC: dict[str, list[str]] = {
         "run",
         "runs",
         "serve",
+        "setup",
         "trust",
         "undo",
     ],

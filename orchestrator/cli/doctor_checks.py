@@ -81,7 +81,8 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
     if offline:
         return Check("API key", "skip", f"skipped (--offline); it is read from ${var}")
     if resolved.api_key:
-        return Check("API key", "ok", f"set in ${var} (not shown)")
+        where = resolved.sources.get("api_key", f"${var}")
+        return Check("API key", "ok", f"set in {where if where.startswith('$') else where + ' (api_key)'} (not shown)")
     if resolved.config.base_url != DEFAULT_BASE_URL:
         return Check(
             "API key",
@@ -95,7 +96,7 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
         f"${var} is not set",
         (
             f"export {var}=<your key>  (create one at https://platform.deepseek.com/api_keys)",
-            "or name another variable with api_key_env in reasonix.toml",
+            "or run reasonix setup, which checks a key and saves it for you (mode 0600)",
         ),
     )
 

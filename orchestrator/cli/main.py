@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the checkpoints taken before each step, with their files",
     ),
     "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
+    "setup": ("orchestrator.cli.commands.setup", "first-run setup: check and save the API key, the preset and sandbox"),
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),

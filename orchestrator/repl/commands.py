@@ -124,7 +124,8 @@ PRESETS = ("flash", "auto", "pro")
 async def _preset(conv: Conversation, arg: str) -> bool:
     choice = arg.strip()
     if not choice:
-        conv.say(f"preset: {conv.preset or 'auto'} (/preset flash|auto|pro sets how /plan and /goal escalate)", "")
+        preset = conv.preset or conv.resolved.config.goal.preset
+        conv.say(f"preset: {preset} (/preset flash|auto|pro sets how /plan and /goal escalate)", "")
         return True
     if choice not in PRESETS:
         conv.say(f"/preset {choice}: choose one of {', '.join(PRESETS)}", "red")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         run,
         runs,
         serve,
+        setup,
         trust,
         undo,
     )
@@ -43,6 +44,7 @@ __all__ = [
     "run",
     "runs",
     "serve",
+    "setup",
     "trust",
     "undo",
 ]

@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from orchestrator.build import check_workspace
+    from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.approval import terminal_asker
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         workspace = check_workspace(args.workspace)
+        offer_setup(workspace, args.base_url, os.environ)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         commands = command_setup(
             resolved,
