@@ -102,7 +102,7 @@ def test_setup_without_a_terminal_says_what_to_do_instead(tmp_path: Path) -> Non
 def test_saving_keeps_the_users_other_keys_and_comments(tmp_path: Path) -> None:
     path = tmp_path / "reasonix" / "config.toml"
     path.parent.mkdir()
-    path.write_text('# my settings\nthinking = false\n\n[goal]\nparallel = 2\n')
+    path.write_text("# my settings\nthinking = false\n\n[goal]\nparallel = 2\n")
     path.chmod(0o644)
     save(path, Answers(key="sk-x", preset="flash", sandbox="read-only"))
     text = path.read_text()
