@@ -197,10 +197,11 @@ def build_executor(
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
     resume: bool = False,
+    system_prompt: str = EXECUTOR_RUN_SYSTEM,
 ) -> Session:
-    """An executor session with the frozen prefix of ``reasonix run``: the run prompt, the built-in tools, and the
-    standing memory of ``workspace`` (and of the user's config directory). With ``resume``, a non-empty journal at
-    ``journal_path`` is continued (``reasonix code --continue``)."""
+    """An executor session with the frozen prefix of ``reasonix run``: the run prompt (``system_prompt``: the
+    conversation's, with its output style), the built-in tools, and the standing memory of ``workspace`` (and of the
+    user's config directory). With ``resume``, a non-empty journal at ``journal_path`` is continued."""
     options = options or RunOptions()
     config = resolved.config
     model = resolve_model(config, options.model)
@@ -229,7 +230,7 @@ def build_executor(
     )
     return builder(
         name=EXECUTOR_SESSION,
-        system_prompt=EXECUTOR_RUN_SYSTEM,
+        system_prompt=system_prompt,
         registry=registry or default_registry(),
         settings=settings,
         journal_path=journal_path,

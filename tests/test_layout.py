@@ -115,6 +115,7 @@ PUBLIC: dict[str, list[str]] = {
         "take_checkpoint",
     ],
     "orchestrator.cli.commands": [
+        "chat",
         "checkpoints",
         "code",
         "completion",

@@ -23,6 +23,7 @@ from orchestrator.cli.exits import ExitCode, escaped
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "code": ("orchestrator.cli.commands.code", "an interactive conversation on the workspace (bare `reasonix` too)"),
+    "chat": ("orchestrator.cli.commands.chat", "a conversation with no tools, for questions (piped: answer and exit)"),
     "goal": ("orchestrator.cli.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),

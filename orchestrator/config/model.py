@@ -141,6 +141,27 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
 
 
+class ConversationConfig(_Section):
+    """``reasonix code`` and ``reasonix chat``: reply language, output style, and when the price on screen warns."""
+
+    language: str | None = Field(None, min_length=1, max_length=60)
+    """The language of replies and reasoning (``"French"``): a block in front of the next user message, never in the
+    prefix, so changing it costs nothing cached."""
+    style: str | None = Field(None, min_length=1)
+    """A named output style (built in: ``concise``, ``explanatory``; or one of ``styles``), folded into the system
+    prompt once at session start: changing it starts a new session."""
+    styles: dict[str, str] = Field(default_factory=dict)
+    """Output styles of your own: name -> the text folded into the system prompt."""
+    turn_warn_usd: float = Field(0.05, ge=0, allow_inf_nan=False)
+    """The status line shows a turn costing more than this in yellow."""
+    turn_alert_usd: float = Field(0.20, ge=0, allow_inf_nan=False)
+    """... and more than this in red."""
+    session_warn_usd: float = Field(1.00, ge=0, allow_inf_nan=False)
+    """The conversation's total in yellow past this."""
+    session_alert_usd: float = Field(5.00, ge=0, allow_inf_nan=False)
+    """... and in red past this."""
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -156,6 +177,7 @@ class Config(_Section):
     repair: RepairConfig = Field(default_factory=RepairConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    conversation: ConversationConfig = Field(default_factory=ConversationConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
 

@@ -28,6 +28,9 @@ from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
+from orchestrator.repl.price import price_parts
+from orchestrator.repl.style import language_block, styled
+from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from orchestrator.ui.stream import TerminalRenderer
 from plans.storage import write_atomic
 from sessions.client import DeepSeekClient
@@ -93,6 +96,15 @@ class Conversation:
         self.goal_cost_usd = 0.0
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
+        talk = resolved.config.conversation
+        self.language: str | None = talk.language
+        self.sent_language: str | None = None
+        """The language of replies (``/language``), sent as a tail block when it differs from the one last sent."""
+        self.style = talk.style
+        """The output style folded into the system prompt of the next session (``/style`` starts one)."""
+        self.turn_cost_usd = 0.0
+        self.balance: str | None = None
+        """The account balance, once ``/cost`` has read it."""
         self.run_id = ""
         self.session: Session = self._open(resume=options.resume)
 
@@ -123,6 +135,7 @@ class Conversation:
             options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.commands.gate),
             on_event=self.renderer,
             resume=resume,
+            system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
         )
         apply_mode(session, self.commands.gate, self.mode)
         return session
@@ -131,8 +144,12 @@ class Conversation:
         """``/clear``: a new conversation (a new journal); the old one stays on disk."""
         if self.session.journal is not None:
             self.session.journal.close()
-        self.sent_mode = None
+        self.sent_mode = self.sent_language = None
         self.session = self._open(resume=False)
+
+    def system_prompt(self, base: str) -> str:
+        """``base`` with the output style folded in (unchanged without one)."""
+        return styled(base, self.style, self.resolved.config.conversation.styles)
 
     def reopen(self) -> None:
         """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off)."""
@@ -170,10 +187,11 @@ class Conversation:
             [
                 ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
                 (f"bold {mode_style}", f"{self.mode} mode"),
-                ("", f" · ${self.total_cost_usd:.4f}"),
+                *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
                 ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
                 ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
                 ("", f" · {self.session.requests + self.goal_requests} requests · Shift+Tab: mode · /help"),
+                ("", f" · balance {self.balance}" if self.balance else ""),
             ]
         )
 
@@ -197,10 +215,12 @@ class Conversation:
         tail: list[TailBlock] = []
         if self.mode != self.sent_mode:
             tail.append(mode_block(self.mode))
+        if self.language is not None and self.language != self.sent_language:
+            tail.append(language_block(self.language))
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
-        cancelled = False
+        cancelled, before = False, self.session.cost_usd
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
@@ -209,7 +229,8 @@ class Conversation:
                 self.say(f"DeepSeek: {exc}", "red")
             finally:
                 self.turn_scope = None
-                self.sent_mode = self.mode
+                self.sent_mode, self.sent_language = self.mode, self.language
+                self.turn_cost_usd = self.session.cost_usd - before
         cancelled = scope.cancelled_caught
         self.renderer.end_line()
         if cancelled:

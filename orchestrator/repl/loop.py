@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import trio
 
-from orchestrator.repl.commands import COMMANDS, dispatch
+from orchestrator.repl.commands import COMMANDS, SlashCommand, dispatch
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.prompt import InputLine
 
 
-async def run_loop(conv: Conversation) -> None:
-    """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line."""
+async def run_loop(conv: Conversation, commands: Mapping[str, SlashCommand] = COMMANDS) -> None:
+    """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line. ``commands``: the slash commands
+    offered (``reasonix chat`` offers fewer)."""
     line = InputLine(
         conv.workspace,
-        list(COMMANDS),
+        list(commands),
         on_shift_tab=conv.cycle_mode,
         status=conv.status,
         prompt_text=conv.prompt_text,
@@ -37,7 +40,7 @@ async def run_loop(conv: Conversation) -> None:
             if not text:
                 continue
             if text.startswith("/"):
-                if not await dispatch(conv, text):
+                if not await dispatch(conv, text, commands):
                     break
                 continue
             await conv.turn(text)
