@@ -185,6 +185,16 @@ class SessionBuilder:
         return Session.start(journal_path=journal_path, prefix=prefix, **kwargs)
 
 
+def executor_registry(config: Config) -> ToolRegistry:
+    """The built-in tools, and the optional ones ``[tools]`` turns on (none by default: the prefix stays the same)."""
+    registry = default_registry()
+    if config.tools.web_fetch:
+        from sessions.tools.web_fetch import WebFetchTool
+
+        registry.register(WebFetchTool())
+    return registry
+
+
 def build_executor(
     resolved: ResolvedConfig,
     workspace: Path,
@@ -231,7 +241,7 @@ def build_executor(
     return builder(
         name=EXECUTOR_SESSION,
         system_prompt=system_prompt,
-        registry=registry or default_registry(),
+        registry=registry or executor_registry(config),
         settings=settings,
         journal_path=journal_path,
         on_event=on_event,

@@ -141,6 +141,14 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
 
 
+class ToolsConfig(_Section):
+    """Optional tools. Each is off by default: a tool joins the prefix, so turning one on changes the bytes every new
+    session sends (their first request misses the cache once)."""
+
+    web_fetch: bool = False
+    """``web_fetch``: read a URL's page as text; each host asks unless ``web(HOST)`` is allowed in [permissions]."""
+
+
 class ConversationConfig(_Section):
     """``reasonix code`` and ``reasonix chat``: reply language, output style, and when the price on screen warns."""
 
@@ -178,6 +186,7 @@ class Config(_Section):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
 
