@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from prompt_toolkit.formatted_text import FormattedText
+
 from orchestrator.build import SessionBuilder, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.repl.commands import SlashCommand
 from orchestrator.repl.conversation import Conversation
+from orchestrator.repl.price import price_parts
 from orchestrator.task.prompts import CHAT_SYSTEM
 from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent
@@ -70,6 +73,8 @@ def build_chat(
 class ChatConversation(Conversation):
     """The REPL of ``reasonix code`` on a session without tools. There are no modes (nothing to approve)."""
 
+    offered = CHAT_COMMANDS
+
     def _open(self, *, resume: bool) -> Session:
         if not (resume and self.run_id):
             self.run_id = new_run_id()
@@ -92,6 +97,21 @@ class ChatConversation(Conversation):
 
     def cycle_mode(self) -> None:
         """Shift+Tab does nothing here."""
+
+    def prompt_text(self) -> FormattedText:
+        return FormattedText([("bold ansimagenta", "chat ❯ ")])
+
+    def status(self) -> FormattedText:
+        model = self.resolved.config.models.pro if self.pro_next else self.model
+        return FormattedText(
+            [
+                ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
+                ("bold ansimagenta", "chat, no tools"),
+                *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
+                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {self.session.requests} requests · /help"),
+                ("", f" · balance {self.balance}" if self.balance else ""),
+            ]
+        )
 
 
 async def answer_once(session: Session, question: str, write: Callable[[str], None]) -> str:

@@ -30,6 +30,8 @@ class SlashCommand:
 
 async def _help(conv: Conversation, arg: str) -> bool:
     for command in COMMANDS.values():
+        if conv.offered is not None and command.name not in conv.offered:
+            continue
         conv.console.print(Text(f"  {command.usage:<27}", style="bold"), Text(command.help), soft_wrap=True)
     keys = [
         ("Shift+Tab", "cycle the mode: ask → auto → plan"),

@@ -68,6 +68,9 @@ def last_run_id(workspace: Path) -> str | None:
 class Conversation:
     """The state of one ``reasonix code`` invocation; :meth:`run` is the loop."""
 
+    offered: tuple[str, ...] | None = None
+    """The slash commands /help lists (``None``: all of them; ``reasonix chat`` offers fewer)."""
+
     def __init__(
         self,
         *,

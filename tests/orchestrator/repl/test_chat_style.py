@@ -209,3 +209,42 @@ async def test_the_status_line_and_cost_show_the_price_with_and_without_the_cach
     assert savings.paid_usd == conv.session.cost_usd
     assert savings.uncached_usd > savings.paid_usd  # the second request hit the first: it was cheaper
     assert ("", " · balance 42.00 USD") in status
+
+
+def test_chat_in_a_terminal_is_a_repl_without_the_commands_that_change_things(tmp_path: Path) -> None:
+    import pexpect
+
+    env = clean_env(tmp_path)
+    ws = _ws(tmp_path)
+    script = {"sessions": [{"key": "chat", "replies": [{"content": "A monad is a monoid."}, {"content": "Yes."}]}]}
+    with emulator_process(script, tmp_path, env) as url:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator", "chat", "--workspace", str(ws), "--base-url", url],
+            env={**env, "TERM": "xterm"},
+            cwd=str(ROOT),
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(40, 160),
+        )
+        child.expect("chat ❯")
+        child.sendline("what is a monad?")
+        child.expect("A monad is a monoid.")
+        child.expect("chat ❯")
+        child.sendline("/help")
+        child.expect("/exit")
+        helped = child.before
+        child.expect("chat ❯")
+        child.sendline("/plan take over")
+        child.expect("unknown command /plan")
+        child.expect("chat ❯")
+        child.sendline("sure?")
+        child.expect("Yes.")
+        child.expect("chat ❯")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+        stats = emulator_stats(url)
+    assert child.exitstatus == 0
+    assert "/cost" in helped and "/plan" not in helped and "/undo" not in helped
+    assert stats["total"]["requests"] == 2
