@@ -101,7 +101,7 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
         settings=executor.settings,
         journal_path=journal,
         on_event=on_event,
-        reply_source=KeyedSource(ctx.escalator, key),
+        reply_source=KeyedSource(ctx.replies, key),
         resume=True,
         root=root,
         env=env,
