@@ -12,6 +12,7 @@ import trio
 
 from orchestrator.config.durations import format_duration
 from orchestrator.goal.outcome import GoalOutcome
+from orchestrator.ui.wording import counted
 from plans.schema import StepStatus
 
 SUMMARY_FILE = "summary.md"
@@ -67,7 +68,7 @@ def summary_markdown(
         f"- {figures.escalations} escalations to pro, {figures.replans} re-plans",
     ]
     if waits:
-        lines.append(f"- waited out DeepSeek {waits} times, {format_duration(waited_s)} in all")
+        lines.append(f"- waited out DeepSeek {counted(waits, 'time')}, {format_duration(waited_s)} in all")
     if outcome.status != "complete":
         lines += ["", "## Resume", "", f"    {resume}"]
     return "\n".join(lines) + "\n"
