@@ -96,6 +96,8 @@ async def test_an_outage_is_waited_out_and_the_goal_completes_without_a_pause(
     assert "503" in waits[0].reason
     assert took >= 45.0  # virtual minutes waited, not real ones
     assert run.waits == 2 and run.waited_s == pytest.approx(45.0, abs=1.0)
+    text = summary_markdown(outcome, objective="ops", resume="-", waits=run.waits, waited_s=run.waited_s)
+    assert "- waited out DeepSeek 2 times, 45 s in all\n" in text and "## Resume" not in text
     # One terminal state: the goal never said it was paused, and finished once.
     finished = [e for e in events if isinstance(e, GoalFinished)]
     assert [f.status for f in finished] == ["complete"]
