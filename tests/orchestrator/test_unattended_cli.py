@@ -54,28 +54,20 @@ def _unattended(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[
     )
 
 
-def test_unattended_goal_runs_without_a_terminal_writes_its_summary_and_notifies(tmp_path: Path) -> None:
+def _one_step_goal(tmp_path: Path, notify: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``reasonix goal --unattended --notify-cmd NOTIFY`` on a one-step goal; no ``--yes``: it approves by itself."""
     env = clean_env(tmp_path)
     ws = _workspace(tmp_path)
+    planner = [reply(call("submit_plan", objective="ops", steps=PLAN)), VERDICT]
+    with emulator_process(_script(planner, executor_step("S1", "calc/ops.py", OPS)), tmp_path, env) as url:
+        args = ["goal", "Add ops", "--unattended", "--workspace", str(ws), "--base-url", url, "--notify-cmd", notify]
+        return ws, _unattended(*args, env=env)
+
+
+def test_unattended_goal_runs_without_a_terminal_writes_its_summary_and_notifies(tmp_path: Path) -> None:
     notified = tmp_path / "notified.txt"
     notify = f'printf "%s %s %s" "$REASONIX_STATUS" "$REASONIX_RUN_ID" "$REASONIX_SUMMARY" > {notified}'
-    script = _script(
-        [reply(call("submit_plan", objective="ops", steps=PLAN)), VERDICT], executor_step("S1", "calc/ops.py", OPS)
-    )
-    with emulator_process(script, tmp_path, env) as url:
-        # No --yes: unattended approves the plan itself, and never asks.
-        proc = _unattended(
-            "goal",
-            "Add ops",
-            "--unattended",
-            "--workspace",
-            str(ws),
-            "--base-url",
-            url,
-            "--notify-cmd",
-            notify,
-            env=env,
-        )
+    ws, proc = _one_step_goal(tmp_path, notify)
     assert proc.returncode == 0, proc.stderr
     status, run_id, summary = notified.read_text().split(" ")
     assert status == "complete"
@@ -89,24 +81,7 @@ def test_unattended_goal_runs_without_a_terminal_writes_its_summary_and_notifies
 
 
 def test_a_failing_notify_command_is_reported_and_changes_nothing(tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
-    ws = _workspace(tmp_path)
-    script = _script(
-        [reply(call("submit_plan", objective="ops", steps=PLAN)), VERDICT], executor_step("S1", "calc/ops.py", OPS)
-    )
-    with emulator_process(script, tmp_path, env) as url:
-        proc = _unattended(
-            "goal",
-            "Add ops",
-            "--unattended",
-            "--workspace",
-            str(ws),
-            "--base-url",
-            url,
-            "--notify-cmd",
-            "echo no mail here >&2; exit 7",
-            env=env,
-        )
+    _ws, proc = _one_step_goal(tmp_path, "echo no mail here >&2; exit 7")
     assert proc.returncode == 0, proc.stderr
     assert "--notify-cmd exited with status 7: no mail here" in proc.stderr
 
