@@ -16,7 +16,17 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.checkpoints.hook import StepCheckpoints
-from orchestrator.events import Escalated, GoalEvent, GoalEventBase, GoalState, GoalStateChanged, GoalWaiting
+from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.events import (
+    Escalated,
+    GoalEvent,
+    GoalEventBase,
+    GoalState,
+    GoalStateChanged,
+    GoalWaiting,
+    StepVerified,
+    VerifyOutcome,
+)
 from orchestrator.goal import prompts
 from orchestrator.goal.phases import Ended
 from orchestrator.goal.store import GoalRecord, RunStore
@@ -163,6 +173,8 @@ class GoalContext:
             ),
         )
         self.progress = ProgressTracker()
+        self.last_verify: dict[str, tuple[VerifyOutcome, ...]] = {}
+        """Each step's verify outcomes the last time they ran (for :meth:`task_state`)."""
         self.planner: Session | None = None
         self.executor: Session | None = None
         self.pending_planner_note: str | None = None
@@ -197,6 +209,8 @@ class GoalContext:
             if isinstance(checked, list):
                 for warning in checked:
                     self.emit(warning)
+        if isinstance(event, StepVerified):
+            self.last_verify[event.step_id] = event.outcomes
         if isinstance(event, GoalEventBase):
             self.store.append_event(event.model_dump(mode="json"))
         if self._on_event is not None:
@@ -254,7 +268,7 @@ class GoalContext:
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:
         options = self.options
-        return self.open_session(
+        session = self.open_session(
             name=name,
             system_prompt=system_prompt,
             registry=registry,
@@ -274,6 +288,16 @@ class GoalContext:
             resume=True,
             request_gate=self.budget,  # the run's one ledger, asked before every request (DESIGN §5 "Budgets")
         )
+        session.task_state = self.task_state  # what a compaction restates first (DESIGN §5 "Compaction in a goal")
+        return session
+
+    def task_state(self) -> str:
+        """The task as the supervisor holds it, restated first in a compacted log of either session
+        (:func:`orchestrator.goal.prompts.task_state`); the files changed are the run's steps' checkpoints."""
+        changed = sorted(
+            {c.path for run in step_runs(Ledger(self.workspace).read(), self.store.run_id) for c in run.changes}
+        )
+        return prompts.task_state(self.record.objective, self.plan, changed=changed, verified=self.last_verify)
 
     def with_planner_note(self, text: str) -> str:
         """``text``, preceded by the pending note for the planner (which is then told)."""

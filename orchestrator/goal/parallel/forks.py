@@ -107,4 +107,5 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
         env=env,
         request_gate=ctx.budget,  # the goal's one ledger: a fork's requests count and are capped with every other
     )
+    session.task_state = ctx.task_state
     return Lane(session, mailbox, root, key, step_id, dict(env))
