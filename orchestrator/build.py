@@ -260,6 +260,7 @@ def goal_options(
         retry_from_checkpoint=config.goal.retry_from_checkpoint,
         parallel=config.goal.parallel,
         max_text_calls=config.repair.max_text_calls,
+        unattended=config.goal.unattended,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)
@@ -403,6 +404,7 @@ def setup_goal(
     asker: Asker | None = None,
     on_notice: Callable[[str], None] | None = None,
     allow_unconfined_verify: bool = False,
+    unattended: bool | None = None,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
     MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
@@ -419,6 +421,7 @@ def setup_goal(
         max_requests=max_requests,
         max_minutes=max_minutes,
         allow_unconfined_verify=allow_unconfined_verify,
+        **({} if unattended is None else {"unattended": unattended}),
     )
     return GoalSetup(
         workspace=workspace,

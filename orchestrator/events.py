@@ -162,6 +162,16 @@ class BudgetWarning(GoalEventBase):
     limit: float
 
 
+class GoalWaiting(GoalEventBase):
+    """An unattended goal waits before it goes on by itself: DeepSeek kept failing (past the client's own retries)
+    or could not be reached. ``attempt`` counts the waits in a row; ``wait_s`` grows with it."""
+
+    kind: Literal["goal_waiting"] = "goal_waiting"
+    reason: str
+    wait_s: float
+    attempt: int
+
+
 class GoalFinished(GoalEventBase):
     kind: Literal["goal_finished"] = "goal_finished"
     status: EndState
@@ -185,5 +195,6 @@ GoalEvent = (
     | Escalated
     | ProAskedForPro
     | BudgetWarning
+    | GoalWaiting
     | GoalFinished
 )

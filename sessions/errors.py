@@ -218,3 +218,12 @@ def error_for_status(
             server_message=server_message,
         )
     return UnexpectedStatusError.from_server(status, server_message)
+
+
+def is_outage(error: DeepSeekError) -> bool:
+    """Whether ``error`` says DeepSeek is overloaded, rate-limiting, failing or out of reach (still, after the
+    client's own retries): waiting may fix it. A refused key, an exhausted balance or a rejected request are not
+    outages; waiting would not change them."""
+    if isinstance(error, RetriesExhaustedError):
+        return is_outage(error.last)
+    return error.retryable or isinstance(error, DeadlineExceededError)

@@ -136,6 +136,8 @@ class Session:
         )
         self.context = ContextEstimate()
         self.reply_source: ReplySource = reply_source or stream_reply
+        self.task_state: Callable[[], str] | None = None
+        """What the harness knows of the task (a goal's objective, plan, changes): restated first after a compaction."""
         self.flatmaps: dict[str, FlatMap | None] = {t.function.name: None for t in prefix.tools}
         for tool in registry:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
@@ -384,4 +386,5 @@ class Session:
         """Fold the older part of the log into a digest (:func:`sessions.compaction.compact`); False when there is
         nothing to fold."""
         keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
-        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model)
+        task = self.task_state() if self.task_state is not None else ""
+        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task)

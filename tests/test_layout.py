@@ -151,6 +151,7 @@ PUBLIC: dict[str, list[str]] = {
         "executor_tools",
         "planner_tools",
     ],
+    "orchestrator.unattended": ["UnattendedRun", "notify", "summary_markdown", "write_summary"],
     "orchestrator.policy": [
         "Budget",
         "BudgetExceeded",

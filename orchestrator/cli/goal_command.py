@@ -32,7 +32,7 @@ from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageErro
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
-from orchestrator.launch import GoalLaunch, ReviewerFactory, check_limits, launch_goal, plan_estimate
+from orchestrator.launch import GoalLaunch, LaunchedGoal, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.verify import unconfined_reason
@@ -40,6 +40,7 @@ from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
+from orchestrator.unattended.loop import UnattendedRun
 from plans import Plan, PlanError
 from plans.errors import PlanFileError
 from plans.loader import load_plan_file
@@ -77,6 +78,9 @@ class GoalCommand:
     objective: str = ""
     mcp: McpHub | None = None
     """The MCP servers, opened around the run (their tools join both sessions)."""
+    launched: LaunchedGoal | None = None
+    unattended: UnattendedRun | None = None
+    """An unattended run: its :attr:`~UnattendedRun.runner` is the current one (a new one after each wait)."""
 
     def fail(self, message: str, code: int) -> int:
         self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
@@ -116,11 +120,14 @@ class GoalCommand:
             sandbox=getattr(args, "sandbox", None),
             permissions=getattr(args, "permissions", None),
             allow_unconfined_verify=bool(getattr(args, "allow_unconfined_verify", False)),
+            unattended=getattr(args, "unattended", None),
+            max_runtime_s=getattr(args, "max_runtime", None),
+            notify_cmd=getattr(args, "notify_cmd", None),
         )
 
     def _reviewer(self, launch: GoalLaunch) -> ReviewerFactory:
         """The terminal's reviewer (or ``--yes``), made only when the run needs a review."""
-        yes = bool(getattr(self.args, "yes", False))
+        yes = bool(getattr(self.args, "yes", False)) or bool(getattr(self.args, "unattended", False))
 
         def make(setup: GoalSetup) -> Reviewer:
             if not yes and not self.stdin_isatty and launch.resume is not None:
@@ -157,7 +164,7 @@ class GoalCommand:
             env=os.environ,
             reviewer=self._reviewer(launch),
             on_event=on_event,
-            asker=terminal_asker() if self.stdin_isatty and not self.args.json else None,
+            asker=terminal_asker() if self.stdin_isatty and not self.args.json and not launch.unattended else None,
             on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
             transport=self.recorder.transport() if self.recorder is not None else None,
         )
@@ -168,6 +175,7 @@ class GoalCommand:
             warning = "--allow-unconfined-verify: the plan's verify commands will run on this machine, unconfined"
             Console(stderr=True).print(Text(f"reasonix: {warning}", style="red"))
         self.mcp = launched.mcp
+        self.launched = launched
         return launched.runner
 
     def _resolve_resume(self, workspace: Path, resume: str) -> str:
@@ -221,6 +229,9 @@ class GoalCommand:
             return self.fail(str(exc), ExitCode.USAGE)
         except ValidationError as exc:
             return self.fail(f"invalid option: {exc.errors()[0]['msg']}", ExitCode.USAGE)
+        launched = self.launched
+        if launched is not None and launched.unattended:
+            self.unattended = UnattendedRun(runner, max_runtime_s=launched.max_runtime_s)
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(
@@ -241,7 +252,11 @@ class GoalCommand:
         async def work() -> GoalOutcome:
             mcp = self.mcp.open() if self.mcp is not None else contextlib.nullcontext()
             async with mcp:  # the servers' tools must be listed before the sessions' prefixes are frozen
-                return await runner.run(self.mode)
+                if self.unattended is None:
+                    return await runner.run(self.mode)
+                outcome = await self.unattended.run(self.mode)
+                await self._leave_summary(outcome)
+                return outcome
 
         error: str | None = None
         outcome: GoalOutcome | None = None
@@ -261,6 +276,15 @@ class GoalCommand:
         if outcome is None:
             return self._interrupted(runner, json_out)
         return self._finished(runner, outcome, json_out)
+
+    async def _leave_summary(self, outcome: GoalOutcome) -> None:
+        """An unattended run's ``summary.md`` and ``--notify-cmd`` (:meth:`UnattendedRun.conclude`)."""
+        assert self.unattended is not None and self.launched is not None
+        resume = self.resume_command(self.unattended.runner)
+        path, problem = await self.unattended.conclude(outcome, resume=resume, notify_cmd=self.launched.notify_cmd)
+        self.stderr.print(Text(f"summary: {path}", style="dim"), soft_wrap=True)
+        if problem is not None:
+            self.stderr.print(Text(f"reasonix {self.prog}: {problem}", style="yellow"), soft_wrap=True)
 
     def _write_recording(self, runner: GoalRunner, status: str | None) -> None:
         if self.recorder is None:
@@ -322,7 +346,9 @@ class GoalCommand:
                 self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
             return ExitCode.OK
         what = {
-            "blocked": "blocked: the planner needs an answer only you can give",
+            "blocked": "blocked: a person is needed to go on"
+            if self.unattended is not None
+            else "blocked: the planner needs an answer only you can give",
             "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)

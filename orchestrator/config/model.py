@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from orchestrator.config.durations import parse_duration
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
@@ -96,6 +97,19 @@ class GoalConfig(_Section):
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
     parallel: int = Field(3, ge=1, le=16)
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
+    unattended: bool = False
+    """Never ask anything: wait out DeepSeek's outages, end blocked where a person is needed (``--unattended``)."""
+    max_runtime: str | None = None
+    """An unattended goal's longest wall time, waits included: ``90m``, ``8h`` (``--max-runtime``)."""
+    notify_cmd: str | None = None
+    """A command run when an unattended goal ends (``--notify-cmd``); needs ``reasonix trust`` in a workspace's file."""
+
+    @field_validator("max_runtime")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
 
 
 class RepairConfig(_Section):

@@ -40,6 +40,7 @@ _GUARDED: dict[str, tuple[Any, str]] = {
     "sandbox.env": (lambda v: bool(v), "it passes your environment variables to commands"),
     "permissions.allow": (lambda v: bool(v), "allow rules let commands run without asking"),
     "permissions.mode": (lambda v: v == "auto", "auto runs commands without asking"),
+    "goal.notify_cmd": (lambda v: bool(v), "it runs a program on your machine when a goal ends"),
     "mcp.servers": (
         lambda v: bool(v),
         "an MCP server starts a program on your machine or receives your workspace's data",

@@ -16,13 +16,24 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.checkpoints.hook import StepCheckpoints
-from orchestrator.events import Escalated, GoalEvent, GoalEventBase, GoalState, GoalStateChanged
+from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.events import (
+    Escalated,
+    GoalEvent,
+    GoalEventBase,
+    GoalState,
+    GoalStateChanged,
+    GoalWaiting,
+    StepVerified,
+    VerifyOutcome,
+)
 from orchestrator.goal import prompts
 from orchestrator.goal.phases import Ended
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.goal.tools import Mailbox, executor_tools, planner_tools
 from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
+from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
@@ -62,6 +73,11 @@ class GoalOptions(BaseModel):
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
     allow_unconfined_verify: bool = False
     """``--allow-unconfined-verify``: without a sandbox, verify commands run on the host anyway."""
+    unattended: bool = False
+    """``--unattended``: nobody is there to answer, so what would wait for a person ends the goal blocked (with the
+    reason) instead of paused, and a stuck step is re-planned once before that (see :mod:`orchestrator.unattended`)."""
+    backoff: Backoff = Backoff()
+    """How an unattended goal waits out DeepSeek's outages (:mod:`orchestrator.policy.outage`)."""
 
 
 class SessionOpener(Protocol):
@@ -143,6 +159,13 @@ class GoalContext:
             on_escalation=self._escalated,
             on_pro_marker=self.emit,
         )
+        self.replies: ReplySource = self.escalator
+        """Where every request of the goal goes: the escalator, or around it the wait for DeepSeek's outages when
+        the run is unattended (:class:`~orchestrator.policy.outage.OutageWaits`)."""
+        self.outages: OutageWaits | None = None
+        if options.unattended:
+            self.outages = OutageWaits(self.escalator, on_wait=self._waiting, backoff=options.backoff)
+            self.replies = self.outages
         self.budget = BudgetTracker(
             options.budget,
             already_used=BudgetUsage(
@@ -150,6 +173,8 @@ class GoalContext:
             ),
         )
         self.progress = ProgressTracker()
+        self.last_verify: dict[str, tuple[VerifyOutcome, ...]] = {}
+        """Each step's verify outcomes the last time they ran (for :meth:`task_state`)."""
         self.planner: Session | None = None
         self.executor: Session | None = None
         self.pending_planner_note: str | None = None
@@ -184,10 +209,16 @@ class GoalContext:
             if isinstance(checked, list):
                 for warning in checked:
                     self.emit(warning)
+        if isinstance(event, StepVerified):
+            self.last_verify[event.step_id] = event.outcomes
         if isinstance(event, GoalEventBase):
             self.store.append_event(event.model_dump(mode="json"))
         if self._on_event is not None:
             self._on_event(event)
+
+    def _waiting(self, reason: str, wait_s: float, attempt: int) -> None:
+        self.emit(GoalWaiting(reason=reason, wait_s=wait_s, attempt=attempt))
+        self.store.sync()  # journaled before the wait: a run killed while it waits says why it stood still
 
     def _escalated(self, event: Escalated) -> None:
         self.escalations.append(event)
@@ -208,6 +239,11 @@ class GoalContext:
         self.record.usage_seconds = usage.seconds
         self.record.pro_turns = self.escalator.pro_turns
         self.store.save(self.record)
+
+    def held(self, reason: str) -> Ended:
+        """The end of a goal that needs a person to go on (it is stuck, or a step cannot be verified here): paused,
+        resumable, when someone is there; blocked with the reason when the run is unattended."""
+        return Ended("blocked" if self.options.unattended else "paused", reason)
 
     def over_budget(self) -> Ended | None:
         """A pause when a limit is reached, at safe points: after a planner turn, after a step's verification (a
@@ -232,7 +268,7 @@ class GoalContext:
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:
         options = self.options
-        return self.open_session(
+        session = self.open_session(
             name=name,
             system_prompt=system_prompt,
             registry=registry,
@@ -248,10 +284,20 @@ class GoalContext:
             ),
             journal_path=self.store.dir / f"{name}.jsonl",
             on_event=self.emit,
-            reply_source=self.escalator,
+            reply_source=self.replies,
             resume=True,
             request_gate=self.budget,  # the run's one ledger, asked before every request (DESIGN §5 "Budgets")
         )
+        session.task_state = self.task_state  # what a compaction restates first (DESIGN §5 "Compaction in a goal")
+        return session
+
+    def task_state(self) -> str:
+        """The task as the supervisor holds it, restated first in a compacted log of either session
+        (:func:`orchestrator.goal.prompts.task_state`); the files changed are the run's steps' checkpoints."""
+        changed = sorted(
+            {c.path for run in step_runs(Ledger(self.workspace).read(), self.store.run_id) for c in run.changes}
+        )
+        return prompts.task_state(self.record.objective, self.plan, changed=changed, verified=self.last_verify)
 
     def with_planner_note(self, text: str) -> str:
         """``text``, preceded by the pending note for the planner (which is then told)."""

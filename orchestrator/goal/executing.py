@@ -117,14 +117,19 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             seen = workspace_fingerprint(ctx.workspace, step.writes) | {o.command + "\0" + o.output for o in outcomes}
             no_progress = ctx.progress.record_round(seen)
             if no_progress is not None:
-                return Ended("paused", no_progress.reason)
+                return ctx.held(no_progress.reason)
             return ctx.over_budget() or Executing()
         feedback = verify_feedback(outcomes)
         failed_verifications += 1
         stuck = ctx.progress.record_failure(step.id, feedback, "\n" + failure_digest(outcomes))
         if stuck is not None:
             ctx.update_step(step.id, status=StepStatus.FAILED)
-            return Ended("paused", stuck.reason)
+            if options.unattended and step.id not in record.stuck_replanned:
+                # Nobody will look at it: the planner gets the evidence once, then the goal ends blocked with it.
+                record.stuck_replanned.append(step.id)
+                ctx.save()
+                return Replanning(step, f"{stuck.reason}\n\n{feedback}", blocked=False)
+            return ctx.held(stuck.reason)
         attempt = record.attempts[step.id] = record.attempts[step.id] + 1
         ctx.save()
         paused = ctx.over_budget()

@@ -16,11 +16,19 @@ the error as its reason and a resume hint, then the error propagates, unwrapped 
 
 from __future__ import annotations
 
+import trio
+
 from orchestrator.events import EndState, GoalFinished
 from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
 from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
-from orchestrator.goal.outcome import GoalOutcome, api_error_of, budget_refusal_of, is_cancellation, resume_command
+from orchestrator.goal.outcome import (
+    GoalOutcome,
+    api_error_of,
+    budget_refusal_of,
+    is_cancellation,
+    resume_command,
+)
 from orchestrator.goal.parallel.forks import fork_totals
 from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
@@ -37,6 +45,10 @@ INTERRUPTED = "interrupted by the user; the goal is resumable"
 class GoalRunner(GoalContext):
     """Runs one goal. Build it with :func:`orchestrator.build.create_runner` (a new run) or
     :func:`orchestrator.build.resume_runner` (an existing run directory)."""
+
+    stop_at: tuple[float, str] | None = None
+    """``(trio time, reason)``, set by an unattended run with a maximum runtime: a cancellation from that time on is
+    the runtime's end, and the pause says so, instead of "interrupted by the user"."""
 
     def first_phase(self, mode: Mode) -> Phase:
         """Where a new or resumed run starts."""
@@ -85,7 +97,7 @@ class GoalRunner(GoalContext):
                 phase = await self.advance(phase, mode)
         except BaseException as exc:
             if is_cancellation(exc):
-                self.finish("paused", INTERRUPTED)  # synchronous: no checkpoint
+                self.finish("paused", self.interrupted_reason())  # synchronous: no checkpoint
                 raise
             refused = budget_refusal_of(exc)
             if refused is not None:  # the gate refused a request before it was sent: a budget pause like any other
@@ -94,12 +106,22 @@ class GoalRunner(GoalContext):
             error = api_error_of(exc)
             if error is None:
                 raise
-            self.finish("paused", f"stopped by a DeepSeek API error: {error}")
+            reason = f"stopped by a DeepSeek API error: {error}"
+            if self.options.unattended:  # outages were waited out: nobody will fix the key or the balance
+                self.finish("failed", reason)
+                return self.outcome()
+            self.finish("paused", reason)
             if error is exc:
                 raise
             raise error from None
         self.finish(phase.state, phase.reason)
         return self.outcome()
+
+    def interrupted_reason(self) -> str:
+        """Why a cancellation pauses the goal: the user's Ctrl-C, or the end of an unattended run's runtime."""
+        if self.stop_at is not None and trio.current_time() >= self.stop_at[0]:
+            return self.stop_at[1]
+        return INTERRUPTED
 
     def finish(self, status: EndState, reason: str) -> None:
         """Record the end state (once) and report it, with the command that resumes a paused goal."""
@@ -142,7 +164,7 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
     wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
     refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
     if refusal is not None:  # before the executor works on a step whose verification could not run
-        return Ended("paused", refusal)
+        return ctx.held(refusal)
     if wave:
         return await run_wave(ctx, [plan.step(sid) for sid in wave])
     first = solo[0] if solo else ready[0]

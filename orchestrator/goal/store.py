@@ -76,6 +76,8 @@ class GoalRecord(BaseModel):
     solo: list[str] = Field(default_factory=list)
     """Steps that run alone in the executor (their parallel branch could not be merged), until verified."""
     replans: int = 0
+    stuck_replanned: list[str] = Field(default_factory=list)
+    """Steps an unattended run re-planned once because they were stuck (a second time ends the goal blocked)."""
     escalations: int = 0
     pro_turns: int = 0
     usage_usd: float = 0.0

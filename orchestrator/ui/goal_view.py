@@ -30,6 +30,7 @@ from orchestrator.events import (
     GoalEventBase,
     GoalFinished,
     GoalStateChanged,
+    GoalWaiting,
     PlanProposed,
     PlanRejected,
     PlanRevised,
@@ -43,7 +44,15 @@ from orchestrator.events import (
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
 from orchestrator.ui.branch_lines import BranchBoard
-from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, state_line, verify_failure_text
+from orchestrator.ui.goal_lines import (
+    budget_warning_line,
+    escalation_line,
+    print_whole,
+    pro_marker_line,
+    state_line,
+    verify_failure_text,
+    waiting_line,
+)
 from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
@@ -407,20 +416,11 @@ class GoalTerminalUI:
         elif isinstance(event, ProAskedForPro):
             self.line(pro_marker_line(event))
         elif isinstance(event, BudgetWarning):
-            self.line(Text(f"⚠ budget: {_warning(event)}", style="yellow"))
+            self.line(budget_warning_line(event))
+        elif isinstance(event, GoalWaiting):
+            self.line(waiting_line(event))
         elif isinstance(event, GoalFinished):
             self.renderer.end_line()
-
-
-def _warning(event: BudgetWarning) -> str:
-    share = event.used / event.limit if event.limit else 1.0
-    if event.resource == "usd":
-        amounts = f"${event.used:.4f} of ${event.limit:.2f}"
-    elif event.resource == "requests":
-        amounts = f"{event.used:g} of {event.limit:g} requests"
-    else:
-        amounts = f"{event.used:.1f} of {event.limit:g} minutes"
-    return f"{share * 100:.0f}% used ({amounts}); the goal pauses at 100%"
 
 
 def summary_text(summary: Summary) -> Text:

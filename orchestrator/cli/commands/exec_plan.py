@@ -13,10 +13,11 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options
+    from orchestrator.cli.options import add_connection_options, add_unattended_options
 
     parser.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="an approved plan document (JSON)")
     add_connection_options(parser)
+    add_unattended_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:

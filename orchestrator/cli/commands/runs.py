@@ -117,6 +117,8 @@ def _event_line(event: dict[str, Any]) -> str | None:
         return f"↑ {event.get('session')} escalated to {event.get('to_model')}: {event.get('reason', '')}"
     if kind == "budget_warning":
         return f"! budget: {event.get('resource')} {event.get('used')} of {event.get('limit')}"
+    if kind == "goal_waiting":
+        return f"… waited {event.get('wait_s', 0):.0f} s (outage {event.get('attempt')}): {event.get('reason', '')}"
     if kind == "goal_finished":
         return f"■ {event.get('status')}: {event.get('summary', '')}"
     return None

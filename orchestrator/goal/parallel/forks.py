@@ -101,10 +101,11 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
         settings=executor.settings,
         journal_path=journal,
         on_event=on_event,
-        reply_source=KeyedSource(ctx.escalator, key),
+        reply_source=KeyedSource(ctx.replies, key),
         resume=True,
         root=root,
         env=env,
         request_gate=ctx.budget,  # the goal's one ledger: a fork's requests count and are capped with every other
     )
+    session.task_state = ctx.task_state
     return Lane(session, mailbox, root, key, step_id, dict(env))

@@ -342,7 +342,7 @@
   // ------------------------------------------------------------------ one run's live view
   const EVENT_KINDS = [
     'goal_state', 'plan_proposed', 'plan_rejected', 'plan_revised', 'review', 'step_started', 'step_reported',
-    'step_verified', 'escalation', 'pro_asked_for_pro', 'budget_warning', 'goal_finished', 'request_started', 'stream',
+    'step_verified', 'escalation', 'pro_asked_for_pro', 'budget_warning', 'goal_waiting', 'goal_finished', 'request_started', 'stream',
     'usage', 'cache', 'tool_started', 'tool_finished', 'repair', 'compaction', 'journal_recovered', 'turn_finished',
     'summary', 'error', 'message', 'wave_started', 'branch_merged', 'branch_rerun',
   ];
@@ -524,6 +524,9 @@
           break;
         case 'budget_warning':
           this.log(id, `budget warning: ${e.resource} ${e.used} of ${e.limit}`);
+          break;
+        case 'goal_waiting':
+          this.log(id, `waiting ${Math.round(e.wait_s)} s (outage ${e.attempt}), then going on: ${this.brief(e.reason)}`);
           break;
         case 'goal_finished':
           this.setState(e.status, e.summary);
