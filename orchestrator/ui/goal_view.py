@@ -338,7 +338,8 @@ class GoalTerminalUI:
     def _goal(self, event: GoalEvent) -> None:
         if isinstance(event, GoalStateChanged | GoalFinished):
             self.branches.clear()
-        render = GOAL_EVENT_LINES.get(type(event))
+        # by class, or the nearest base class that has a line (a goal event declared elsewhere, as a subclass)
+        render = next((GOAL_EVENT_LINES[c] for c in type(event).__mro__ if c in GOAL_EVENT_LINES), None)
         if render is not None:
             render(self, event)
         else:  # a kind without a line of its own yet: named, never dropped in silence
