@@ -105,8 +105,12 @@ function startedLines(e) {
   }
   const what = command !== null ? command : path !== null ? path : str(args, 'pattern');
   if (what !== null) return { head: `▸ ${name} ${what}`, rows: [] };
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v.length > 40 ? v.slice(0, 39) + '…' : v) : JSON.stringify(v)}`);
-  return { head: `▸ ${name} ${parts.join(' ')}`.trimEnd(), rows: [] };
+  // any other tool: its arguments in the order given, each value short, as the terminal's _generic shows them
+  const value = (v) => (typeof v === 'string' ? JSON.stringify(clip(v, 40))
+    : Array.isArray(v) ? `[${counted(v.length, 'item')}]`
+      : v && typeof v === 'object' ? `{${counted(Object.keys(v).length, 'key')}}` : clip(JSON.stringify(v), 40));
+  const parts = Object.entries(args).map(([k, v]) => `${k}=${value(v)}`);
+  return { head: `▸ ${name} ${clip(parts.join(' '), 120)}`.trimEnd(), rows: [] };
 }
 
 const STATUS = /^\[(exit code -?\d+|killed by signal \d+|timed out after [^;\]]+)[^\]]*\]$/;
