@@ -28,10 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sessions import compaction, resume, tokens
 from sessions.compaction import DIGEST_FINGERPRINT
 from sessions.context_estimate import ContextEstimate
-from sessions.events import (
-    SessionEvent,
-    StreamUpdate,
-)
+from sessions.events import SHOWN_ONLY, SessionEvent, StreamUpdate
 from sessions.in_flight import InFlight
 from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
 from sessions.log import MessageLog
@@ -216,7 +213,7 @@ class Session:
 
     def emit(self, event: SessionEvent) -> None:
         if self.journal is not None and not isinstance(event, StreamUpdate):
-            self.journal.write_event(event.model_dump(mode="json"))
+            self.journal.write_event(event.model_dump(mode="json", exclude=SHOWN_ONLY))
         if self.on_event is not None:
             self.on_event(event)
 

@@ -9,7 +9,7 @@ import io
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from orchestrator.events import BudgetWarning, Escalated, GoalStateChanged, GoalWaiting, ProAskedForPro, StepVerified
+from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, StepVerified
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
@@ -66,28 +66,6 @@ def escalation_line(event: Escalated) -> Text:
         estimate = " est." if event.flash_cost_estimated else ""
         line += f" (flash call aborted after {chars}, ${event.flash_cost_usd:.4f}{estimate})"
     return Text(line, style="yellow")
-
-
-def _warning(event: BudgetWarning) -> str:
-    share = event.used / event.limit if event.limit else 1.0
-    if event.resource == "usd":
-        amounts = f"${event.used:.4f} of ${event.limit:.2f}"
-    elif event.resource == "requests":
-        amounts = f"{event.used:g} of {event.limit:g} requests"
-    else:
-        amounts = f"{event.used:.1f} of {event.limit:g} minutes"
-    return f"{share * 100:.0f}% used ({amounts}); the goal pauses at 100%"
-
-
-def budget_warning_line(event: BudgetWarning) -> Text:
-    """A budget resource passed its warning share (80 %)."""
-    return Text(f"⚠ budget: {_warning(event)}", style="yellow")
-
-
-def waiting_line(event: GoalWaiting) -> Text:
-    """An unattended goal waits out DeepSeek before it goes on by itself: how long, which outage in a row, why."""
-    reason = neutralise(event.reason)
-    return Text(f"… waiting {event.wait_s:.0f} s (outage {event.attempt}), then going on: {reason}", style="yellow")
 
 
 def pro_marker_line(event: ProAskedForPro) -> Text:

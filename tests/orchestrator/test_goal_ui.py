@@ -32,7 +32,8 @@ from orchestrator.events import (
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget, BudgetTracker, BudgetUsage
 from orchestrator.summary import SessionFigures, Summary
-from orchestrator.ui.goal_view import GoalTerminalUI, escalation_line, summary_text
+from orchestrator.ui.goal_lines import escalation_line
+from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from plans.schema import Plan, StepStatus
 from sessions.diagnostics import RequestDiagnostics
 from sessions.events import (

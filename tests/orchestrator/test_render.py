@@ -241,7 +241,7 @@ def test_json_lines_renderer_writes_one_object_per_event() -> None:
         '"body_bytes": 1000, "prefix_fingerprint": "f", "messages": 2}\n'
         '{"session": "executor", "kind": "stream", "event": {"kind": "content_delta", "text": "héllo"}}\n'
         '{"session": "executor", "kind": "tool_finished", "call_id": "c1", "name": "bash", "is_error": false, '
-        '"preview": "ok", "chars": 2, "bounded": false}\n'
+        '"preview": "ok", "chars": 2, "bounded": false, "tail": "", "lines": 0}\n'
         '{"kind": "summary", "status": "done"}\n'
     )
     assert [json.loads(line) for line in buffer.getvalue().splitlines()][:3] == [

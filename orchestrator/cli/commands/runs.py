@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,36 +93,41 @@ def _list(runs: list[RunSummary], as_json: bool) -> int:
     return 0
 
 
+def _joined(items: Any) -> str:
+    return ", ".join(str(i) for i in items) if isinstance(items, list) else ""
+
+
+EVENT_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "goal_state": lambda e: f"» {e.get('state')}" + (f": {e['reason']}" if e.get("reason") else ""),
+    "plan_proposed": lambda e: f"plan r{e.get('revision')} proposed",
+    "plan_rejected": lambda e: f"plan rejected (attempt {e.get('attempt')}): {'; '.join(e.get('errors', []))}",
+    "plan_revised": lambda e: f"plan revised to r{e.get('revision')} ({e.get('reason', '')})",
+    "review": lambda e: f"review: {e.get('decision')}" + (" (automatic)" if e.get("automatic") else ""),
+    "step_started": lambda e: (
+        f"◐ {e.get('step_id', '')} {e.get('title', '')} · attempt {e.get('attempt')} · {e.get('model')}"
+    ),
+    "step_reported": lambda e: f"  {e.get('step_id', '')} reported {e.get('status')}: {e.get('summary', '')}",
+    "step_verified": lambda e: (
+        f"{'✓' if e.get('ok') else '✗'} {e.get('step_id', '')} {'verified' if e.get('ok') else 'failed verification'}"
+    ),
+    "wave_started": lambda e: f"⇉ wave: {_joined(e.get('step_ids'))} at once, each in its own branch",
+    "branch_merged": lambda e: (
+        f"⇢ {e.get('step_id', '')} merged" + (f": {_joined(e.get('changed'))}" if e.get("changed") else "")
+    ),
+    "branch_rerun": lambda e: f"↺ {e.get('step_id', '')} not merged, runs again alone: {e.get('reason', '')}",
+    "escalation": lambda e: f"↑ {e.get('session')} escalated to {e.get('to_model')}: {e.get('reason', '')}",
+    "pro_asked_for_pro": lambda e: f"↑ {e.get('session')}: {e.get('model')} asked for pro: {e.get('reason', '')}",
+    "budget_warning": lambda e: f"! budget: {e.get('resource')} {e.get('used')} of {e.get('limit')}",
+    "goal_waiting": lambda e: f"… waited {e.get('wait_s', 0):.0f} s (outage {e.get('attempt')}): {e.get('reason', '')}",
+    "goal_finished": lambda e: f"■ {e.get('status')}: {e.get('summary', '')}",
+}
+"""``runs show``'s line for each goal event kind (``orchestrator.events.GOAL_EVENT_KINDS``; a test holds that every
+kind has one). Session events are summed up under "cost per session" instead."""
+
+
 def _event_line(event: dict[str, Any]) -> str | None:
-    kind = event.get("kind")
-    step = event.get("step_id", "")
-    if kind == "goal_state":
-        reason = f": {event['reason']}" if event.get("reason") else ""
-        return f"» {event.get('state')}{reason}"
-    if kind == "plan_proposed":
-        return f"plan r{event.get('revision')} proposed"
-    if kind == "plan_revised":
-        return f"plan revised to r{event.get('revision')} ({event.get('reason', '')})"
-    if kind == "plan_rejected":
-        return f"plan rejected (attempt {event.get('attempt')}): {'; '.join(event.get('errors', []))}"
-    if kind == "review":
-        auto = " (automatic)" if event.get("automatic") else ""
-        return f"review: {event.get('decision')}{auto}"
-    if kind == "step_started":
-        return f"◐ {step} {event.get('title', '')} · attempt {event.get('attempt')} · {event.get('model')}"
-    if kind == "step_reported":
-        return f"  {step} reported {event.get('status')}: {event.get('summary', '')}"
-    if kind == "step_verified":
-        return f"{'✓' if event.get('ok') else '✗'} {step} {'verified' if event.get('ok') else 'failed verification'}"
-    if kind == "escalation":
-        return f"↑ {event.get('session')} escalated to {event.get('to_model')}: {event.get('reason', '')}"
-    if kind == "budget_warning":
-        return f"! budget: {event.get('resource')} {event.get('used')} of {event.get('limit')}"
-    if kind == "goal_waiting":
-        return f"… waited {event.get('wait_s', 0):.0f} s (outage {event.get('attempt')}): {event.get('reason', '')}"
-    if kind == "goal_finished":
-        return f"■ {event.get('status')}: {event.get('summary', '')}"
-    return None
+    line = EVENT_LINES.get(str(event.get("kind")))
+    return line(event) if line is not None else None
 
 
 def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
