@@ -31,7 +31,7 @@ from orchestrator.goal.store import RunStore, new_run_id
 from orchestrator.launch import GoalLaunch, ReviewerFactory, launch_goal
 from orchestrator.mcp.hub import McpHub
 from orchestrator.review.reviewer import AutoApprove, Reviewer
-from orchestrator.serve.errors import BadRequestError, RunConflictError, UnknownRunError
+from orchestrator.serve.errors import InvalidRequestError, RunConflictError, UnknownRunError
 from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
@@ -147,7 +147,7 @@ class GoalManager:
         try:
             launched = launch_goal(launch, env=self.env, reviewer=reviewer, on_event=on_event, on_notice=self.on_notice)
         except (ReasonixError, ValidationError) as exc:
-            raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
+            raise InvalidRequestError(str(exc), "fix the workspace's configuration or the request") from None
         if launched.setup.notice and self.on_notice is not None:
             self.on_notice(f"{launch.workspace}: {launched.setup.notice}")
         return launched.runner, launched.mcp
