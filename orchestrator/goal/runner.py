@@ -17,7 +17,7 @@ the error as its reason and a resume hint, then the error propagates, unwrapped 
 from __future__ import annotations
 
 from orchestrator.events import EndState, GoalFinished
-from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
+from orchestrator.goal.context import AnyEvent, GoalContext, GoalMode, GoalOptions, SessionOpener
 from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
 from orchestrator.goal.outcome import GoalOutcome, api_error_of, budget_refusal_of, is_cancellation, resume_command
@@ -29,7 +29,7 @@ from orchestrator.goal.reviewing import review
 from plans.graph import PlanGraph
 from plans.schema import StepStatus
 
-__all__ = ["AnyEvent", "GoalOptions", "GoalOutcome", "GoalRunner", "Mode", "SessionOpener"]
+__all__ = ["AnyEvent", "GoalMode", "GoalOptions", "GoalOutcome", "GoalRunner", "SessionOpener"]
 
 INTERRUPTED = "interrupted by the user; the goal is resumable"
 
@@ -38,7 +38,7 @@ class GoalRunner(GoalContext):
     """Runs one goal. Build it with :func:`orchestrator.build.create_runner` (a new run) or
     :func:`orchestrator.build.resume_runner` (an existing run directory)."""
 
-    def first_phase(self, mode: Mode) -> Phase:
+    def first_phase(self, mode: GoalMode) -> Phase:
         """Where a new or resumed run starts."""
         if self.plan is None:
             return Planning()
@@ -46,12 +46,12 @@ class GoalRunner(GoalContext):
             return Reviewing()  # also a goal paused at its review (Ctrl-C, a limit): never executed unreviewed
         return self._after_review(mode)
 
-    def _after_review(self, mode: Mode) -> Executing | Ended:
+    def _after_review(self, mode: GoalMode) -> Executing | Ended:
         if mode == "plan":
             return Ended("paused", "plan approved and saved; execute it with reasonix exec")
         return Executing()
 
-    async def advance(self, phase: Phase, mode: Mode) -> Phase:
+    async def advance(self, phase: Phase, mode: GoalMode) -> Phase:
         """One transition of the machine: the unit for ``phase`` runs and returns the next phase."""
         if isinstance(phase, Planning):
             return await first_plan(self)
@@ -70,7 +70,7 @@ class GoalRunner(GoalContext):
             return await replan(self, phase)
         return phase
 
-    async def run(self, mode: Mode = "goal") -> GoalOutcome:
+    async def run(self, mode: GoalMode = "goal") -> GoalOutcome:
         """Run (or continue) the goal to a terminal or paused state. Cancellation pauses it, resumable; so does a
         DeepSeek API error, which is then raised (see the module's docstring)."""
         self.open_sessions()
@@ -139,7 +139,7 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
         return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
     ctx.set_state("executing")
     solo = [sid for sid in ready if sid in ctx.record.solo]
-    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    wave = [] if solo else pick_wave(plan, ready, ctx.parallel)
     refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
     if refusal is not None:  # before the executor works on a step whose verification could not run
         return Ended("paused", refusal)

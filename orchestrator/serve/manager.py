@@ -6,7 +6,7 @@ One goal per workspace at a time (the run lock: a second is refused with 409), a
 Pausing cancels the goal's cancel scope, so it pauses resumable exactly as Ctrl-C pauses ``reasonix goal``; resuming
 launches it again with the new limits. A DeepSeek error pauses that goal (the reason is
 in its record and its events), never the service. Every run lives in its run directory as before, so a restarted service
-lists them (:mod:`orchestrator.checkpoints.history`, as ``reasonix runs`` does) and resumes paused ones on request.
+lists them (:mod:`orchestrator.runs.history`, as ``reasonix runs`` does) and resumes paused ones on request.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import trio
 from pydantic import ValidationError
 
 from orchestrator.build import GoalSetup, run_dir
-from orchestrator.cli.exits import leaves
 from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES
+from orchestrator.exits import leaves
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import RunStore, new_run_id

@@ -42,13 +42,13 @@ from orchestrator.events import (
 )
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
+from orchestrator.text.safe_text import neutralise_model
+from orchestrator.text.wording import counted
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, state_line, verify_failure_text
-from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
 from orchestrator.ui.tool_lines import short as _short
-from orchestrator.ui.wording import counted
 from plans.render import plan_tree
 from plans.schema import Plan
 from sessions.events import (
