@@ -37,7 +37,7 @@ from typing import Any
 
 import trio
 
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from sessions.log import MessageLog
 from sessions.prefix import Prefix, build_prefix
 from sessions.reply import ReplyRequest

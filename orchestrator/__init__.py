@@ -26,9 +26,11 @@ if TYPE_CHECKING:
         repl,
         replay,
         review,
+        runs,
         serve,
         summary,
         task,
+        text,
         ui,
     )
 
@@ -46,9 +48,11 @@ __all__ = [
     "repl",
     "replay",
     "review",
+    "runs",
     "serve",
     "summary",
     "task",
+    "text",
     "ui",
 ]
 

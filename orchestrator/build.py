@@ -18,12 +18,12 @@ import httpx
 
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from plans.schema import Plan, StepStatus
 from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent

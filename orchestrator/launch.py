@@ -22,7 +22,7 @@ import httpx
 from orchestrator.build import GoalSetup, api_key_for, build_client, create_runner, resume_runner, setup_goal
 from orchestrator.config.durations import parse_duration
 from orchestrator.errors import UsageError
-from orchestrator.goal.context import Mode
+from orchestrator.goal.context import GoalMode
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.mcp.hub import McpHub
@@ -53,7 +53,7 @@ class GoalLaunch:
 
     workspace: Path
     """An existing directory, already resolved by the front end (each has its own rule for what it accepts)."""
-    mode: Mode = "goal"
+    mode: GoalMode = "goal"
     objective: str = ""
     plan: Plan | None = None
     resume: str | None = None
@@ -91,7 +91,7 @@ class GoalLaunch:
 
 def plan_estimate(setup: GoalSetup) -> Callable[[Plan], str]:
     """What a reviewer shows under a plan: the estimate of its cost against the run's budget."""
-    from orchestrator.checkpoints.estimate import estimate_plan
+    from orchestrator.runs.estimate import estimate_plan
 
     book, options = setup.resolved.config.price_book(), setup.options
 
@@ -101,7 +101,7 @@ def plan_estimate(setup: GoalSetup) -> Callable[[Plan], str]:
     return estimate
 
 
-def needs_review(mode: Mode, previous: GoalRecord | None) -> bool:
+def needs_review(mode: GoalMode, previous: GoalRecord | None) -> bool:
     """Whether this launch must be able to review a plan: never for ``exec`` (its plan is the approved one), always
     for a new goal, and for a resumed run as its record says (:attr:`GoalRecord.needs_review`)."""
     if mode == "exec":

@@ -71,6 +71,46 @@ def test_no_module_imports_itself_through_others() -> None:
     assert circles == []
 
 
+def _room(module: str) -> str:
+    """The room of an ``orchestrator`` module: its first-level folder (``goal`` for
+    ``orchestrator.goal.parallel.wave``), or the module itself for one at the top (``build``)."""
+    return module.split(".")[1]
+
+
+def test_no_arrow_inside_the_orchestrator_runs_back_up() -> None:
+    """DESIGN §2: the orchestrator's rooms (its folders and top-level modules) import one another in one direction
+    only, so they stack into floors. Two rooms that import each other, directly or around a loop, mean a concept
+    in the wrong room. Each such pair is named here with its reason, or it fails."""
+    import networkx as nx
+
+    rooms: nx.DiGraph[str] = nx.DiGraph()
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in _module_graph().items():
+        if not module.startswith("orchestrator."):
+            continue
+        for target in targets:
+            if target.startswith("orchestrator.") and _room(target) != _room(module):
+                rooms.add_edge(_room(module), _room(target))
+                arrows.setdefault((_room(module), _room(target)), []).append(f"{module} -> {target}")
+    circles = [
+        [f"{a} -> {b}: {', '.join(sorted(arrows[a, b]))}" for a, b in zip(c, [*c[1:], c[0]], strict=True)]
+        for c in nx.simple_cycles(rooms)
+    ]
+    assert circles == []
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """One name per concept: a public class name (no leading ``_``) is defined in one module of the four packages,
+    so an import, a traceback or a search names one thing. Two concepts that want one name want two names."""
+    homes: dict[str, list[str]] = {}
+    for package in OURS:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    homes.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
 # ------------------------------------------------------------------------------------------ public names (__all__)
 
 PUBLIC: dict[str, list[str]] = {
@@ -88,9 +128,11 @@ PUBLIC: dict[str, list[str]] = {
         "replay",
         "repl",
         "review",
+        "runs",
         "serve",
         "summary",
         "task",
+        "text",
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
@@ -103,17 +145,13 @@ PUBLIC: dict[str, list[str]] = {
         "GitUnavailableError",
         "Ledger",
         "NothingToUndoError",
-        "RunSummary",
         "ShadowRepo",
         "StepCheckpoints",
         "apply_undo",
-        "estimate_plan",
-        "latest_resumable",
-        "list_runs",
         "plan_undo",
-        "resolve_run",
         "take_checkpoint",
     ],
+    "orchestrator.runs": ["RunSummary", "estimate_plan", "latest_resumable", "list_runs", "resolve_run"],
     "orchestrator.cli.commands": [
         "checkpoints",
         "code",
@@ -201,8 +239,9 @@ PUBLIC: dict[str, list[str]] = {
         "open_manager",
         "serve_app",
     ],
-    "orchestrator.task": ["RunSummary", "TaskRun"],
-    "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "counted", "summary_text"],
+    "orchestrator.task": ["TaskRun", "TaskSummary"],
+    "orchestrator.text": ["counted", "neutralise", "neutralise_model", "neutralise_text", "shorten"],
+    "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "summary_text"],
     "plans": [
         "IssueCode",
         "LenientPlan",

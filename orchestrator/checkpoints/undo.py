@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, join_nul
 from orchestrator.checkpoints.ledger import (
     UNDO_PREFIX,
-    Change,
     Checkpoint,
+    FileChange,
     Ledger,
     StepRun,
     run_ids,
@@ -42,7 +42,7 @@ class UndoPlan:
     target: Checkpoint
     agent_tree: str
     now: Tree
-    restore: tuple[Change, ...]
+    restore: tuple[FileChange, ...]
     """Each file that goes back, with what the agent had done to it (A: created, so it is removed)."""
     conflicts: tuple[str, ...]
     """Files the agent changed and that were changed again since."""

@@ -6,38 +6,21 @@ Nothing here ever prints or returns the API key: only the name of the variable t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import httpx
 import trio
 
 from orchestrator.build import DEFAULT_BASE_URL
+from orchestrator.check import Check
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
-from orchestrator.ui.wording import counted
+from orchestrator.text.wording import counted
 from sessions.prices import PriceError
 
-Status = Literal["ok", "fail", "skip", "warn"]
 UNTRUSTED = "refused: this workspace file"
 """How a problem that only ``reasonix trust`` fixes begins (a workspace file with keys that need trust)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: tuple[str, ...] = ()
-    """What to do about a failure or a warning, one line each."""
-    problems: tuple[str, ...] = ()
-    """The individual problems behind a failure (each bad key of a configuration file), one line each."""
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "fail"
 
 
 def check_config(

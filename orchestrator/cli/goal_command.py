@@ -1,7 +1,7 @@
 """What ``reasonix goal``, ``reasonix plan`` and ``reasonix exec`` share: their options, building the runner, Ctrl-C,
 showing the outcome and the exit status.
 
-Exit status: the table in ``orchestrator/cli/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
+Exit status: the table in ``orchestrator/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
 blocked, cancelled at review, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or
 configuration; 3 paused, with the resume command; 130 interrupted by Ctrl-C, paused and resumable).
 
@@ -18,26 +18,26 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from orchestrator.build import GoalSetup, check_workspace
-from orchestrator.cli.exits import ExitCode, leaves
 from orchestrator.cli.options import read_text_argument
-from orchestrator.cli.signals import hard_exit, run_interruptible, watch_interrupts
 from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
+from orchestrator.exits import ExitCode, leaves
+from orchestrator.goal.context import GoalMode
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.launch import GoalLaunch, LaunchedGoal, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
-from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.verify import unconfined_reason
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
+from orchestrator.signals import hard_exit, run_interruptible, watch_interrupts
+from orchestrator.ui.approval import terminal_asker
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
 from orchestrator.unattended.loop import UnattendedRun
@@ -46,8 +46,6 @@ from plans.errors import PlanFileError
 from plans.loader import load_plan_file
 from plans.storage import revision_path
 from sessions.errors import DeepSeekError
-
-Mode = Literal["goal", "plan", "exec"]
 
 __all__ = ["GoalCommand", "hard_exit", "read_plan_file", "run_command", "watch_interrupts"]
 
@@ -68,7 +66,7 @@ class GoalCommand:
     """One invocation of ``goal`` / ``plan`` / ``exec``."""
 
     args: argparse.Namespace
-    mode: Mode
+    mode: GoalMode
     prog: str
     stdout: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
     stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
@@ -180,14 +178,15 @@ class GoalCommand:
 
     def _resolve_resume(self, workspace: Path, resume: str) -> str:
         """``--resume`` without an id: the latest resumable run (and say which); an unknown id: the nearest ones."""
-        from orchestrator.checkpoints.history import latest_resumable, resolve_run, shorten
+        from orchestrator.runs.history import latest_resumable, resolve_run
+        from orchestrator.text.wording import shorten
 
         if resume:
             return resolve_run(workspace, resume).run_id
         latest = latest_resumable(workspace)
         if latest is None:
             raise UsageError("there is no paused or interrupted run to resume here; `reasonix runs` lists the runs")
-        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective)}"
+        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective, 60)}"
         self.stderr.print(Text(what, style="dim"), soft_wrap=True)
         return latest.run_id
 
@@ -354,5 +353,5 @@ class GoalCommand:
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
 
 
-def run_command(args: argparse.Namespace, mode: Mode, prog: str) -> int:
+def run_command(args: argparse.Namespace, mode: GoalMode, prog: str) -> int:
     return GoalCommand(args=args, mode=mode, prog=prog).run()

@@ -6,7 +6,7 @@ Command modules import only the standard library at module level and pull in hea
 rich, the tokenizer) inside ``run``, so that ``reasonix --help`` answers at once (DESIGN §7).
 
 :func:`main` is the one place where whatever escapes a command ends: exit statuses are the table in
-:mod:`orchestrator.cli.exits`, an API error or Ctrl-C becomes one line (also from inside trio's exception groups), and
+:mod:`orchestrator.exits`, an API error or Ctrl-C becomes one line (also from inside trio's exception groups), and
 a closed standard output (``reasonix replay | head -3``) ends the command quietly.
 """
 
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
 
-from orchestrator.cli.exits import ExitCode, escaped
+from orchestrator.exits import ExitCode, escaped
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -90,12 +90,18 @@ class PricesConfig(_Section):
     off_peak_multiplier: Decimal | None = Field(None, gt=0, le=1, strict=False, allow_inf_nan=False)
 
 
+ParallelSteps = Annotated[int, Field(ge=1, le=16)]
+"""How many ready steps run at once (``[goal] parallel``): the one bound, for the configuration and ``GoalOptions``."""
+TextCalls = Annotated[int, Field(ge=0, le=20)]
+"""The most calls taken from one reply's text (``[repair] max_text_calls``): the one bound, for both as well."""
+
+
 class GoalConfig(_Section):
     """How the goal loop works on the workspace."""
 
     retry_from_checkpoint: bool = True
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
-    parallel: int = Field(3, ge=1, le=16)
+    parallel: ParallelSteps = 3
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
     unattended: bool = False
     """Never ask anything: wait out DeepSeek's outages, end blocked where a person is needed (``--unattended``)."""
@@ -115,7 +121,7 @@ class GoalConfig(_Section):
 class RepairConfig(_Section):
     """Tool-call repair (``sessions.repair``)."""
 
-    max_text_calls: int = Field(3, ge=0, le=20)
+    max_text_calls: TextCalls = 3
     """The most tool calls taken from one reply's text when the model wrote them there instead of calling the tools;
     0 takes none (the model is asked to call the tools)."""
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.config.model import Config, ParallelSteps, TextCalls
 from orchestrator.events import (
     Escalated,
     GoalEvent,
@@ -47,30 +48,39 @@ from sessions.tools.registry import ToolRegistry, default_registry
 from sessions.turn import TurnResult
 
 AnyEvent = SessionEvent | GoalEvent
-Mode = Literal["goal", "plan", "exec"]
+GoalMode = Literal["goal", "plan", "exec"]
 SessionName = Literal["planner", "executor"]
 
 
+_CONFIG = Config()
+_SESSION = SessionSettings()
+
+
 class GoalOptions(BaseModel):
+    """How one goal runs, fixed for the run. ``orchestrator.build.goal_options`` makes it from the configuration and
+    the command line; every default is the configuration's (``Config``) or a session's (``SessionSettings``), and the
+    bounds of ``parallel`` and ``max_text_calls`` are the configuration's own types: none is written here again."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
-    flash_model: str = "deepseek-v4-flash"
-    pro_model: str = "deepseek-v4-pro"
-    thinking: bool = True
-    reasoning_effort: Literal["low", "medium", "high", "max"] | None = "high"
+    flash_model: str = _CONFIG.models.flash
+    pro_model: str = _CONFIG.models.pro
+    thinking: bool = _CONFIG.thinking
+    reasoning_effort: Literal["low", "medium", "high", "max"] | None = _CONFIG.reasoning_effort
     escalation: EscalationPolicy = EscalationPolicy()
     budget: Budget = Budget()
     max_step_attempts: int = 2
     max_plan_attempts: int = 3
     max_replans: int = 5
-    max_requests_per_turn: int = 60
-    context_window: int = 1_000_000
-    max_text_calls: int = Field(default=3, ge=0, le=20)
+    max_requests_per_turn: int = _SESSION.max_requests_per_turn
+    context_window: int = _SESSION.context_window
+    max_text_calls: TextCalls = _CONFIG.repair.max_text_calls
     """``[repair] max_text_calls``: the most calls taken from one reply's text."""
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
-    retry_from_checkpoint: bool = True
-    parallel: int = Field(default=3, ge=1)
-    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
+    retry_from_checkpoint: bool = _CONFIG.goal.retry_from_checkpoint
+    parallel: ParallelSteps = _CONFIG.goal.parallel
+    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time). The run's
+    own limit, which drops to 1 when branches cannot be made, is :attr:`GoalContext.parallel`."""
     allow_unconfined_verify: bool = False
     """``--allow-unconfined-verify``: without a sandbox, verify commands run on the host anyway."""
     unattended: bool = False
@@ -146,6 +156,9 @@ class GoalContext:
         store.lock()  # one process per run: a second --resume is refused, not interleaved
         self.record = record
         self.options = options
+        self.parallel = options.parallel
+        """How many steps a wave may run at once in this run: ``options.parallel`` until a branch's copy of the
+        workspace cannot be made, then 1 (:meth:`one_step_at_a_time`). The options themselves never change."""
         self.reviewer = reviewer
         self.open_session = open_session
         """Builds a session (the planner, the executor, and each fork of the executor in a parallel wave)."""
@@ -192,6 +205,11 @@ class GoalContext:
     def plan_with_state(self) -> Plan | None:
         """The current plan with each step's state (what the terminal UI draws)."""
         return self.record.plan
+
+    def one_step_at_a_time(self, reason: str) -> None:
+        """No more parallel waves in this run (a branch's copy of the workspace could not be made): say so, and why."""
+        self.parallel = 1
+        self.checkpoints.notify(f"steps run one at a time for the rest of this run: {reason}")
 
     def update_step(self, step_id: str, **fields: Any) -> None:
         """Change supervisor-owned fields (``status``, ``result``, ``evidence``) of one step of the current plan."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import trio
 
 from orchestrator.events import EndState, GoalFinished
-from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
+from orchestrator.goal.context import AnyEvent, GoalContext, GoalMode, GoalOptions, SessionOpener
 from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
 from orchestrator.goal.outcome import (
@@ -37,7 +37,7 @@ from orchestrator.goal.reviewing import review
 from plans.graph import PlanGraph
 from plans.schema import StepStatus
 
-__all__ = ["AnyEvent", "GoalOptions", "GoalOutcome", "GoalRunner", "Mode", "SessionOpener"]
+__all__ = ["AnyEvent", "GoalMode", "GoalOptions", "GoalOutcome", "GoalRunner", "SessionOpener"]
 
 INTERRUPTED = "interrupted by the user; the goal is resumable"
 
@@ -50,7 +50,7 @@ class GoalRunner(GoalContext):
     """``(trio time, reason)``, set by an unattended run with a maximum runtime: a cancellation from that time on is
     the runtime's end, and the pause says so, instead of "interrupted by the user"."""
 
-    def first_phase(self, mode: Mode) -> Phase:
+    def first_phase(self, mode: GoalMode) -> Phase:
         """Where a new or resumed run starts."""
         if self.plan is None:
             return Planning()
@@ -58,12 +58,12 @@ class GoalRunner(GoalContext):
             return Reviewing()  # also a goal paused at its review (Ctrl-C, a limit): never executed unreviewed
         return self._after_review(mode)
 
-    def _after_review(self, mode: Mode) -> Executing | Ended:
+    def _after_review(self, mode: GoalMode) -> Executing | Ended:
         if mode == "plan":
             return Ended("paused", "plan approved and saved; execute it with reasonix exec")
         return Executing()
 
-    async def advance(self, phase: Phase, mode: Mode) -> Phase:
+    async def advance(self, phase: Phase, mode: GoalMode) -> Phase:
         """One transition of the machine: the unit for ``phase`` runs and returns the next phase."""
         if isinstance(phase, Planning):
             return await first_plan(self)
@@ -82,7 +82,7 @@ class GoalRunner(GoalContext):
             return await replan(self, phase)
         return phase
 
-    async def run(self, mode: Mode = "goal") -> GoalOutcome:
+    async def run(self, mode: GoalMode = "goal") -> GoalOutcome:
         """Run (or continue) the goal to a terminal or paused state. Cancellation pauses it, resumable; so does a
         DeepSeek API error, which is then raised (see the module's docstring)."""
         self.open_sessions()
@@ -161,7 +161,7 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
         return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
     ctx.set_state("executing")
     solo = [sid for sid in ready if sid in ctx.record.solo]
-    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    wave = [] if solo else pick_wave(plan, ready, ctx.parallel)
     refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
     if refusal is not None:  # before the executor works on a step whose verification could not run
         return ctx.held(refusal)

@@ -25,6 +25,8 @@ from plans.schema import Plan, StepStatus
 from plans.storage import load_latest, save_revision, write_atomic
 
 RUNS_DIR = Path(".reasonix") / "runs"
+FORKS_DIR = "forks"
+"""Where a run directory keeps the journals of the executor's forks (``orchestrator.goal.parallel.forks``)."""
 
 
 class RunNotFoundError(ReasonixError):
@@ -310,3 +312,26 @@ class RunStore:
         if self._events is not None:
             self._events.close()
             self._events = None
+
+
+def read_jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
+    """The records of a JSON-lines file of a run directory (only the lines holding ``needle``), a torn line left out."""
+    if not path.is_file():
+        return []
+    out = []
+    with path.open("rb") as fh:
+        for raw in fh:
+            if needle and needle not in raw:
+                continue
+            try:
+                out.append(json.loads(raw))
+            except json.JSONDecodeError:
+                continue  # a torn last line
+    return out
+
+
+def usage_events(journal: Path) -> list[dict[str, Any]]:
+    """The usage events a session journal holds (one per request), torn or corrupt lines left out."""
+    records = read_jsonl(journal, b'"usage"')
+    events = [r.get("event") for r in records if r.get("t") == "event"]
+    return [e for e in events if isinstance(e, dict) and e.get("kind") == "usage"]

@@ -20,7 +20,7 @@ from orchestrator.config.model import ResolvedConfig, user_config_path
 from orchestrator.config.rules_file import RuleFileError, remember_rule
 from orchestrator.config.trust import trust_path
 from orchestrator.errors import ConfigError, ConfigProblem
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.text.safe_text import neutralise
 from sessions.permissions import ApprovalMode, Asker, PermissionGate, RuleError, Rules
 from sessions.sandbox import Sandbox, describe, sandbox_for, sandbox_unavailable_reason
 

@@ -31,7 +31,7 @@ import trio
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import VerifyOutcome
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.text.safe_text import neutralise
 from plans.schema import Plan, Step, StepStatus, VerifyCommand
 from sessions.sandbox import Sandbox, sandbox_unavailable_reason
 from sessions.tools.bounded import HeadTail

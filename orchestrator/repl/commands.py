@@ -94,7 +94,7 @@ async def _context(conv: Conversation, arg: str) -> bool:
 
 async def _output(conv: Conversation, arg: str) -> bool:
     """The whole output of the latest command or MCP tool call (``/output 2``: the one before), neutralised."""
-    from orchestrator.ui.safe_text import neutralise
+    from orchestrator.text.safe_text import neutralise
 
     outputs = conv.renderer.outputs
     back = int(arg) if arg.strip().isdigit() and int(arg) > 0 else 1
@@ -195,8 +195,8 @@ async def _undo(conv: Conversation, arg: str) -> bool:
 
 async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
     """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
-    from orchestrator.checkpoints import list_runs
     from orchestrator.repl.goals import run_goal
+    from orchestrator.runs import list_runs
 
     before = {r.run_id for r in list_runs(conv.workspace)}
     try:

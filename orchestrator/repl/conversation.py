@@ -220,7 +220,7 @@ class Conversation:
         """SIGINT (Ctrl-C while a turn runs): cancel the turn; a second one before it has unwound exits at once."""
         if threading.current_thread() is not threading.main_thread():
             await trio.sleep_forever()
-        from orchestrator.cli.goal_command import hard_exit
+        from orchestrator.signals import hard_exit
 
         with trio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:

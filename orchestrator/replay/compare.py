@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from orchestrator.replay.report import ReplayReport
 from orchestrator.replay.runner import replay_scenario
-from orchestrator.ui.wording import counted
+from orchestrator.text.wording import counted
 from scenarios.emulator.latency import LatencyModel
 from scenarios.format import LoadedScenario, ScenarioSettings
 from sessions.events import UsageReported

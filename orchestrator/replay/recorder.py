@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 import pathspec
 
+from orchestrator import executor_prompt
 from orchestrator.goal import prompts as goal_prompts
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.review.reviewer import ReviewDecision, Reviewer
-from orchestrator.task import prompts as prompts
 from plans.schema import Plan
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
 from scenarios.format import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
@@ -45,7 +45,7 @@ MAX_FILES = 2000
 KNOWN_SESSIONS: tuple[tuple[str, str], ...] = (
     ("planner", goal_prompts.PLANNER_SYSTEM_PROMPT),
     ("executor", goal_prompts.EXECUTOR_SYSTEM_PROMPT),
-    ("executor", prompts.EXECUTOR_RUN_SYSTEM),
+    ("executor", executor_prompt.EXECUTOR_RUN_SYSTEM),
 )
 DRIFT_DIFF_LINES = 60
 

@@ -76,7 +76,7 @@ class UndoResult(Ok):
     """Files changed after the agent left them (by hand): kept as they are, never overwritten."""
 
 
-class ErrorBody(BaseModel):
+class ErrorResponse(BaseModel):
     error: str
     hint: str
 
@@ -142,7 +142,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     GoalCreated,
     Ok,
     UndoResult,
-    ErrorBody,
+    ErrorResponse,
     RunInfo,
     RunList,
     RunDetail,

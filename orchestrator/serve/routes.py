@@ -13,7 +13,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from orchestrator.events import GOAL_EVENT_KINDS, SESSION_EVENT_KINDS
-from orchestrator.serve.errors import BadRequestError, UnknownRunError
+from orchestrator.serve.errors import InvalidRequestError, UnknownRunError
 from orchestrator.serve.events import PING_INTERVAL_S, sse_frames
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import (
@@ -51,7 +51,7 @@ async def _body(request: Request, model: type[M]) -> M:
             message = f"{where}: {first['msg']}" if where else str(first["msg"])
         else:
             message = f"the body is not JSON: {exc}"
-        raise BadRequestError(f"invalid request: {message}", "GET /api/schema describes every body") from None
+        raise InvalidRequestError(f"invalid request: {message}", "GET /api/schema describes every body") from None
 
 
 def _manager(request: Request) -> GoalManager:
@@ -64,7 +64,7 @@ def _after(request: Request) -> int:
     try:
         return max(0, int(raw))
     except ValueError:
-        raise BadRequestError(
+        raise InvalidRequestError(
             f"Last-Event-ID / after must be an event id (a number), not {raw!r}", "send the last id you received"
         ) from None
 

@@ -34,7 +34,7 @@ WHAT_TO_DO: dict[str, str] = {
 }
 
 
-class RunSummary(Summary):
+class TaskSummary(Summary):
     """The last line of ``reasonix run --json``: a :class:`~orchestrator.summary.Summary`, with the advice for a run
     that did not finish."""
 
@@ -85,7 +85,7 @@ class TaskRun:
             memory_config_dir=memory_config_dir,
         )
 
-    async def execute(self) -> RunSummary:
+    async def execute(self) -> TaskSummary:
         """Run the task's turn. DeepSeek errors end the run with status ``error``; cancellation propagates (the
         session leaves its journal consistent), after which :meth:`summary` still reports what was spent."""
         try:
@@ -94,9 +94,9 @@ class TaskRun:
             return self.summary("error", error=str(exc))
         return self.summary(result.status, text=result.text)
 
-    def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> RunSummary:
+    def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> TaskSummary:
         session = self.session
-        return RunSummary(
+        return TaskSummary(
             command="run",
             run_id=self.run_id,
             status=status,

@@ -28,11 +28,11 @@ from orchestrator.events import (
     StepVerified,
     WaveStarted,
 )
+from orchestrator.text.wording import counted
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, state_line, verify_failure_text
 from orchestrator.ui.stream import TerminalRenderer
 from orchestrator.ui.tool_lines import short
-from orchestrator.ui.wording import counted
 
 
 class GoalView(Protocol):

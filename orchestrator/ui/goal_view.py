@@ -24,13 +24,13 @@ from rich.text import Text
 from orchestrator.events import GoalEvent, GoalEventBase, GoalFinished, GoalStateChanged
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
+from orchestrator.text.safe_text import neutralise_model
+from orchestrator.text.wording import counted
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_event_lines import GOAL_EVENT_LINES
 from orchestrator.ui.goal_lines import print_whole
-from orchestrator.ui.safe_text import neutralise_model
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
-from orchestrator.ui.wording import counted
 from plans.render import plan_tree
 from plans.schema import Plan
 from sessions.events import (

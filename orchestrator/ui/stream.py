@@ -18,12 +18,12 @@ from rich.control import Control
 from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.text.safe_text import neutralise, neutralise_text
+from orchestrator.text.wording import counted
 from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_taken
-from orchestrator.ui.safe_text import neutralise, neutralise_text
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.tool_lines import short as _short
 from orchestrator.ui.tool_lines import tool_line
-from orchestrator.ui.wording import counted
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -92,7 +92,7 @@ class TerminalRenderer:
     """Streams reasoning (dimmed) and content as they arrive; one line per tool call, repair, compaction, restart;
     a cost and cache footer after every request.
 
-    Every text from the model or a tool is neutralised (:mod:`orchestrator.ui.safe_text`): its control characters
+    Every text from the model or a tool is neutralised (:mod:`orchestrator.text.safe_text`): its control characters
     are shown, never executed. ``spinner`` (default: on a real terminal) shows ``⠹ waiting for <model> · 2.4s``
     while a request has produced nothing yet, and again when a reply stalls mid-stream (:attr:`waiting` tracks it
     either way). ``clock`` is where the elapsed time comes from; ``tick=False`` leaves the redrawing to whoever calls

@@ -11,7 +11,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.config.durations import format_duration
-from orchestrator.goal.context import Mode
+from orchestrator.goal.context import GoalMode
 from orchestrator.goal.outcome import GoalOutcome
 from orchestrator.goal.runner import GoalRunner
 from orchestrator.unattended.report import RUNTIME_PREFIX, headline, notify, summary_markdown, write_summary
@@ -36,7 +36,7 @@ class UnattendedRun:
     def waited_s(self) -> float:
         return self.runner.outages.waited_s if self.runner.outages is not None else 0.0
 
-    async def run(self, mode: Mode = "goal") -> GoalOutcome:
+    async def run(self, mode: GoalMode = "goal") -> GoalOutcome:
         """Run the goal to its one terminal state: complete, blocked, failed, or paused (stopped by budget or by
         runtime, resumable). A cancellation from outside (Ctrl-C) pauses it, resumable, and propagates."""
         assert self.runner.options.unattended, "an unattended run needs GoalOptions(unattended=True)"

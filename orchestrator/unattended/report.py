@@ -12,7 +12,7 @@ import trio
 
 from orchestrator.config.durations import format_duration
 from orchestrator.goal.outcome import GoalOutcome
-from orchestrator.ui.wording import counted
+from orchestrator.text.wording import counted
 from plans.schema import StepStatus
 
 SUMMARY_FILE = "summary.md"

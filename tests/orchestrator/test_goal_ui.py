@@ -324,10 +324,7 @@ async def test_first_sigint_cancels_the_work_second_exits_at_once() -> None:
 
 
 def test_hard_exit_flushes_what_was_printed_and_exits_130() -> None:
-    code = (
-        "import sys; from orchestrator.cli.goal_command import hard_exit; "
-        "print('kept', end=''); sys.stderr.write('e'); "
-    )
+    code = "import sys; from orchestrator.signals import hard_exit; print('kept', end=''); sys.stderr.write('e'); "
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe is block-buffered
     proc = subprocess.run(
         [sys.executable, "-c", code + "hard_exit()"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.replay.recorder import CapturedExchange, canonical_lines, derive_script, to_recorded
 from orchestrator.replay.runner import replay
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from scenarios.format import load_scenario
 
 from .goal_support import call, reply

@@ -166,8 +166,8 @@ async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: P
 
     from rich.console import Console
 
-    from orchestrator.checkpoints.estimate import estimate_plan
     from orchestrator.review.reviewer import TerminalReviewer
+    from orchestrator.runs.estimate import estimate_plan
     from plans.schema import Plan
     from sessions.prices import default_price_book
 

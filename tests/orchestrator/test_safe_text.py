@@ -17,8 +17,8 @@ from rich.text import Text
 
 from orchestrator.cli.main import main
 from orchestrator.events import Escalated, GoalStateChanged, StepReported, StepStarted, StepVerified, VerifyOutcome
+from orchestrator.text.safe_text import neutralise, neutralise_model, neutralise_text
 from orchestrator.ui.goal_view import GoalTerminalUI
-from orchestrator.ui.safe_text import neutralise, neutralise_model, neutralise_text
 from orchestrator.ui.stream import TerminalRenderer
 from plans.schema import Plan, StepStatus
 from sessions.events import RepairApplied, StreamUpdate, ToolFinished, ToolStarted

@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.build import check_workspace
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
-    from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from orchestrator.ui.approval import terminal_asker
     from sessions.permissions import Question
 
     console = Console(highlight=False, soft_wrap=True)

@@ -2,7 +2,7 @@
 planning or review. The plan file is read by ``plans.loader`` and validated first; an invalid one is refused with every
 problem named.
 
-Exit status (the table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, or an invalid plan file;
+Exit status (the table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked, or an invalid plan file;
 2 a usage or configuration problem; 3 paused (the resume command is printed); 130 interrupted by Ctrl-C.
 """
 

@@ -4,7 +4,7 @@ run directory; a step that was verified never runs again.
 
 The objective is the argument, ``-`` for standard input, or ``--objective-file FILE`` (``orchestrator/cli/options.py``).
 
-Exit status (the one table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
+Exit status (the one table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
 stopped by a DeepSeek error (the resume command is printed); 2 a usage or configuration problem; 3 paused (the resume
 command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
 

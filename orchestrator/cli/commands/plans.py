@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.cli.exits import ExitCode
-from orchestrator.ui.wording import counted
+from orchestrator.exits import ExitCode
+from orchestrator.text.wording import counted
 
 if TYPE_CHECKING:
     from plans import Plan
@@ -99,7 +99,7 @@ def _show(args: argparse.Namespace) -> int:
         )
     fmt = args.format
     if fmt != "json":  # shown to a person: control characters made visible, not executed (JSON escapes them)
-        from orchestrator.ui.safe_text import neutralise_model
+        from orchestrator.text.safe_text import neutralise_model
 
         plan = neutralise_model(plan)
     if fmt in ("tree", "table"):

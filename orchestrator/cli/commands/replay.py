@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.cli.exits import ExitCode
+    from orchestrator.exits import ExitCode
     from scenarios.format import ScenarioError, library_paths, load_scenario
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)

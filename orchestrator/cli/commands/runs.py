@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.checkpoints.history import RunSummary
+    from orchestrator.runs.history import RunSummary
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +61,7 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
 
 
 def _list(runs: list[RunSummary], as_json: bool) -> int:
-    from orchestrator.checkpoints.history import shorten
+    from orchestrator.text.wording import shorten
 
     if as_json:
         print(json.dumps([summary_json(r) for r in runs], ensure_ascii=False, indent=2))
@@ -133,8 +133,9 @@ def _event_line(event: dict[str, Any]) -> str | None:
 def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
     from rich.console import Console
 
-    from orchestrator.checkpoints.history import run_events, run_plan, shorten
     from orchestrator.checkpoints.ledger import Ledger
+    from orchestrator.runs.history import run_events, run_plan
+    from orchestrator.text.wording import shorten
     from orchestrator.ui.goal_lines import print_whole
     from plans.render import plan_tree
 
@@ -177,8 +178,8 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from orchestrator.build import WorkspaceError, check_workspace
-    from orchestrator.checkpoints.history import list_runs, resolve_run
     from orchestrator.goal.store import RunNotFoundError
+    from orchestrator.runs.history import list_runs, resolve_run
 
     try:
         workspace = check_workspace(args.workspace)

@@ -48,7 +48,7 @@ ACTIONS = {"A": "remove (the step created it)", "D": "bring back (the step delet
 
 def _describe(plan: UndoPlan) -> list[str]:
     steps = ", ".join(dict.fromkeys(sr.before.step_id for sr in plan.steps))
-    from orchestrator.ui.wording import counted
+    from orchestrator.text.wording import counted
 
     lines = [f"taking back {steps} of run {plan.run_id}: {counted(len(plan.restore), 'file')}"]
     if plan.cut_off:
@@ -136,7 +136,8 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
 def _unknown(workspace: Path, run_id: str, known: list[str]) -> str:
     import difflib
 
-    from orchestrator.checkpoints.history import list_runs, shorten
+    from orchestrator.runs.history import list_runs
+    from orchestrator.text.wording import shorten
 
     runs = {r.run_id: r for r in list_runs(workspace)}
     if run_id in runs:

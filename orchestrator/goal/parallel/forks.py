@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from orchestrator.checkpoints.history import FORKS_DIR, usage_events
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
+from orchestrator.goal.store import FORKS_DIR, usage_events
 from orchestrator.goal.tools import Mailbox, executor_tools
 from sessions.events import SessionEvent
 from sessions.reply import ReplyRequest, ReplySource

@@ -49,8 +49,7 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
             for step in steps:
                 branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
         except BranchError as exc:  # no copy of the workspace (git missing, a full disk): one step at a time
-            ctx.options = ctx.options.model_copy(update={"parallel": 1})
-            ctx.checkpoints.notify(f"steps run one at a time for the rest of this run: {exc}")
+            ctx.one_step_at_a_time(str(exc))
             async with ctx.checkpoints.step(steps[0].id):
                 return await run_step(ctx, steps[0])
         for step in steps:

@@ -110,7 +110,7 @@ def test_plan_mode_refuses_a_write_and_the_conversation_still_hits_the_cache(tmp
     texts = [m.model_dump_json() for m, _ in journal.messages]
     assert any("refused: write_file can change the workspace" in t for t in texts)
     # `reasonix runs` names the conversation by what the user said, not by the mode block in front of it.
-    from orchestrator.checkpoints import list_runs
+    from orchestrator.runs import list_runs
 
     assert [r.objective for r in list_runs(ws)] == ["hello"]
 

@@ -18,7 +18,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.errors import ReasonixError
-from orchestrator.goal.store import RUNS_DIR, GoalRecord, RunNotFoundError, RunStore
+from orchestrator.goal.store import (
+    FORKS_DIR,
+    RUNS_DIR,
+    GoalRecord,
+    RunNotFoundError,
+    RunStore,
+    read_jsonl,
+    usage_events,
+)
+from orchestrator.text.wording import shorten
 from plans.schema import Plan
 from plans.storage import load_latest
 
@@ -26,8 +35,6 @@ Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})
 """Paused, or cut off (killed, interrupted) before it reached a final state."""
 PLAN_SAVED = "plan approved and saved"
-FORKS_DIR = "forks"
-"""Where a goal keeps the journals of the executor's forks (``orchestrator.goal.parallel.forks``)."""
 NOT_JOURNALS = frozenset({"events.jsonl", "serve-events.jsonl"})
 """The run directory's event logs (the goal's, and the one ``reasonix serve`` numbers for its API): not sessions."""
 
@@ -86,28 +93,6 @@ def _started(run_dir: Path) -> datetime:
         return datetime.fromtimestamp(run_dir.stat().st_mtime, UTC)
 
 
-def _jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    out = []
-    with path.open("rb") as fh:
-        for raw in fh:
-            if needle and needle not in raw:
-                continue
-            try:
-                out.append(json.loads(raw))
-            except json.JSONDecodeError:
-                continue  # a torn last line
-    return out
-
-
-def usage_events(journal: Path) -> list[dict[str, Any]]:
-    """The usage events a session journal holds (one per request), torn or corrupt lines left out."""
-    records = _jsonl(journal, b'"usage"')
-    events = [r.get("event") for r in records if r.get("t") == "event"]
-    return [e for e in events if isinstance(e, dict) and e.get("kind") == "usage"]
-
-
 def _journal_cost(journal: Path) -> SessionCost:
     total = SessionCost()
     for event in usage_events(journal):
@@ -138,7 +123,7 @@ _TAIL_BLOCKS = re.compile(r"\A(?:<([a-z][a-z0-9-]*)>\n.*?\n</\1>\n\n)+", re.DOTA
 def _task_objective(journal: Path) -> str:
     """The task of a ``reasonix run`` (or a ``reasonix code`` conversation): its first user message, without the tail
     blocks in front of it (a conversation's ``<mode>``)."""
-    for record in _jsonl(journal, b'"msg"'):
+    for record in read_jsonl(journal, b'"msg"'):
         try:
             message = json.loads(record.get("raw", ""))
         except (TypeError, json.JSONDecodeError):
@@ -149,14 +134,14 @@ def _task_objective(journal: Path) -> str:
 
 
 def _task_status(journal: Path) -> str:
-    finished = [r["event"] for r in _jsonl(journal, b'"turn_finished"') if isinstance(r.get("event"), dict)]
+    finished = [r["event"] for r in read_jsonl(journal, b'"turn_finished"') if isinstance(r.get("event"), dict)]
     return str(finished[-1].get("status", "done")) if finished else "interrupted"
 
 
 def _command(run_dir: Path, record: GoalRecord) -> Command:
     if record.reason.startswith(PLAN_SAVED):
         return "plan"
-    proposed = _jsonl(run_dir / "events.jsonl", b'"plan_proposed"')
+    proposed = read_jsonl(run_dir / "events.jsonl", b'"plan_proposed"')
     return "exec" if not proposed and record.plan_revision > 0 else "goal"
 
 
@@ -220,12 +205,6 @@ def latest_resumable(workspace: Path) -> RunSummary | None:
     return next((r for r in list_runs(workspace) if r.resumable), None)
 
 
-def shorten(text: str, width: int = 60) -> str:
-    """One line of at most ``width`` characters, control characters neutralised."""
-    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
-
-
 def resolve_run(workspace: Path, run_id: str, runs: list[RunSummary] | None = None) -> RunSummary:
     """The run named by ``run_id`` (or by a prefix of one id). :class:`RunNotFoundError` lists the nearest ids with
     their objectives."""
@@ -270,4 +249,4 @@ def run_plan(workspace: Path, run_id: str) -> Plan | None:
 
 
 def run_events(workspace: Path, run_id: str) -> list[dict[str, Any]]:
-    return _jsonl(runs_root(workspace) / run_id / "events.jsonl")
+    return read_jsonl(runs_root(workspace) / run_id / "events.jsonl")

@@ -1,6 +1,7 @@
-"""System prompts. Each is a constant: part of a frozen prefix, so it carries nothing that changes from run to run
-(no clock, no path, no run id; DESIGN §3.7). Editing one changes the cached prefix of every session that uses it:
-say so in the commit (``Cache-impact: high``).
+"""The system prompt of a standalone executor session (``reasonix run``, the ``reasonix code`` conversation), which
+``orchestrator.build.build_executor`` gives it. A constant: part of a frozen prefix, so it carries nothing that changes
+from run to run (no clock, no path, no run id; DESIGN §3.7). Editing it changes the cached prefix of every such
+session: say so in the commit (``Cache-impact: high``). The goal's prompts are in ``orchestrator.goal.prompts``.
 """
 
 from __future__ import annotations

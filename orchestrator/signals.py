@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 
 import trio
 
-from orchestrator.cli.exits import ExitCode
+from orchestrator.exits import ExitCode
 
 T = TypeVar("T")
 
@@ -62,7 +62,7 @@ def run_interruptible(
     """``trio.run`` of ``work`` inside ``resource`` (the HTTP client), Ctrl-C watched; ``None`` when interrupted.
 
     Whatever ``work`` raises leaves as trio raises it (possibly inside an exception group): callers catch with
-    ``except*``, and :func:`orchestrator.cli.exits.escaped` turns the rest into one line and an exit status.
+    ``except*``, and :func:`orchestrator.exits.escaped` turns the rest into one line and an exit status.
     """
 
     async def main() -> T | None:

@@ -10,6 +10,7 @@ def counted(count: int | float, noun: str, plural: str | None = None) -> str:
 
 
 def shorten(text: str, limit: int) -> str:
-    """``text`` on one line (runs of whitespace become one space), cut to ``limit`` characters with ``…`` if longer."""
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else one_line[: max(limit - 1, 0)] + "…"
+    """``text`` on one line of at most ``limit`` characters: runs of whitespace and control characters become one
+    space, and a longer line is cut with ``…`` (a space before the cut dropped). The one text-shortening helper."""
+    one_line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return one_line if len(one_line) <= limit else one_line[: max(limit - 1, 0)].rstrip() + "…"

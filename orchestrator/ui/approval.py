@@ -2,7 +2,7 @@
 
 A command shows the whole command (never cut), where it runs and what confines it; an edit shows its diff and a new
 file its first lines, before the answer (file tools run in Reasonix itself, so no sandbox line). Everything shown
-comes from the model and is neutralised (:mod:`orchestrator.ui.safe_text`): a command holding ``ESC[2K CR`` cannot
+comes from the model and is neutralised (:mod:`orchestrator.text.safe_text`): a command holding ``ESC[2K CR`` cannot
 redraw the prompt into something else.
 
 On a terminal the answer is one key: ``y`` yes once, ``a`` always (saved as a rule), ``n`` (or Enter, Esc) no with an
@@ -24,9 +24,9 @@ import trio
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.text.safe_text import neutralise
+from orchestrator.text.wording import counted
 from orchestrator.ui.tool_lines import edit_diff
-from orchestrator.ui.wording import counted
 from sessions.permissions import Answer, Asker, Question
 
 WRITE_HEAD_LINES = 12

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.checkpoints.history import list_runs
 from orchestrator.policy.budget import Budget
-from orchestrator.ui.wording import counted
+from orchestrator.runs.history import list_runs
+from orchestrator.text.wording import counted
 from plans.schema import Plan
 from sessions.prices import PriceBook, PriceError
 from sessions.wire import Usage
