@@ -27,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),
     "run": ("orchestrator.cli.commands.run", "one executor session on one task, streamed to the terminal"),
+    "print": (
+        "orchestrator.cli.commands.headless",
+        "headless: one task without a terminal (reasonix -p PROMPT), as text, json or stream-json",
+    ),
     "replay": (
         "orchestrator.cli.commands.replay",
         "re-run a scenario offline against the emulator, as a regression test",
@@ -49,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 """The flags of ``reasonix`` itself; any other flag before a command is ``reasonix code``'s."""
+PRINT_FLAGS = ("-p", "--print")
+"""``reasonix -p PROMPT …`` (anywhere before a command) is ``reasonix print PROMPT …``, as in Claude Code."""
 
 
 class _Command(Protocol):
@@ -97,6 +103,9 @@ def _version() -> str:
 def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    flags = [w for w in argv if w.startswith("-")] if not argv or argv[0].startswith("-") else []
+    if any(w in PRINT_FLAGS for w in flags):
+        argv = ["print", *(w for w in argv if w not in PRINT_FLAGS)]
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
         argv = ["code"]  # bare `reasonix` in a terminal opens the conversation
     elif argv and argv[0].startswith("-") and argv[0] not in TOP_LEVEL_FLAGS:
