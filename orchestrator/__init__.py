@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator import (
+        api,
         branches,
         build,
         checkpoints,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "api",
     "branches",
     "build",
     "checkpoints",

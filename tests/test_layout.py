@@ -75,6 +75,7 @@ def test_no_module_imports_itself_through_others() -> None:
 
 PUBLIC: dict[str, list[str]] = {
     "orchestrator": [
+        "api",
         "branches",
         "build",
         "checkpoints",
@@ -95,6 +96,28 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.api": [
+        "AssistantLine",
+        "Conversation",
+        "GoalHandle",
+        "ResultLine",
+        "ReviewDecision",
+        "StreamEventLine",
+        "StreamJsonEvent",
+        "Summary",
+        "SystemInit",
+        "SystemNotice",
+        "UserLine",
+        "approve",
+        "cancel",
+        "open_conversation",
+        "parse_event",
+        "revise",
+        "run_goal",
+        "run_goal_sync",
+        "run_task",
+        "run_task_sync",
+    ],
     "orchestrator.headless": [
         "SCHEMA_VERSION",
         "HeadlessConversation",
