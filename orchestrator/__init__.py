@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator import (
+        acp,
         api,
         branches,
         build,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "acp",
     "api",
     "branches",
     "build",

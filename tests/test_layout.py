@@ -75,6 +75,7 @@ def test_no_module_imports_itself_through_others() -> None:
 
 PUBLIC: dict[str, list[str]] = {
     "orchestrator": [
+        "acp",
         "api",
         "branches",
         "build",
@@ -96,6 +97,7 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.acp": ["AcpAgent", "Connection", "RpcError", "serve_stdio"],
     "orchestrator.api": [
         "AssistantLine",
         "Conversation",
@@ -148,6 +150,7 @@ PUBLIC: dict[str, list[str]] = {
         "take_checkpoint",
     ],
     "orchestrator.cli.commands": [
+        "acp",
         "checkpoints",
         "code",
         "completion",

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),
+    "acp": (
+        "orchestrator.cli.commands.acp",
+        "an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains, VS Code)",
+    ),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
 }
 

@@ -10,7 +10,7 @@ and :func:`last_conversation` names the workspace's latest one (``--continue``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from sessions.errors import DeepSeekError
 from sessions.events import RequestStarted, SessionEvent, UsageReported
 from sessions.sandbox import Sandbox
 from sessions.session import Session
+from sessions.tail import TailBlock
 from sessions.tools.base import Gate
 from sessions.wire import Usage
 
@@ -173,7 +174,7 @@ class HeadlessConversation:
 
     # ------------------------------------------------------------------------------------------------ turns
 
-    async def send(self, text: str) -> ResultLine:
+    async def send(self, text: str, *, tail: Sequence[TailBlock] = ()) -> ResultLine:
         """One user turn to its end, then its ``result`` line (also given to ``on_event``). A DeepSeek error or a
         reached limit ends the turn with an error result; cancellation propagates (the journal stays consistent,
         :meth:`result` still reports what was spent)."""
@@ -184,7 +185,7 @@ class HeadlessConversation:
             result = self.result("request_limit", f"the run used all {limit} turns (--max-turns)", started)
         else:
             try:
-                turn = await self.session.send(text, max_requests=remaining)
+                turn = await self.session.send(text, tail=tail, max_requests=remaining)
             except BudgetReachedError as exc:
                 result = self.result("budget", str(exc), started)
             except DeepSeekError as exc:

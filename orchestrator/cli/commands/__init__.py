@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
+        acp,
         checkpoints,
         code,
         completion,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "acp",
     "checkpoints",
     "code",
     "completion",
