@@ -139,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _prog(argv: Sequence[str] | None) -> str:
     """``reasonix goal`` for the messages of ``reasonix goal ...``."""
     words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in PRINT_FLAGS for w in words):
+        return "reasonix -p"
     name = next((w for w in words if w in COMMANDS), None)
     return f"reasonix {name}" if name else "reasonix"
 

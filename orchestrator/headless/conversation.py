@@ -107,6 +107,9 @@ class HeadlessConversation:
         self.journal_path = run_dir(workspace, self.session_id) / "executor.jsonl"
         self._translate = Translator(self.session_id)
         self._api_started: float | None = None
+        self._turn_started: float | None = None
+        self.turn_running = False
+        """A turn was started and has not ended (it is cut off when a cancellation leaves :meth:`send`)."""
         self.api_seconds = 0.0
         if self.options.allowed_tools is not None:
             gate = AllowedTools(self.options.allowed_tools, gate)
@@ -178,12 +181,13 @@ class HeadlessConversation:
         """One user turn to its end, then its ``result`` line (also given to ``on_event``). A DeepSeek error or a
         reached limit ends the turn with an error result; cancellation propagates (the journal stays consistent,
         :meth:`result` still reports what was spent)."""
-        started = trio.current_time()
+        started = self._turn_started = trio.current_time()
         limit = self.options.max_turns
         remaining = None if limit is None else limit - self.requests
         if remaining is not None and remaining < 1:
             result = self.result("request_limit", f"the run used all {limit} turns (--max-turns)", started)
         else:
+            self.turn_running = True
             try:
                 turn = await self.session.send(text, tail=tail, max_requests=remaining)
             except BudgetReachedError as exc:
@@ -192,13 +196,18 @@ class HeadlessConversation:
                 result = self.result("error", str(exc), started)
             else:
                 result = self.result(turn.status, turn.text, started)
+            self.turn_running = False
         self.on_event(result)
         return result
 
     def result(self, status: str, text: str, started: float | None = None) -> ResultLine:
         """The ``result`` line for a turn that ended with ``status``: the figures of this conversation so far (this
         process), as the server reported them."""
-        now = trio.current_time()
+        started = started if started is not None else self._turn_started
+        try:
+            now = trio.current_time()
+        except RuntimeError:  # outside trio (after the run): no duration to measure
+            now = started = 0.0
         usage = self.usage
         return ResultLine(
             session_id=self.session_id,

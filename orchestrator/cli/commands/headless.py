@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         NoConversationError,
         last_conversation,
     )
+    from orchestrator.headless.events import ResultLine
     from orchestrator.headless.limits import parse_allowed
     from orchestrator.headless.output import Output, parse_input_line
     from orchestrator.mcp.hub import McpHub
@@ -143,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         permission_mode=mode,
     )
     started: list[HeadlessConversation] = []
+    cancelled: list[ResultLine] = []
     problem: list[str] = []
 
     prompt_sent = False
@@ -185,8 +187,13 @@ def run(args: argparse.Namespace) -> int:
                     return True
                 started.append(conversation)
                 out(conversation.init_event())
-                while (text := await messages()) is not None:
-                    await conversation.send(text)
+                try:
+                    while (text := await messages()) is not None:
+                        await conversation.send(text)
+                finally:
+                    if conversation.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
+                        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
+                        cancelled.append(conversation.result("cancelled", hint))
         return not scope.cancelled_caught
 
     finished = run_interruptible(work, resource=client)
@@ -199,9 +206,9 @@ def run(args: argparse.Namespace) -> int:
         return fail("interrupted before the conversation started", ExitCode.INTERRUPTED)
     conversation = started[0]
     result = out.last_result
-    if result is None or not finished:
-        resume_hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
-        result = conversation.result("cancelled", resume_hint)
+    if cancelled or result is None or not finished:
+        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
+        result = cancelled[0] if cancelled else conversation.result("cancelled", hint)
         out(result)
     out.finish()
     if result.subtype == "success":

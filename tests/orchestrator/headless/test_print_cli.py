@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from sessions.journal import read_journal
 
-from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, json_lines, reasonix
+from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
 
 SCHEMA = json.loads((ROOT / "docs" / "stream-json.schema.json").read_text())
 UNIT = 128
@@ -192,3 +193,28 @@ def test_piped_into_head_it_ends_quietly(tmp_path: Path) -> None:
 def test_help_names_the_print_command() -> None:
     proc = reasonix("--help", env=clean_env(Path("/nonexistent")))
     assert "print" in proc.stdout
+
+
+def test_ctrl_c_mid_request_prints_a_cancelled_result_and_exits_130(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    emulator = start_reasonix("emulate", "--port", "0", "--latency", "ttft=120", env=env)
+    try:
+        assert emulator.stdout is not None
+        url = emulator.stdout.readline().strip().removeprefix("listening on ")
+        proc = start_reasonix(
+            "-p", "hi", "--output-format", "stream-json", "--workspace", str(ws), "--base-url", url, env=env
+        )
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["subtype"] == "init"
+        for _ in range(10_000):  # until the request is in flight (Ctrl-C is watched from then on), bounded
+            if emulator_stats(url)["total"]["requests"] >= 1:
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        emulator.send_signal(signal.SIGINT)
+        emulator.wait(timeout=30)
+    assert proc.returncode == 130, err
+    result = json.loads(out.splitlines()[-1])
+    assert result["type"] == "result" and result["status"] == "cancelled" and result["session_id"] in err
+    assert "Traceback" not in err
