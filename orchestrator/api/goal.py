@@ -18,23 +18,17 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import get_args
 
 import httpx
 import trio
 
 from orchestrator.build import check_workspace
-from orchestrator.goal.runner import AnyEvent
-from orchestrator.headless.events import StreamJsonEvent, SystemNotice
-from orchestrator.headless.translate import Translator
+from orchestrator.headless.events import StreamJsonEvent
+from orchestrator.headless.goal_stream import GoalEvents
 from orchestrator.launch import GoalLaunch, launch_goal
 from orchestrator.review.reviewer import AutoApprove, ReviewDecision, Reviewer
 from orchestrator.summary import Summary
 from plans import Plan
-from sessions.events import SessionEvent
-
-SESSION_EVENTS = get_args(get_args(SessionEvent)[0])
-"""Every session event class (the members of the annotated union)."""
 
 ReviewCallback = Callable[[Plan], "ReviewDecision | Awaitable[ReviewDecision]"]
 
@@ -63,25 +57,6 @@ class _CallbackReviewer:
         if not isinstance(decision, ReviewDecision):
             raise TypeError(f"the reviewer callback returned {decision!r}; return approve(), revise(...) or cancel()")
         return decision
-
-
-class GoalEvents:
-    """Turns a goal's events into stream-json lines for ``on_event``: one :class:`Translator` per session."""
-
-    def __init__(self, run_id: str, on_event: Callable[[StreamJsonEvent], None]) -> None:
-        self.run_id = run_id
-        self.on_event = on_event
-        self._sessions: dict[str, Translator] = {}
-
-    def __call__(self, event: AnyEvent) -> None:
-        if isinstance(event, SESSION_EVENTS):
-            translator = self._sessions.setdefault(event.session, Translator(self.run_id))
-            for line in translator(event):
-                self.on_event(line)
-            return
-        data = event.model_dump(mode="json")
-        kind = str(data.get("kind", "goal_event"))
-        self.on_event(SystemNotice(session_id=self.run_id, subtype="goal_event", message=kind, data=data))
 
 
 class GoalHandle:

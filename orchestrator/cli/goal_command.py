@@ -201,7 +201,14 @@ class GoalCommand:
     # -------------------------------------------------------------------------------------------- running
 
     def run(self) -> int:
+        fmt = getattr(self.args, "output_format", None)
+        if fmt in ("json", "stream-json"):
+            self.args.json = True
         json_out = JsonLinesRenderer(sys.stdout) if self.args.json else None
+        if fmt == "stream-json":
+            from orchestrator.headless.goal_stream import GoalStreamJson
+
+            json_out = GoalStreamJson(sys.stdout)
         ui: GoalTerminalUI | None = None
 
         def on_event(event: AnyEvent) -> None:
@@ -221,6 +228,8 @@ class GoalCommand:
             return self.fail(str(exc), ExitCode.USAGE)
         except ValidationError as exc:
             return self.fail(f"invalid option: {exc.errors()[0]['msg']}", ExitCode.USAGE)
+        if hasattr(json_out, "run_id"):
+            json_out.run_id = runner.store.run_id  # type: ignore[union-attr]
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(
