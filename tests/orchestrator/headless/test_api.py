@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+import trio
 
 from orchestrator import api
 from orchestrator.build import build_client
@@ -142,3 +143,43 @@ async def test_a_goal_with_a_reviewer_that_revises_once_then_approves_completes(
     goal_kinds = [e.message for e in events if isinstance(e, api.SystemNotice) and e.subtype == "goal_event"]
     assert "plan_revised" in goal_kinds and goal_kinds.count("review") == 2
     assert any(isinstance(e, api.AssistantLine) for e in events)
+
+
+async def test_a_goal_paused_through_its_handle_resumes_and_completes(tmp_path: Path) -> None:
+    ws = tmp_path / "proj"
+    (ws / "calc").mkdir(parents=True)
+    (ws / "calc" / "__init__.py").write_text("")
+    (ws / "reasonix.toml").write_text("[goal]\nparallel = 1\n")
+    check = "python3 -c 'from calc.ops import add; assert add(2, 2) == 4'"
+    steps = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[check])]
+    planner = [
+        reply(call("submit_plan", objective="ops", steps=steps)),
+        reply(call("goal_verdict", verdict="complete", evidence=["add works"])),
+    ]
+    executor = executor_step("S1", "calc/ops.py", "def add(a, b):\n    return a + b\n")
+    sc = Script.model_validate(
+        {
+            "sessions": [
+                {"key": "planner", "system_contains": PLANNER, "replies": planner},
+                {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
+            ]
+        }
+    )
+    handles: list[api.GoalHandle] = []
+
+    async def pause_at_review(plan: Plan) -> api.ReviewDecision:
+        handles[0].pause()
+        await trio.sleep_forever()  # the pause cancels this wait
+        raise AssertionError("not reached")
+
+    common: dict[str, Any] = dict(env=_env(tmp_path), allow_unconfined_verify=True)
+    async with open_emulator(script=sc) as emu:
+        paused = await api.run_goal(
+            "ops", ws, reviewer=pause_at_review, on_start=handles.append, base_url=emu.base_url, **common
+        )
+        assert paused.status == "paused" and not (ws / "calc" / "ops.py").exists()
+        done = await api.run_goal(
+            resume=paused.run_id, workspace=ws, reviewer=lambda plan: api.approve(), base_url=emu.base_url, **common
+        )
+    assert done.status == "complete" and done.run_id == paused.run_id
+    assert (ws / "calc" / "ops.py").exists()
