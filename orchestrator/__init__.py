@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator import (
+        acp,
+        api,
         branches,
         build,
         checkpoints,
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
         errors,
         events,
         goal,
+        headless,
         mcp,
         policy,
         repl,
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "acp",
+    "api",
     "branches",
     "build",
     "checkpoints",
@@ -43,6 +48,7 @@ __all__ = [
     "errors",
     "events",
     "goal",
+    "headless",
     "mcp",
     "policy",
     "repl",

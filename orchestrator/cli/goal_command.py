@@ -208,7 +208,14 @@ class GoalCommand:
     # -------------------------------------------------------------------------------------------- running
 
     def run(self) -> int:
+        fmt = getattr(self.args, "output_format", None)
+        if fmt in ("json", "stream-json"):
+            self.args.json = True
         json_out = JsonLinesRenderer(sys.stdout) if self.args.json else None
+        if fmt == "stream-json":
+            from orchestrator.headless.goal_stream import GoalStreamJson
+
+            json_out = GoalStreamJson(sys.stdout)
         ui: GoalTerminalUI | None = None
 
         def on_event(event: AnyEvent) -> None:
@@ -231,6 +238,8 @@ class GoalCommand:
         launched = self.launched
         if launched is not None and launched.unattended:
             self.unattended = UnattendedRun(runner, max_runtime_s=launched.max_runtime_s)
+        if hasattr(json_out, "run_id"):
+            json_out.run_id = runner.store.run_id  # type: ignore[union-attr]
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(

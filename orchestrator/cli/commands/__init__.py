@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
+        acp,
         checkpoints,
         code,
         completion,
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
         emulate,
         exec_plan,
         goal,
+        headless,
         mcp,
         plan,
         plans,
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "acp",
     "checkpoints",
     "code",
     "completion",
@@ -36,6 +39,7 @@ __all__ = [
     "emulate",
     "exec_plan",
     "goal",
+    "headless",
     "mcp",
     "plan",
     "plans",

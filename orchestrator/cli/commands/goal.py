@@ -37,6 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_review_option(parser)
     add_connection_options(parser)
     add_unattended_options(parser)
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="json: as --json; stream-json: the events in reasonix -p's stream-json envelope (docs/stream-json.md)",
+    )
     add_record_option(parser)
 
 
