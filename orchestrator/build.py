@@ -25,17 +25,17 @@ from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
 from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from plans.schema import Plan, StepStatus
-from sessions.client import ClientSettings, DeepSeekClient
+from sessions.accounting.prices import PriceBook, PriceError
 from sessions.events import SessionEvent
-from sessions.memory import load_standing_memory, user_config_dir
 from sessions.permissions import Asker
-from sessions.prefix import build_prefix
-from sessions.prices import PriceBook, PriceError
-from sessions.reply import ReplySource, RequestGate
+from sessions.prompt.memory import load_standing_memory, user_config_dir
+from sessions.prompt.prefix import build_prefix
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import Gate, ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.reply import ReplySource, RequestGate
 
 if TYPE_CHECKING:
     from orchestrator.mcp import McpHub

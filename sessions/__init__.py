@@ -12,20 +12,20 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sessions.client import ClientSettings, DeepSeekClient
-    from sessions.diagnostics import CacheTracker, RequestDiagnostics
-    from sessions.errors import DeepSeekError
+    from sessions.accounting.diagnostics import CacheTracker, RequestDiagnostics
+    from sessions.accounting.prices import PriceBook, default_price_book
     from sessions.events import SessionEvent
-    from sessions.journal import Journal, read_journal
+    from sessions.journal.jsonl import Journal, read_journal
     from sessions.log import MessageLog
-    from sessions.memory import StandingMemory, load_standing_memory
-    from sessions.prefix import Prefix, build_prefix
-    from sessions.prices import PriceBook, default_price_book
-    from sessions.reply import ReplySource, stream_reply
+    from sessions.prompt.memory import StandingMemory, load_standing_memory
+    from sessions.prompt.prefix import Prefix, build_prefix
+    from sessions.prompt.tail import TailBlock, compose_user_turn
     from sessions.session import Session, SessionSettings
-    from sessions.stream import Reply, StreamEvent
-    from sessions.tail import TailBlock, compose_user_turn
     from sessions.turn import TurnResult
+    from sessions.wire.client import ClientSettings, DeepSeekClient
+    from sessions.wire.errors import DeepSeekError
+    from sessions.wire.reply import ReplySource, stream_reply
+    from sessions.wire.stream import Reply, StreamEvent
 
 __all__ = [
     "CacheTracker",
@@ -55,30 +55,30 @@ __all__ = [
 ]
 
 _HOME = {
-    "ClientSettings": "client",
-    "DeepSeekClient": "client",
-    "CacheTracker": "diagnostics",
-    "RequestDiagnostics": "diagnostics",
-    "DeepSeekError": "errors",
+    "ClientSettings": "wire.client",
+    "DeepSeekClient": "wire.client",
+    "CacheTracker": "accounting.diagnostics",
+    "RequestDiagnostics": "accounting.diagnostics",
+    "DeepSeekError": "wire.errors",
     "SessionEvent": "events",
-    "Journal": "journal",
-    "read_journal": "journal",
+    "Journal": "journal.jsonl",
+    "read_journal": "journal.jsonl",
     "MessageLog": "log",
-    "StandingMemory": "memory",
-    "load_standing_memory": "memory",
-    "Prefix": "prefix",
-    "build_prefix": "prefix",
-    "PriceBook": "prices",
-    "default_price_book": "prices",
-    "ReplySource": "reply",
+    "StandingMemory": "prompt.memory",
+    "load_standing_memory": "prompt.memory",
+    "Prefix": "prompt.prefix",
+    "build_prefix": "prompt.prefix",
+    "PriceBook": "accounting.prices",
+    "default_price_book": "accounting.prices",
+    "ReplySource": "wire.reply",
     "Session": "session",
     "SessionSettings": "session",
     "TurnResult": "turn",
-    "stream_reply": "reply",
-    "Reply": "stream",
-    "StreamEvent": "stream",
-    "TailBlock": "tail",
-    "compose_user_turn": "tail",
+    "stream_reply": "wire.reply",
+    "Reply": "wire.stream",
+    "StreamEvent": "wire.stream",
+    "TailBlock": "prompt.tail",
+    "compose_user_turn": "prompt.tail",
 }
 """The module that defines each public name, relative to this package."""
 

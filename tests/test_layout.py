@@ -275,6 +275,13 @@ PUBLIC: dict[str, list[str]] = {
         "read_journal",
         "stream_reply",
     ],
+    "sessions.accounting": [],
+    "sessions.journal": [],
+    "sessions.prompt": [],
+    "sessions.tools.files": [],
+    "sessions.tools.search": [],
+    "sessions.tools.shell": [],
+    "sessions.wire": [],
     "sessions.permissions": [
         "Answer",
         "ApprovalMode",
@@ -346,7 +353,15 @@ PUBLIC: dict[str, list[str]] = {
 """Each package's public surface, sorted. A change to what a package exports shows up here as a visible diff."""
 
 LIGHT_PACKAGES = sorted(p for p in PUBLIC if p.split(".")[0] in ("orchestrator", "sessions", "scenarios"))
-EAGER = ("sessions.permissions", "sessions.repair", "sessions.tools", "scenarios.emulator")
+EAGER = (
+    "sessions.permissions",
+    "sessions.repair",
+    "sessions.tools",
+    "sessions.tools.files",
+    "sessions.tools.search",
+    "sessions.tools.shell",
+    "scenarios.emulator",
+)
 """Packages that import their modules at once: never imported by ``reasonix --help``."""
 LIGHT_PACKAGES = [p for p in LIGHT_PACKAGES if p not in EAGER]
 HEAVY = ("trio", "httpx", "pydantic", "rich", "tenacity", "tokenizers")

@@ -96,7 +96,7 @@ def escaped(exc: BaseException, prog: str = "reasonix") -> int | None:
         return ExitCode.INTERRUPTED
     from orchestrator.errors import ConfigError, ReasonixError, UsageError
     from plans.errors import PlanError
-    from sessions.errors import DeepSeekError
+    from sessions.wire.errors import DeepSeekError
 
     for leaf in found:
         if isinstance(leaf, (ConfigError, UsageError)):

@@ -44,7 +44,7 @@ from plans import Plan, PlanError
 from plans.errors import PlanFileError
 from plans.loader import load_plan_file
 from plans.storage import revision_path
-from sessions.errors import DeepSeekError
+from sessions.wire.errors import DeepSeekError
 
 Mode = Literal["goal", "plan", "exec"]
 

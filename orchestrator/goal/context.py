@@ -27,13 +27,13 @@ from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
 from plans.schema import Plan
-from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, UsageReported
-from sessions.reply import ReplySource, RequestGate
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.session import Session, SessionSettings
 from sessions.tools.registry import ToolRegistry, default_registry
 from sessions.turn import TurnResult
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.reply import ReplySource, RequestGate
 
 AnyEvent = SessionEvent | GoalEvent
 Mode = Literal["goal", "plan", "exec"]

@@ -16,9 +16,9 @@ from orchestrator.goal.store import GoalRecord
 from orchestrator.policy.budget import BudgetReachedError, BudgetTracker
 from orchestrator.summary import Command, Summary, figures
 from plans.schema import Plan, StepStatus
-from sessions.errors import DeepSeekError
 from sessions.session import Session
-from sessions.wire import Usage
+from sessions.wire.errors import DeepSeekError
+from sessions.wire.messages import Usage
 
 
 def resume_command(

@@ -22,7 +22,7 @@ from plans.lenient import read_plan
 from plans.revision import revise
 from plans.schema import REVISE_PLAN, SUBMIT_PLAN, Plan, StepStatus, plan_tool_schema
 from sessions.tools.base import Tool, ToolContext, ToolResult
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 
 @dataclass

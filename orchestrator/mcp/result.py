@@ -14,7 +14,7 @@ from typing import Any
 import mcp.types as types
 
 from sessions.tools.base import ToolLimits, ToolResult
-from sessions.tools.bounded import HeadTail
+from sessions.tools.shell.bounded import HeadTail
 
 
 def _size(data: str) -> int:

@@ -20,7 +20,7 @@ from orchestrator.mcp import naming
 from orchestrator.mcp.connection import ServerConnection, ServerDied, describe
 from orchestrator.mcp.result import render
 from sessions.tools.base import Tool, ToolContext, ToolResult
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 if TYPE_CHECKING:
     from mcp.types import Tool as McpToolInfo

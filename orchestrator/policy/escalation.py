@@ -30,10 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.events import Escalated, ProAskedForPro
 from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector, find_marker
-from sessions import tokens
-from sessions.diagnostics import CACHE_UNIT_TOKENS
-from sessions.reply import ReplyRequest, stream_reply
-from sessions.stream import (
+from sessions.accounting import tokens
+from sessions.accounting.diagnostics import CACHE_UNIT_TOKENS
+from sessions.wire.messages import ChatRequest, Usage
+from sessions.wire.reply import ReplyRequest, stream_reply
+from sessions.wire.stream import (
     Completed,
     ContentDelta,
     ReasoningDelta,
@@ -43,7 +44,6 @@ from sessions.stream import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
-from sessions.wire import ChatRequest, Usage
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ import trio
 from rich.text import Text
 
 from orchestrator.repl.conversation import Conversation
-from sessions import tokens
-from sessions.prices import PriceError
+from sessions.accounting import tokens
+from sessions.accounting.prices import PriceError
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Literal
 
 from sessions.permissions import PermissionGate
+from sessions.prompt.tail import TailBlock
 from sessions.session import Session
-from sessions.tail import TailBlock
 
 Mode = Literal["ask", "auto", "plan"]
 CYCLE: tuple[Mode, ...] = ("ask", "auto", "plan")

@@ -17,7 +17,7 @@ from pathlib import Path
 from orchestrator.policy.verify import run_command
 from plans.schema import VerifyCommand
 from scenarios.format import Expectations
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 
 COMMAND_TIMEOUT_S = 120.0
 FIRST_REQUEST = "first request of the session"

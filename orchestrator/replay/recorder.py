@@ -34,10 +34,10 @@ from orchestrator.task import prompts as prompts
 from plans.schema import Plan
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
 from scenarios.format import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
-from sessions.errors import DeepSeekError
-from sessions.sse import SseData, SseParser
-from sessions.stream import Reply, StreamAssembler, decode_chunk, reply_from_completion
-from sessions.wire import ChatCompletion
+from sessions.wire.errors import DeepSeekError
+from sessions.wire.messages import ChatCompletion
+from sessions.wire.sse import SseData, SseParser
+from sessions.wire.stream import Reply, StreamAssembler, decode_chunk, reply_from_completion
 
 SKIP_DIRS = frozenset({".git", ".reasonix", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"})
 MAX_FILE_BYTES = 256 * 1024

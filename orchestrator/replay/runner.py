@@ -43,9 +43,9 @@ from orchestrator.ui.wording import counted
 from plans.schema import Plan
 from scenarios.emulator import open_emulator
 from scenarios.format import LoadedScenario, Scenario, ScenarioError
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import DeepSeekError
 from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import DeepSeekError
 
 REPLAY_KEY = "sk-replay-offline"
 """Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""

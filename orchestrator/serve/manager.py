@@ -38,7 +38,7 @@ from orchestrator.serve.review import ApiReviewer
 from orchestrator.serve.workspaces import KnownWorkspaces, api_workspace
 from plans import PlanError
 from plans.storage import write_atomic
-from sessions.errors import DeepSeekError
+from sessions.wire.errors import DeepSeekError
 
 
 @dataclass

@@ -19,7 +19,7 @@ from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import short
 from orchestrator.ui.wording import counted
 from sessions.events import RequestStarted, SessionEvent, StreamUpdate, ToolFinished, ToolStarted, TurnFinished
-from sessions.stream import ContentDelta, ReasoningDelta
+from sessions.wire.stream import ContentDelta, ReasoningDelta
 
 
 @dataclass

@@ -37,7 +37,7 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import (
+from sessions.wire.stream import (
     ContentDelta,
     ReasoningDelta,
     StreamRestarted,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools.schema import lean_schema
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

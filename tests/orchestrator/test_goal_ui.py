@@ -34,7 +34,7 @@ from orchestrator.policy.budget import Budget, BudgetTracker, BudgetUsage
 from orchestrator.summary import SessionFigures, Summary
 from orchestrator.ui.goal_view import GoalTerminalUI, escalation_line, summary_text
 from plans.schema import Plan, StepStatus
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 from sessions.events import (
     DiagnosticsReported,
     StreamUpdate,
@@ -43,8 +43,8 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import ContentDelta, ReasoningDelta
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import ContentDelta, ReasoningDelta
 
 from .goal_support import goal_env, script, step
 from .run_support import ROOT
