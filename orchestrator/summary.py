@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.wire.messages import Usage
+from sessions.wire import Usage
 
 SCHEMA_VERSION = 1
 Command = Literal["run", "goal", "plan", "exec", "replay"]

@@ -12,73 +12,57 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sessions.accounting.diagnostics import CacheTracker, RequestDiagnostics
-    from sessions.accounting.prices import PriceBook, default_price_book
-    from sessions.events import SessionEvent
-    from sessions.journal.jsonl import Journal, read_journal
+    from sessions.events import (
+        Compacted,
+        DiagnosticsReported,
+        JournalRecovered,
+        RepairApplied,
+        RequestStarted,
+        SessionEvent,
+        StreamUpdate,
+        ToolFinished,
+        ToolStarted,
+        TurnFinished,
+        UsageReported,
+    )
     from sessions.log import MessageLog
-    from sessions.prompt.memory import StandingMemory, load_standing_memory
-    from sessions.prompt.prefix import Prefix, build_prefix
-    from sessions.prompt.tail import TailBlock, compose_user_turn
     from sessions.session import Session, SessionSettings
     from sessions.turn import TurnResult
-    from sessions.wire.client import ClientSettings, DeepSeekClient
-    from sessions.wire.errors import DeepSeekError
-    from sessions.wire.reply import ReplySource, stream_reply
-    from sessions.wire.stream import Reply, StreamEvent
 
 __all__ = [
-    "CacheTracker",
-    "ClientSettings",
-    "DeepSeekClient",
-    "DeepSeekError",
-    "Journal",
+    "Compacted",
+    "DiagnosticsReported",
+    "JournalRecovered",
     "MessageLog",
-    "Prefix",
-    "PriceBook",
-    "Reply",
-    "ReplySource",
-    "RequestDiagnostics",
+    "RepairApplied",
+    "RequestStarted",
     "Session",
     "SessionEvent",
     "SessionSettings",
-    "StandingMemory",
-    "StreamEvent",
-    "TailBlock",
+    "StreamUpdate",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
     "TurnResult",
-    "build_prefix",
-    "compose_user_turn",
-    "default_price_book",
-    "load_standing_memory",
-    "read_journal",
-    "stream_reply",
+    "UsageReported",
 ]
 
 _HOME = {
-    "ClientSettings": "wire.client",
-    "DeepSeekClient": "wire.client",
-    "CacheTracker": "accounting.diagnostics",
-    "RequestDiagnostics": "accounting.diagnostics",
-    "DeepSeekError": "wire.errors",
-    "SessionEvent": "events",
-    "Journal": "journal.jsonl",
-    "read_journal": "journal.jsonl",
+    "Compacted": "events",
+    "DiagnosticsReported": "events",
+    "JournalRecovered": "events",
     "MessageLog": "log",
-    "StandingMemory": "prompt.memory",
-    "load_standing_memory": "prompt.memory",
-    "Prefix": "prompt.prefix",
-    "build_prefix": "prompt.prefix",
-    "PriceBook": "accounting.prices",
-    "default_price_book": "accounting.prices",
-    "ReplySource": "wire.reply",
+    "RepairApplied": "events",
+    "RequestStarted": "events",
     "Session": "session",
+    "SessionEvent": "events",
     "SessionSettings": "session",
+    "StreamUpdate": "events",
+    "ToolFinished": "events",
+    "ToolStarted": "events",
+    "TurnFinished": "events",
     "TurnResult": "turn",
-    "stream_reply": "wire.reply",
-    "Reply": "wire.stream",
-    "StreamEvent": "wire.stream",
-    "TailBlock": "prompt.tail",
-    "compose_user_turn": "prompt.tail",
+    "UsageReported": "events",
 }
 """The module that defines each public name, relative to this package."""
 
@@ -89,6 +73,8 @@ if not TYPE_CHECKING:
         home = _HOME.get(name)
         if home is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        value = importlib.import_module(f"{__name__}.{home}")
+        if home != name:
+            value = getattr(value, name)
         globals()[name] = value
         return value

@@ -15,9 +15,9 @@ from pathlib import Path
 from orchestrator.checkpoints.history import list_runs
 from orchestrator.policy.budget import Budget
 from orchestrator.ui.wording import counted
-from plans.schema import Plan
-from sessions.accounting.prices import PriceBook, PriceError
-from sessions.wire.messages import Usage
+from plans import Plan
+from sessions.accounting import PriceBook, PriceError
+from sessions.wire import Usage
 
 DEFAULT_REQUESTS_PER_STEP = 3.0
 """Write, verify, report: the executor requests of a plain step."""

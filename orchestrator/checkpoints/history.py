@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.store import RUNS_DIR, GoalRecord, RunNotFoundError, RunStore
-from plans.schema import Plan
-from plans.storage import load_latest
+from plans import Plan, load_latest
 
 Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})

@@ -18,7 +18,7 @@ from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
 from orchestrator.ui.wording import counted
-from sessions.accounting.prices import PriceError
+from sessions.accounting import PriceError
 
 Status = Literal["ok", "fail", "skip", "warn"]
 UNTRUSTED = "refused: this workspace file"
@@ -149,7 +149,7 @@ async def probe_base_url(base_url: str, api_key: str | None, timeout_s: float, s
 
 
 def check_prices(resolved: ResolvedConfig, now: datetime | None = None) -> Check:
-    from sessions.wire.messages import Usage
+    from sessions.wire import Usage
 
     at = now or datetime.now(UTC)
     c = resolved.config
@@ -177,7 +177,7 @@ def check_tokenizer() -> Check:
 
 
 def check_ripgrep() -> Check:
-    from sessions.tools.search.ripgrep import find_rg
+    from sessions.tools.search import find_rg
 
     path = find_rg()
     if path:

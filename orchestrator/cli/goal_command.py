@@ -40,11 +40,8 @@ from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
-from plans import Plan, PlanError
-from plans.errors import PlanFileError
-from plans.loader import load_plan_file
-from plans.storage import revision_path
-from sessions.wire.errors import DeepSeekError
+from plans import Plan, PlanError, PlanFileError, load_plan_file, revision_path
+from sessions.wire import DeepSeekError
 
 Mode = Literal["goal", "plan", "exec"]
 

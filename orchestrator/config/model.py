@@ -39,10 +39,16 @@ from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
-from sessions.accounting.prices import FamilyPrice, PriceBook, default_price_book
-from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
-from sessions.sandbox.policy import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB
-from sessions.wire.messages import ReasoningEffort
+from sessions.accounting import FamilyPrice, PriceBook, default_price_book
+from sessions.sandbox import (
+    DEFAULT_FORBID_READ,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TMP_MB,
+    SANDBOX_MODES,
+    SandboxPolicy,
+)
+from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
 LOCAL_FILE = "reasonix.local.toml"

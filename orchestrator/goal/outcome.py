@@ -15,10 +15,9 @@ from orchestrator.events import EndState, Escalated
 from orchestrator.goal.store import GoalRecord
 from orchestrator.policy.budget import BudgetReachedError, BudgetTracker
 from orchestrator.summary import Command, Summary, figures
-from plans.schema import Plan, StepStatus
-from sessions.session import Session
-from sessions.wire.errors import DeepSeekError
-from sessions.wire.messages import Usage
+from plans import Plan, StepStatus
+from sessions import Session
+from sessions.wire import DeepSeekError, Usage
 
 
 def resume_command(

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plans.render import prompt_text, step_prompt_text
-from plans.schema import Plan, Step
+from plans import Plan, Step, prompt_text, step_prompt_text
 
 PLANNER_SYSTEM_PROMPT = """\
 You are the planner of Reasonix, a coding agent. You plan; an executor carries the plan out; a supervisor checks

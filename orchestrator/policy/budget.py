@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import BudgetWarning
-from sessions.wire.reply import RequestEstimate
+from sessions.wire import RequestEstimate
 
 Resource = Literal["usd", "requests", "minutes"]
 RESOURCES: tuple[Resource, ...] = ("usd", "requests", "minutes")

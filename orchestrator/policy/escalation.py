@@ -30,19 +30,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.events import Escalated, ProAskedForPro
 from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector, find_marker
-from sessions.accounting import tokens
-from sessions.accounting.diagnostics import CACHE_UNIT_TOKENS
-from sessions.wire.messages import ChatRequest, Usage
-from sessions.wire.reply import ReplyRequest, stream_reply
-from sessions.wire.stream import (
+from sessions.accounting import CACHE_UNIT_TOKENS, tokens
+from sessions.wire import (
+    ChatRequest,
     Completed,
     ContentDelta,
     ReasoningDelta,
     Reply,
+    ReplyRequest,
     StreamEvent,
     StreamRestarted,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    Usage,
+    stream_reply,
 )
 
 log = logging.getLogger(__name__)

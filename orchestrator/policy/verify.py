@@ -32,10 +32,9 @@ import trio
 from orchestrator.errors import ReasonixError
 from orchestrator.events import VerifyOutcome
 from orchestrator.ui.safe_text import neutralise
-from plans.schema import Plan, Step, StepStatus, VerifyCommand
+from plans import Plan, Step, StepStatus, VerifyCommand
 from sessions.sandbox import Sandbox, sandbox_unavailable_reason
-from sessions.tools.shell.bounded import HeadTail
-from sessions.tools.shell.process import run_shell
+from sessions.tools.shell import HeadTail, run_shell
 
 #: How long a command that has exited may keep its output open through a background process before the group dies.
 EXIT_GRACE_S = 1.0

@@ -13,8 +13,7 @@ import trio
 from rich.text import Text
 
 from orchestrator.repl.conversation import Conversation
-from sessions.accounting import tokens
-from sessions.accounting.prices import PriceError
+from sessions.accounting import PriceError, tokens
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
 
@@ -195,7 +194,7 @@ async def _undo(conv: Conversation, arg: str) -> bool:
 
 async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
     """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
-    from orchestrator.checkpoints import list_runs
+    from orchestrator.checkpoints.history import list_runs
     from orchestrator.repl.goals import run_goal
 
     before = {r.run_id for r in list_runs(conv.workspace)}

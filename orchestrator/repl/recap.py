@@ -10,7 +10,7 @@ from rich.text import Text
 
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.wording import counted, shorten
-from sessions.wire.messages import AssistantMessage, Message, UserMessage
+from sessions.wire import AssistantMessage, Message, UserMessage
 
 TURNS = 3
 USER_CHARS = 200

@@ -18,8 +18,8 @@ from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import short
 from orchestrator.ui.wording import counted
-from sessions.events import RequestStarted, SessionEvent, StreamUpdate, ToolFinished, ToolStarted, TurnFinished
-from sessions.wire.stream import ContentDelta, ReasoningDelta
+from sessions import RequestStarted, SessionEvent, StreamUpdate, ToolFinished, ToolStarted, TurnFinished
+from sessions.wire import ContentDelta, ReasoningDelta
 
 
 @dataclass

@@ -13,8 +13,7 @@ from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, Ste
 from orchestrator.ui.safe_text import neutralise
 from orchestrator.ui.tool_lines import INDENT
 from orchestrator.ui.wording import counted
-from plans.render import verify_text
-from plans.schema import VerifyCommand
+from plans import VerifyCommand, verify_text
 
 VERIFY_TAIL_LINES = 12
 WHOLE_WIDTH = 10_000

@@ -49,16 +49,8 @@ from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
 from orchestrator.ui.tool_lines import short as _short
 from orchestrator.ui.wording import counted
-from plans.render import plan_tree
-from plans.schema import Plan
-from sessions.events import (
-    DiagnosticsReported,
-    RequestStarted,
-    SessionEvent,
-    StreamUpdate,
-    TurnFinished,
-    UsageReported,
-)
+from plans import Plan, plan_tree
+from sessions import DiagnosticsReported, RequestStarted, SessionEvent, StreamUpdate, TurnFinished, UsageReported
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")

@@ -3,4 +3,48 @@ dated prices, the cache diagnostics of every request, and the estimate of the to
 The session's ledger of totals uses these; none of them holds conversation state of its own.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessions.accounting import tokens
+    from sessions.accounting.diagnostics import CACHE_UNIT_TOKENS, CacheTracker, RequestDiagnostics
+    from sessions.accounting.prices import FamilyPrice, PriceBook, PriceError, default_price_book
+
+__all__ = [
+    "CACHE_UNIT_TOKENS",
+    "CacheTracker",
+    "FamilyPrice",
+    "PriceBook",
+    "PriceError",
+    "RequestDiagnostics",
+    "default_price_book",
+    "tokens",
+]
+
+_HOME = {
+    "CACHE_UNIT_TOKENS": "diagnostics",
+    "CacheTracker": "diagnostics",
+    "FamilyPrice": "prices",
+    "PriceBook": "prices",
+    "PriceError": "prices",
+    "RequestDiagnostics": "diagnostics",
+    "default_price_book": "prices",
+    "tokens": "tokens",
+}
+"""The module that defines each public name, relative to this package."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = importlib.import_module(f"{__name__}.{home}")
+        if home != name:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -3,4 +3,46 @@ memory, encoded once, DESIGN §3.1), the standing-memory files it folds in, and 
 changes mid-session in front of the newest user message (DESIGN §3.3).
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessions.prompt.memory import StandingMemory, load_standing_memory, user_config_dir
+    from sessions.prompt.prefix import Prefix, build_prefix
+    from sessions.prompt.tail import TailBlock, compose_user_turn
+
+__all__ = [
+    "Prefix",
+    "StandingMemory",
+    "TailBlock",
+    "build_prefix",
+    "compose_user_turn",
+    "load_standing_memory",
+    "user_config_dir",
+]
+
+_HOME = {
+    "Prefix": "prefix",
+    "StandingMemory": "memory",
+    "TailBlock": "tail",
+    "build_prefix": "prefix",
+    "compose_user_turn": "tail",
+    "load_standing_memory": "memory",
+    "user_config_dir": "memory",
+}
+"""The module that defines each public name, relative to this package."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = importlib.import_module(f"{__name__}.{home}")
+        if home != name:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -19,7 +19,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.sandbox import NoSandbox, Sandbox
+from sessions.sandbox.base import Sandbox
+from sessions.sandbox.none import NoSandbox
 from sessions.tools.schema import lean_schema
 from sessions.wire.messages import FunctionSchema, ToolSchema
 

@@ -4,4 +4,117 @@ into a reply, the API's typed errors, and the seam through which a session's req
 Nothing here knows what a conversation is; DESIGN §3 says which bytes it must never move.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessions.wire.client import ClientSettings, DeepSeekClient
+    from sessions.wire.errors import DeepSeekError
+    from sessions.wire.messages import (
+        AssistantMessage,
+        ChatCompletion,
+        ChatRequest,
+        FunctionSchema,
+        Message,
+        ReasoningEffort,
+        ToolSchema,
+        Usage,
+        UserMessage,
+    )
+    from sessions.wire.reply import ReplyRequest, ReplySource, RequestEstimate, RequestGate, stream_reply
+    from sessions.wire.sse import SseData, SseParser
+    from sessions.wire.stream import (
+        Completed,
+        ContentDelta,
+        ReasoningDelta,
+        Reply,
+        StreamAssembler,
+        StreamEvent,
+        StreamRestarted,
+        ToolCallArgumentsDelta,
+        ToolCallStarted,
+        decode_chunk,
+        reply_from_completion,
+    )
+
+__all__ = [
+    "AssistantMessage",
+    "ChatCompletion",
+    "ChatRequest",
+    "ClientSettings",
+    "Completed",
+    "ContentDelta",
+    "DeepSeekClient",
+    "DeepSeekError",
+    "FunctionSchema",
+    "Message",
+    "ReasoningDelta",
+    "ReasoningEffort",
+    "Reply",
+    "ReplyRequest",
+    "ReplySource",
+    "RequestEstimate",
+    "RequestGate",
+    "SseData",
+    "SseParser",
+    "StreamAssembler",
+    "StreamEvent",
+    "StreamRestarted",
+    "ToolCallArgumentsDelta",
+    "ToolCallStarted",
+    "ToolSchema",
+    "Usage",
+    "UserMessage",
+    "decode_chunk",
+    "reply_from_completion",
+    "stream_reply",
+]
+
+_HOME = {
+    "AssistantMessage": "messages",
+    "ChatCompletion": "messages",
+    "ChatRequest": "messages",
+    "ClientSettings": "client",
+    "Completed": "stream",
+    "ContentDelta": "stream",
+    "DeepSeekClient": "client",
+    "DeepSeekError": "errors",
+    "FunctionSchema": "messages",
+    "Message": "messages",
+    "ReasoningDelta": "stream",
+    "ReasoningEffort": "messages",
+    "Reply": "stream",
+    "ReplyRequest": "reply",
+    "ReplySource": "reply",
+    "RequestEstimate": "reply",
+    "RequestGate": "reply",
+    "SseData": "sse",
+    "SseParser": "sse",
+    "StreamAssembler": "stream",
+    "StreamEvent": "stream",
+    "StreamRestarted": "stream",
+    "ToolCallArgumentsDelta": "stream",
+    "ToolCallStarted": "stream",
+    "ToolSchema": "messages",
+    "Usage": "messages",
+    "UserMessage": "messages",
+    "decode_chunk": "stream",
+    "reply_from_completion": "stream",
+    "stream_reply": "reply",
+}
+"""The module that defines each public name, relative to this package."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = importlib.import_module(f"{__name__}.{home}")
+        if home != name:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
-    from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions
+    from orchestrator.repl.loop import run_loop
+    from orchestrator.repl.modes import Mode
     from sessions.permissions import Question
 
     console = Console(highlight=False, soft_wrap=True)

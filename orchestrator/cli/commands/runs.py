@@ -128,7 +128,7 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
     from orchestrator.checkpoints.history import run_events, run_plan, shorten
     from orchestrator.checkpoints.ledger import Ledger
     from orchestrator.ui.goal_lines import print_whole
-    from plans.render import plan_tree
+    from plans import plan_tree
 
     plan = run_plan(workspace, run.run_id)
     events = run_events(workspace, run.run_id)

@@ -3,4 +3,8 @@ workspace as git sees it (``.gitignore`` honoured), through ripgrep where it is 
 it is not. Results come in sorted order, so the same workspace gives the same bytes.
 """
 
-__all__: list[str] = []
+from sessions.tools.search.ripgrep import find_rg
+
+__all__ = [
+    "find_rg",
+]

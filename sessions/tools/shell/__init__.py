@@ -3,4 +3,10 @@ and capturing its output as a bounded head and tail with a count of what was cut
 run through the same path.
 """
 
-__all__: list[str] = []
+from sessions.tools.shell.bounded import HeadTail
+from sessions.tools.shell.process import run_shell
+
+__all__ = [
+    "HeadTail",
+    "run_shell",
+]
