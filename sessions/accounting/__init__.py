@@ -5,8 +5,9 @@ The session's ledger of totals uses these; none of them holds conversation state
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from sessions.lazy import lazy_names
 
 if TYPE_CHECKING:
     from sessions.accounting import tokens
@@ -37,14 +38,4 @@ _HOME = {
 """The module that defines each public name, relative to this package."""
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
-        home = _HOME.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = importlib.import_module(f"{__name__}.{home}")
-        if home != name:
-            value = getattr(value, name)
-        globals()[name] = value
-        return value
+    __getattr__ = lazy_names(__name__, _HOME)
