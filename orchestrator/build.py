@@ -24,21 +24,17 @@ from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
-from plans.schema import Plan, StepStatus
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.events import SessionEvent
-from sessions.memory import load_standing_memory, user_config_dir
+from plans import Plan, StepStatus
+from sessions import Session, SessionEvent, SessionSettings
+from sessions.accounting import PriceBook, PriceError
 from sessions.permissions import Asker
-from sessions.prefix import build_prefix
-from sessions.prices import PriceBook, PriceError
-from sessions.reply import ReplySource, RequestGate
+from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import Session, SessionSettings
-from sessions.tools.base import Gate, ToolContext
-from sessions.tools.registry import ToolRegistry, default_registry
+from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
+from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
-    from orchestrator.mcp import McpHub
+    from orchestrator.mcp.hub import McpHub
 
 DEFAULT_BASE_URL = Config().base_url
 LOCAL_PLACEHOLDER_KEY = "sk-local-placeholder"

@@ -10,7 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.events import SessionEvent
+from sessions import SessionEvent
 
 GoalState = Literal[
     "planning",

@@ -95,8 +95,8 @@ def escaped(exc: BaseException, prog: str = "reasonix") -> int | None:
         _say(prog, "interrupted")
         return ExitCode.INTERRUPTED
     from orchestrator.errors import ConfigError, ReasonixError, UsageError
-    from plans.errors import PlanError
-    from sessions.errors import DeepSeekError
+    from plans import PlanError
+    from sessions.wire import DeepSeekError
 
     for leaf in found:
         if isinstance(leaf, (ConfigError, UsageError)):

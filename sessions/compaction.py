@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sessions import tokens
+from sessions.accounting import tokens
 from sessions.events import Compacted, RequestStarted, SessionEvent
 from sessions.in_flight import InFlight
-from sessions.journal import Journal
+from sessions.journal.jsonl import Journal
 from sessions.log import MessageLog
-from sessions.reply import ChatClient
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
     Message,
@@ -33,6 +32,7 @@ from sessions.wire import (
     UserMessage,
     encode_request,
 )
+from sessions.wire.reply import ChatClient
 
 DIGEST_SYSTEM_PROMPT = (
     "You compress the history of a coding session so that the same agent can continue it. Write a dense digest: "

@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from sessions.diagnostics import RequestDiagnostics
-from sessions.stream import StreamEvent
-from sessions.wire import Usage
+from sessions.accounting.diagnostics import RequestDiagnostics
+from sessions.wire.messages import Usage
+from sessions.wire.stream import StreamEvent
 
 
 class _SessionEvent(BaseModel):

@@ -18,15 +18,15 @@ from typing import Any
 
 from sessions.compaction import bound_text
 from sessions.events import RepairApplied, SessionEvent, ToolFinished, ToolStarted
-from sessions.journal import Journal
-from sessions.kept_output import keep_output
+from sessions.journal.jsonl import Journal
+from sessions.journal.kept_output import keep_output
 from sessions.log import MessageLog
+from sessions.prompt.tail import TailBlock, compose_user_turn
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, repair_note
-from sessions.tail import TailBlock, compose_user_turn
 from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
-from sessions.wire import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from sessions.wire.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 Append = Callable[[Message, str | None], None]
 """The session's append: a message into the log and the journal, and the text to count toward the context."""

@@ -94,8 +94,8 @@ def code_tree() -> dict[str, Entry]:
 
 def test_design_tree_parses_into_the_classes_it_draws() -> None:
     tree = design_tree()
-    assert tree["DeepSeekError"] == (None, "sessions/errors.py")
-    assert tree["StallTimeoutError"] == ("DeepSeekError", "sessions/errors.py")  # under the (retryable) group
+    assert tree["DeepSeekError"] == (None, "sessions/wire/errors.py")
+    assert tree["StallTimeoutError"] == ("DeepSeekError", "sessions/wire/errors.py")  # under the (retryable) group
     assert tree["EditMismatchError"] == ("ToolInputError", "sessions/tools/errors.py")
     assert tree["NothingToUndoError"] == ("CheckpointError", "orchestrator/checkpoints/undo.py")
 

@@ -21,7 +21,7 @@ import trio
 from orchestrator.branches.gitrun import BranchGit
 from orchestrator.branches.outcome import MergeOutcome
 from orchestrator.checkpoints.git import split_nul
-from plans.graph import paths_overlap
+from plans import paths_overlap
 
 ZERO = "0" * 40
 LINK, GITLINK, EXEC = 0o120000, 0o160000, 0o100755

@@ -17,7 +17,7 @@ from orchestrator.check import Check
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
 from orchestrator.text.wording import counted
-from sessions.prices import PriceError
+from sessions.accounting import PriceError
 
 UNTRUSTED = "refused: this workspace file"
 """How a problem that only ``reasonix trust`` fixes begins (a workspace file with keys that need trust)."""
@@ -149,7 +149,7 @@ def check_prices(resolved: ResolvedConfig, now: datetime | None = None) -> Check
 
 
 def check_tokenizer() -> Check:
-    from sessions import tokens
+    from sessions.accounting import tokens
 
     try:
         n = tokens.count("reasonix doctor: hello, DeepSeek")
@@ -160,7 +160,7 @@ def check_tokenizer() -> Check:
 
 
 def check_ripgrep() -> Check:
-    from sessions.tools.ripgrep import find_rg
+    from sessions.tools.search import find_rg
 
     path = find_rg()
     if path:

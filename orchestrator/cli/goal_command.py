@@ -41,11 +41,8 @@ from orchestrator.ui.approval import terminal_asker
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
 from orchestrator.unattended.loop import UnattendedRun
-from plans import Plan, PlanError
-from plans.errors import PlanFileError
-from plans.loader import load_plan_file
-from plans.storage import revision_path
-from sessions.errors import DeepSeekError
+from plans import Plan, PlanError, PlanFileError, load_plan_file, revision_path
+from sessions.wire import DeepSeekError
 
 __all__ = ["GoalCommand", "hard_exit", "read_plan_file", "run_command", "watch_interrupts"]
 

@@ -40,9 +40,15 @@ from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
-from sessions.prices import FamilyPrice, PriceBook, default_price_book
-from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
-from sessions.sandbox.policy import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB
+from sessions.accounting import FamilyPrice, PriceBook, default_price_book
+from sessions.sandbox import (
+    DEFAULT_FORBID_READ,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TMP_MB,
+    SANDBOX_MODES,
+    SandboxPolicy,
+)
 from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
@@ -66,7 +72,7 @@ class ModelsConfig(_Section):
 
 
 class ClientConfig(_Section):
-    """Maps one to one onto ``sessions.client.ClientSettings``."""
+    """Maps one to one onto ``sessions.wire.client.ClientSettings``."""
 
     deadline_s: float = Field(600.0, gt=0, allow_inf_nan=False)
     """Whole-request deadline in seconds (DeepSeek drops a request that has not started inference after 10 min)."""
@@ -186,7 +192,7 @@ class Config(_Section):
         return value
 
     def client_settings_kwargs(self) -> dict[str, float | int]:
-        """Keyword arguments for ``sessions.client.ClientSettings``."""
+        """Keyword arguments for ``sessions.wire.client.ClientSettings``."""
         return {
             "deadline_s": self.client.deadline_s,
             "stall_timeout_s": self.client.stall_timeout_s,

@@ -38,14 +38,11 @@ from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
-from plans.schema import Plan
-from sessions.client import DeepSeekClient
-from sessions.events import SessionEvent, UsageReported
-from sessions.reply import ReplySource, RequestGate
+from plans import Plan
+from sessions import Session, SessionEvent, SessionSettings, TurnResult, UsageReported
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import Session, SessionSettings
-from sessions.tools.registry import ToolRegistry, default_registry
-from sessions.turn import TurnResult
+from sessions.tools import ToolRegistry, default_registry
+from sessions.wire import DeepSeekClient, ReplySource, RequestGate
 
 AnyEvent = SessionEvent | GoalEvent
 GoalMode = Literal["goal", "plan", "exec"]

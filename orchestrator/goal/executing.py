@@ -16,7 +16,7 @@ from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans.schema import Step, StepStatus
+from plans import Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "

@@ -16,10 +16,9 @@ from orchestrator.exits import leaves
 from orchestrator.goal.store import GoalRecord
 from orchestrator.policy.budget import BudgetReachedError, BudgetTracker
 from orchestrator.summary import Command, Summary, figures
-from plans.schema import Plan, StepStatus
-from sessions.errors import DeepSeekError
-from sessions.session import Session
-from sessions.wire import Usage
+from plans import Plan, StepStatus
+from sessions import Session
+from sessions.wire import DeepSeekError, Usage
 
 
 def resume_command(

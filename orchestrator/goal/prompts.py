@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from orchestrator.events import VerifyOutcome
-from plans.render import prompt_text, step_prompt_text
-from plans.schema import Plan, Step, StepStatus
+from plans import Plan, Step, StepStatus, prompt_text, step_prompt_text
 
 PLANNER_SYSTEM_PROMPT = """\
 You are the planner of Reasonix, a coding agent. You plan; an executor carries the plan out; a supervisor checks

@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import GoalState
-from plans.schema import Plan, StepStatus
-from plans.storage import load_latest, save_revision, write_atomic
+from plans import Plan, StepStatus, load_latest, save_revision, write_atomic
 
 RUNS_DIR = Path(".reasonix") / "runs"
 FORKS_DIR = "forks"

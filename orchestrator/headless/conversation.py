@@ -24,15 +24,12 @@ from orchestrator.headless.events import ResultLine, ResultSubtype, StreamJsonEv
 from orchestrator.headless.limits import AllowedTools, BudgetCap, MaxBudgetReachedError
 from orchestrator.headless.translate import Translator
 from orchestrator.summary import ratio
-from plans.storage import write_atomic
-from sessions.client import DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.events import RequestStarted, SessionEvent, UsageReported
+from plans import write_atomic
+from sessions import RequestStarted, Session, SessionEvent, UsageReported
+from sessions.prompt import TailBlock
 from sessions.sandbox import Sandbox
-from sessions.session import Session
-from sessions.tail import TailBlock
-from sessions.tools.base import Gate
-from sessions.wire import Usage
+from sessions.tools import Gate
+from sessions.wire import DeepSeekClient, DeepSeekError, Usage
 
 LAST_FILE = "headless.json"
 """Under ``.reasonix/``: the id of the workspace's latest headless conversation, for ``--continue``."""

@@ -15,7 +15,7 @@ from orchestrator.goal.context import AnyEvent
 from orchestrator.headless.events import ResultLine, StreamJsonEvent, SystemNotice, TokenUsage, dump
 from orchestrator.headless.translate import Translator
 from orchestrator.ui.stream import JsonLinesRenderer
-from sessions.events import SessionEvent
+from sessions import SessionEvent
 from sessions.wire import Usage
 
 SESSION_EVENTS = get_args(get_args(SessionEvent)[0])

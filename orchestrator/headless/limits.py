@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from orchestrator.errors import ReasonixError
-from sessions.reply import RequestEstimate
-from sessions.tools.base import Gate
+from sessions.tools import Gate
+from sessions.wire import RequestEstimate
 
 
 class MaxBudgetReachedError(ReasonixError):

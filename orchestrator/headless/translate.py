@@ -30,7 +30,7 @@ from orchestrator.headless.events import (
     UserLine,
     UserLineMessage,
 )
-from sessions.events import (
+from sessions import (
     Compacted,
     JournalRecovered,
     RepairApplied,
@@ -39,7 +39,7 @@ from sessions.events import (
     ToolFinished,
     UsageReported,
 )
-from sessions.stream import (
+from sessions.wire import (
     ContentDelta,
     ReasoningDelta,
     StreamRestarted,

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from sessions.errors import DeepSeekError, RetriesExhaustedError, is_outage
-from sessions.reply import ReplyRequest, ReplySource
-from sessions.stream import Reply, StreamEvent
+from sessions.wire import DeepSeekError, Reply, ReplyRequest, ReplySource, RetriesExhaustedError, StreamEvent, is_outage
 
 
 class Backoff(BaseModel):

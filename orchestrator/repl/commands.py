@@ -13,8 +13,7 @@ import trio
 from rich.text import Text
 
 from orchestrator.repl.conversation import Conversation
-from sessions import tokens
-from sessions.prices import PriceError
+from sessions.accounting import PriceError, tokens
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
 
@@ -196,7 +195,7 @@ async def _undo(conv: Conversation, arg: str) -> bool:
 async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
     """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
     from orchestrator.repl.goals import run_goal
-    from orchestrator.runs import list_runs
+    from orchestrator.runs.history import list_runs
 
     before = {r.run_id for r in list_runs(conv.workspace)}
     try:

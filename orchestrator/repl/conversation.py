@@ -29,11 +29,10 @@ from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
 from orchestrator.ui.stream import TerminalRenderer
-from plans.storage import write_atomic
-from sessions.client import DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.session import Session
-from sessions.tail import TailBlock
+from plans import write_atomic
+from sessions import Session
+from sessions.prompt import TailBlock
+from sessions.wire import DeepSeekClient, DeepSeekError
 
 LAST_FILE = "repl.json"
 """Under ``.reasonix/``: the run id of the workspace's latest conversation, for ``--continue``."""

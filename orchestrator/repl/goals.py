@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from orchestrator.errors import ReasonixError
 from orchestrator.repl.conversation import Conversation
-from sessions.errors import DeepSeekError
+from sessions.wire import DeepSeekError
 
 
 async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:

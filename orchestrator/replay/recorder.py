@@ -31,13 +31,19 @@ from orchestrator import executor_prompt
 from orchestrator.goal import prompts as goal_prompts
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.review.reviewer import ReviewDecision, Reviewer
-from plans.schema import Plan
-from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
-from scenarios.format import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
-from sessions.errors import DeepSeekError
-from sessions.sse import SseData, SseParser
-from sessions.stream import Reply, StreamAssembler, decode_chunk, reply_from_completion
-from sessions.wire import ChatCompletion
+from plans import Plan
+from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
+from scenarios.emulator import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
+from sessions.wire import (
+    ChatCompletion,
+    DeepSeekError,
+    Reply,
+    SseData,
+    SseParser,
+    StreamAssembler,
+    decode_chunk,
+    reply_from_completion,
+)
 
 SKIP_DIRS = frozenset({".git", ".reasonix", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"})
 MAX_FILE_BYTES = 256 * 1024

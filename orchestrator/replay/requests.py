@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from scenarios.format import Expectations
-from sessions.events import Compacted, ToolFinished, UsageReported
+from scenarios import Expectations
+from sessions import Compacted, ToolFinished, UsageReported
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,12 +40,11 @@ from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.summary import SessionFigures
 from orchestrator.task.run import TaskRun
 from orchestrator.text.wording import counted
-from plans.schema import Plan
+from plans import Plan
+from scenarios import LoadedScenario, Scenario, ScenarioError
 from scenarios.emulator import open_emulator
-from scenarios.format import LoadedScenario, Scenario, ScenarioError
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions.wire import ClientSettings, DeepSeekClient, DeepSeekError
 
 REPLAY_KEY = "sk-replay-offline"
 """Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""

@@ -29,8 +29,7 @@ from orchestrator.review.editor import Problem, edit_plan, editor_command, is_un
 from orchestrator.text.safe_text import neutralise, neutralise_model
 from orchestrator.text.wording import counted
 from orchestrator.ui.goal_lines import print_whole
-from plans import Plan, find_issues
-from plans.render import plan_tree
+from plans import Plan, find_issues, plan_tree
 
 DecisionKind = Literal["approve", "revise", "edit", "cancel"]
 

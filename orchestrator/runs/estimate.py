@@ -15,8 +15,8 @@ from pathlib import Path
 from orchestrator.policy.budget import Budget
 from orchestrator.runs.history import list_runs
 from orchestrator.text.wording import counted
-from plans.schema import Plan
-from sessions.prices import PriceBook, PriceError
+from plans import Plan
+from sessions.accounting import PriceBook, PriceError
 from sessions.wire import Usage
 
 DEFAULT_REQUESTS_PER_STEP = 3.0

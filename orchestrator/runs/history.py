@@ -28,8 +28,7 @@ from orchestrator.goal.store import (
     usage_events,
 )
 from orchestrator.text.wording import shorten
-from plans.schema import Plan
-from plans.storage import load_latest
+from plans import Plan, load_latest
 
 Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})

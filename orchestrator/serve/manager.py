@@ -36,9 +36,8 @@ from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
 from orchestrator.serve.workspaces import KnownWorkspaces, api_workspace
-from plans import PlanError
-from plans.storage import write_atomic
-from sessions.errors import DeepSeekError
+from plans import PlanError, write_atomic
+from sessions.wire import DeepSeekError
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from orchestrator.serve.errors import InvalidRequestError
-from plans.storage import write_atomic
+from plans import write_atomic
 
 STATE_FILE = "workspaces.json"
 

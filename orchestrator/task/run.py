@@ -15,11 +15,8 @@ from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.summary import Summary, figures
-from sessions.client import DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.events import SessionEvent
-from sessions.reply import ReplySource
-from sessions.session import Session
+from sessions import Session, SessionEvent
+from sessions.wire import DeepSeekClient, DeepSeekError, ReplySource
 
 RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter", "error", "cancelled"]
 

@@ -13,8 +13,7 @@ from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, Ste
 from orchestrator.text.safe_text import neutralise
 from orchestrator.text.wording import counted
 from orchestrator.ui.tool_lines import INDENT
-from plans.render import verify_text
-from plans.schema import VerifyCommand
+from plans import VerifyCommand, verify_text
 
 VERIFY_TAIL_LINES = 12
 WHOLE_WIDTH = 10_000

@@ -31,16 +31,8 @@ from orchestrator.ui.goal_event_lines import GOAL_EVENT_LINES
 from orchestrator.ui.goal_lines import print_whole
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
-from plans.render import plan_tree
-from plans.schema import Plan
-from sessions.events import (
-    DiagnosticsReported,
-    RequestStarted,
-    SessionEvent,
-    StreamUpdate,
-    TurnFinished,
-    UsageReported,
-)
+from plans import Plan, plan_tree
+from sessions import DiagnosticsReported, RequestStarted, SessionEvent, StreamUpdate, TurnFinished, UsageReported
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")

@@ -24,7 +24,7 @@ from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_take
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.tool_lines import short as _short
 from orchestrator.ui.tool_lines import tool_line
-from sessions.events import (
+from sessions import (
     Compacted,
     DiagnosticsReported,
     JournalRecovered,
@@ -37,13 +37,7 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import (
-    ContentDelta,
-    ReasoningDelta,
-    StreamRestarted,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-)
+from sessions.wire import ContentDelta, ReasoningDelta, StreamRestarted, ToolCallArgumentsDelta, ToolCallStarted
 
 TURN_STATUS_WORDS = {"length": "cut at the output limit"}
 """How a turn's end status reads on the terminal (``--json`` and the journal keep the status itself)."""

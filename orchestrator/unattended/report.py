@@ -13,7 +13,7 @@ import trio
 from orchestrator.config.durations import format_duration
 from orchestrator.goal.outcome import GoalOutcome
 from orchestrator.text.wording import counted
-from plans.schema import StepStatus
+from plans import StepStatus
 
 SUMMARY_FILE = "summary.md"
 NOTIFY_TIMEOUT_S = 60.0

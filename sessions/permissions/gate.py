@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from sessions.permissions.rules import PathCandidates, Rules, Verdict, canonical
-from sessions.sandbox import describe
+from sessions.sandbox.base import describe
 from sessions.tools.errors import ToolInputError, WorkspaceEscapeError
 from sessions.tools.paths import display, resolve
 

@@ -35,7 +35,7 @@ from orchestrator.summary import SessionFigures, Summary
 from orchestrator.ui.goal_lines import escalation_line
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from plans.schema import Plan, StepStatus
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 from sessions.events import (
     DiagnosticsReported,
     StreamUpdate,
@@ -44,8 +44,8 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import ContentDelta, ReasoningDelta
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import ContentDelta, ReasoningDelta
 
 from .goal_support import goal_env, script, step
 from .run_support import ROOT

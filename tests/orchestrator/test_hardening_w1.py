@@ -20,8 +20,8 @@ from orchestrator.task.run import TaskSummary
 from orchestrator.ui.goal_view import CostBoard, GoalTerminalUI, goal_footer, summary_text
 from orchestrator.ui.stream import TerminalRenderer
 from sessions.events import StreamUpdate, TurnFinished, UsageReported
-from sessions.stream import StreamRestarted
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import StreamRestarted
 
 from .goal_support import call, goal_env, reply, script, step
 

@@ -126,7 +126,7 @@ async def test_a_recorded_goal_replays_both_sessions_without_drift(tmp_path: Pat
     from orchestrator.replay.runner import replay_scenario
     from orchestrator.review.reviewer import ScriptedReviewer
     from scenarios.emulator import Script, open_emulator
-    from sessions.client import ClientSettings, DeepSeekClient
+    from sessions.wire.client import ClientSettings, DeepSeekClient
 
     from .replay_support import goal_scenario
 

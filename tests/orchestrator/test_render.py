@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, cost_style, footer, summary_line
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -22,7 +22,8 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import (
+from sessions.wire.messages import Usage
+from sessions.wire.stream import (
     ContentDelta,
     KeepAlive,
     ReasoningDelta,
@@ -31,7 +32,6 @@ from sessions.stream import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
-from sessions.wire import Usage
 
 S = "executor"
 

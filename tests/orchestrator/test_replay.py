@@ -11,7 +11,7 @@ import pytest
 
 from orchestrator.cli.main import main
 from orchestrator.replay.runner import peak_clock, replay
-from sessions.prefix import build_prefix
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session
 
 from .goal_support import EXECUTOR, PLANNER, call, reply

@@ -169,7 +169,7 @@ async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: P
     from orchestrator.review.reviewer import TerminalReviewer
     from orchestrator.runs.estimate import estimate_plan
     from plans.schema import Plan
-    from sessions.prices import default_price_book
+    from sessions.accounting.prices import default_price_book
 
     plan = Plan.model_validate(
         {

@@ -1,4 +1,4 @@
-"""The emulator against our own client (sessions/client.py): recorded DeepSeek samples and the emulator's streams
+"""The emulator against our own client (sessions/wire/client.py): recorded DeepSeek samples and the emulator's streams
 assemble the same way, and every fault kind shows the client's reaction."""
 
 from __future__ import annotations
@@ -13,24 +13,16 @@ import trio
 
 from scenarios.emulator import Script, open_emulator
 from scenarios.emulator.render import CALL_BEGIN
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import (
+from sessions.repair.scavenge import scavenge_calls
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import (
     AuthenticationError,
     BadRequestError,
     DeepSeekError,
     InvalidParameterError,
     RetriesExhaustedError,
 )
-from sessions.repair.scavenge import scavenge_calls
-from sessions.stream import (
-    Completed,
-    KeepAlive,
-    StreamEvent,
-    StreamRestarted,
-    assemble_sse,
-    reply_from_completion,
-)
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatCompletion,
     ChatRequest,
@@ -40,6 +32,14 @@ from sessions.wire import (
     ToolMessage,
     ToolSchema,
     UserMessage,
+)
+from sessions.wire.stream import (
+    Completed,
+    KeepAlive,
+    StreamEvent,
+    StreamRestarted,
+    assemble_sse,
+    reply_from_completion,
 )
 from tests import wire_samples
 
@@ -81,7 +81,7 @@ async def collect(client: DeepSeekClient, req: ChatRequest, body: bytes | None =
 
 
 async def raw_sse(base_url: str, req: ChatRequest) -> bytes:
-    from sessions.wire import encode_request
+    from sessions.wire.messages import encode_request
 
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": "Bearer k"}) as http:
         r = await http.post("/chat/completions", content=encode_request(req))

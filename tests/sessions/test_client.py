@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sessions.client import ClientSettings, DeepSeekClient, check_request, parse_retry_after
-from sessions.errors import (
+from sessions.wire.client import ClientSettings, DeepSeekClient, check_request, parse_retry_after
+from sessions.wire.errors import (
     AuthenticationError,
     BadRequestError,
     InsufficientBalanceError,
@@ -16,9 +16,7 @@ from sessions.errors import (
     RequestRefusedError,
     UnexpectedStatusError,
 )
-from sessions.reply import ChatClient
-from sessions.stream import Completed, KeepAlive, StreamEvent, assemble_sse
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
     FunctionSchema,
@@ -30,6 +28,8 @@ from sessions.wire import (
     encode_message,
     encode_request,
 )
+from sessions.wire.reply import ChatClient
+from sessions.wire.stream import Completed, KeepAlive, StreamEvent, assemble_sse
 from tests.sessions.fake_deepseek import V4_JSON, V4_SSE, V32_SSE, FakeDeepSeek, Scripted, error, sse, sse_lines
 from tests.sessions.test_stream import assert_v4_json_reply, assert_v4_stream_reply, assert_v32_stream_reply
 

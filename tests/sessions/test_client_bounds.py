@@ -11,9 +11,9 @@ import json
 import pytest
 import trio
 
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import ReplyTooLargeError, RetriesExhaustedError, StallTimeoutError, UnexpectedBodyError
-from sessions.stream import Completed, StreamEvent
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import ReplyTooLargeError, RetriesExhaustedError, StallTimeoutError, UnexpectedBodyError
+from sessions.wire.stream import Completed, StreamEvent
 from tests.sessions.fake_deepseek import V4_SSE, sse_lines
 from tests.sessions.test_client import request
 from tests.sessions.test_client_loopback import LoopbackServer

@@ -9,8 +9,8 @@ from functools import partial
 
 import trio
 
-from sessions.client import DeepSeekClient
-from sessions.stream import Completed, ReasoningDelta
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.stream import Completed, ReasoningDelta
 from tests.sessions.fake_deepseek import V4_SSE, sse_lines
 from tests.sessions.test_client import request
 from tests.sessions.test_stream import assert_v4_stream_reply

@@ -8,8 +8,8 @@ import pytest
 import trio
 import trio.testing
 
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import (
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import (
     DeadlineExceededError,
     OverloadedError,
     ProtocolError,
@@ -19,7 +19,7 @@ from sessions.errors import (
     StallTimeoutError,
     StreamBrokenError,
 )
-from sessions.stream import (
+from sessions.wire.stream import (
     Completed,
     ContentDelta,
     KeepAlive,

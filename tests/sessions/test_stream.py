@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions.errors import ProtocolError, ServerError, StreamBrokenError
-from sessions.sse import SseData, parse_sse
-from sessions.stream import (
+from sessions.wire.errors import ProtocolError, ServerError, StreamBrokenError
+from sessions.wire.messages import ChatCompletion, StreamChunk, encode_message
+from sessions.wire.sse import SseData, parse_sse
+from sessions.wire.stream import (
     EVENT_ADAPTER,
     Completed,
     ContentDelta,
@@ -22,7 +23,6 @@ from sessions.stream import (
     events_of_reply,
     reply_from_completion,
 )
-from sessions.wire import ChatCompletion, StreamChunk, encode_message
 from tests.sessions.fake_deepseek import V4_JSON, V4_SSE, V32_SSE
 
 V4_REASONING = "The user asks about the weather in San Francisco. I should use the weather tool."

@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.commands import command_setup
-    from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions
+    from orchestrator.repl.loop import run_loop
+    from orchestrator.repl.modes import Mode
     from orchestrator.ui.approval import terminal_asker
     from sessions.permissions import Question
 

@@ -53,8 +53,7 @@ def _fail(code: int, *lines: str) -> _Failed:
 
 
 def _read(path: Path, lenient: bool) -> Plan:
-    from plans.errors import PlanFileError
-    from plans.loader import load_plan_file
+    from plans import PlanFileError, load_plan_file
 
     try:
         loaded = load_plan_file(path, lenient=lenient)
@@ -86,9 +85,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from plans import find_issues
-    from plans.render import prompt_text, render_terminal, to_markdown, to_mermaid
-    from plans.storage import dump_plan
+    from plans import dump_plan, find_issues, prompt_text, render_terminal, to_markdown, to_mermaid
 
     plan = _read(args.file, args.lenient)
     issues = find_issues(plan)

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = started[0].summary("cancelled")
     summary = outcome
     if recorder is not None:
-        from scenarios.format import ScenarioSettings
+        from scenarios import ScenarioSettings
 
         config = resolved.config
         settings = ScenarioSettings(

@@ -137,7 +137,7 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
     from orchestrator.runs.history import run_events, run_plan
     from orchestrator.text.wording import shorten
     from orchestrator.ui.goal_lines import print_whole
-    from plans.render import plan_tree
+    from plans import plan_tree
 
     plan = run_plan(workspace, run.run_id)
     events = run_events(workspace, run.run_id)

@@ -19,11 +19,9 @@ from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.store import FORKS_DIR, usage_events
 from orchestrator.goal.tools import Mailbox, executor_tools
-from sessions.events import SessionEvent
-from sessions.reply import ReplyRequest, ReplySource
-from sessions.stream import Reply, StreamEvent
-from sessions.tools.registry import default_registry
-from sessions.wire import Usage
+from sessions import SessionEvent
+from sessions.tools import default_registry
+from sessions.wire import Reply, ReplyRequest, ReplySource, StreamEvent, Usage
 
 _KEPT_EVENTS = frozenset({"cache"})
 """Events of the executor's journal a fork keeps: its cache diagnostics go on from the executor's (so a first request

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 import trio
 
-from orchestrator.branches import BranchError, BranchWorkspace
+from orchestrator.branches.outcome import BranchError
+from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
 from orchestrator.goal.executing import BranchVerified, run_step, work_on_step
@@ -31,8 +32,7 @@ from orchestrator.goal.parallel.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify
-from plans.graph import paths_overlap
-from plans.schema import Plan, Step, StepStatus
+from plans import Plan, Step, StepStatus, paths_overlap
 
 Outcome = Executing | Replanning | Ended | BranchVerified
 DISCARD_TIMEOUT_S = 30.0

@@ -10,7 +10,7 @@ from typing import Any
 
 import pexpect
 
-from sessions.journal import read_journal
+from sessions.journal.jsonl import read_journal
 
 from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, reasonix
 

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolLimits, default_registry
-from sessions.tools.grep import Matches
-from sessions.tools.ripgrep import find_rg
+from sessions.tools.search.grep import Matches
+from sessions.tools.search.ripgrep import find_rg
 from tests.sessions.tools.helpers import call
 
 HAVE_RG = find_rg() is not None

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from sessions.stream import Reply, StreamEvent
-from sessions.wire import ChatRequest, Usage
+from sessions.wire.messages import ChatRequest, Usage
+from sessions.wire.stream import Reply, StreamEvent
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

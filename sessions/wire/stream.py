@@ -1,10 +1,10 @@
 """Streamed replies: the events a caller sees while a reply streams, and the pure assembler that builds them.
 
-:class:`StreamAssembler` does no IO: feed it :class:`~sessions.wire.StreamChunk` objects (from the client, from a
-recorded ``.sse`` file, from the emulator) and it returns the events each chunk produced; :meth:`StreamAssembler.finish`
-gives the whole :class:`Reply`. The reply's assistant message is exactly what the server sent: ``reasoning_content``
-as streamed (None if the field never carried a string), and every tool call's ``arguments`` as the concatenation of its
-fragments, never re-serialized (DESIGN §3.2).
+:class:`StreamAssembler` does no IO: feed it :class:`~sessions.wire.messages.StreamChunk` objects (from the client, from
+a recorded ``.sse`` file, from the emulator) and it returns the events each chunk produced;
+:meth:`StreamAssembler.finish` gives the whole :class:`Reply`. The reply's assistant message is exactly what the server
+sent: ``reasoning_content`` as streamed (None if the field never carried a string), and every tool call's ``arguments``
+as the concatenation of its fragments, never re-serialized (DESIGN §3.2).
 
 Every event has a ``kind`` so a stream of them can be written as JSON lines and read back with :data:`EVENT_ADAPTER`.
 """
@@ -15,9 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sessions.errors import ProtocolError, ReplyTooLargeError, ServerError, StreamBrokenError
-from sessions.sse import SseComment, SseData, SseDone, SseItem, parse_sse
-from sessions.wire import (
+from sessions.wire.errors import ProtocolError, ReplyTooLargeError, ServerError, StreamBrokenError
+from sessions.wire.messages import (
     AssistantMessage,
     ChatCompletion,
     FinishReason,
@@ -26,6 +25,7 @@ from sessions.wire import (
     ToolCall,
     Usage,
 )
+from sessions.wire.sse import SseComment, SseData, SseDone, SseItem, parse_sse
 
 
 class _Event(BaseModel):

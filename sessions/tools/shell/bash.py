@@ -17,9 +17,9 @@ import shutil
 from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from sessions.tools.bounded import HeadTail
 from sessions.tools.errors import ToolError
-from sessions.tools.process import ShellRun, run_shell
+from sessions.tools.shell.bounded import HeadTail
+from sessions.tools.shell.process import ShellRun, run_shell
 
 __all__ = ["BashArgs", "BashTool"]
 

@@ -27,7 +27,7 @@ from typing import IO, Any, Literal
 import trio
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from sessions.wire import AssistantMessage, Message, SystemMessage, ToolMessage
+from sessions.wire.messages import AssistantMessage, Message, SystemMessage, ToolMessage
 
 JOURNAL_VERSION = 1
 _message_adapter: TypeAdapter[Message] = TypeAdapter(Message)

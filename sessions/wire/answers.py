@@ -10,7 +10,7 @@ import time
 import httpx
 from pydantic import ValidationError
 
-from sessions.wire import ErrorBody
+from sessions.wire.messages import ErrorBody
 
 ERROR_BODY_LIMIT = 64 * 1024
 """The most of an error body (or of a body that is no API answer) that is read to describe it."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pathspec
 
 from sessions.tools.errors import ToolError
-from sessions.tools.walk import IgnoreRules, walk_files
+from sessions.tools.search.walk import IgnoreRules, walk_files
 
 RG_FILTERS = (
     "--hidden", "--no-require-git", "--no-config", "--no-ignore-dot", "--no-ignore-global", "--no-ignore-exclude",

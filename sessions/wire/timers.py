@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import trio
 
-from sessions.answers import ERROR_BODY_LIMIT
-from sessions.stream import StreamEvent
+from sessions.wire.answers import ERROR_BODY_LIMIT
+from sessions.wire.stream import StreamEvent
 
 DRAIN_GRACE_S = 2.0
 """How long a whole reply's connection is given to end (``[DONE]``, the rest of the body) before it is closed."""

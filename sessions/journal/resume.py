@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sessions.events import JournalRecovered
-from sessions.journal import JournalHeader, JournalState, mend
+from sessions.journal.jsonl import JournalHeader, JournalState, mend
 from sessions.log import MessageLog
-from sessions.prefix import Prefix, prefix_hash
-from sessions.wire import Message
+from sessions.prompt.prefix import Prefix, prefix_hash
+from sessions.wire.messages import Message
 
 CORRUPT_REWRITE_REASON = "the journal had corrupt lines: tool calls and results that lost their pair were mended"
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from sessions.errors import ProtocolError
+from sessions.wire.errors import ProtocolError
 
 
 @dataclass(frozen=True, slots=True)

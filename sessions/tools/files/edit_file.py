@@ -12,11 +12,11 @@ from difflib import SequenceMatcher
 import trio
 from pydantic import Field
 
-from sessions.tools.atomic import atomic_write
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import EditMismatchError, ToolInputError
+from sessions.tools.files.atomic import atomic_write
+from sessions.tools.files.textfile import encode_text, read_text, shown, split_lines
 from sessions.tools.paths import resolve_for_write
-from sessions.tools.textfile import encode_text, read_text, shown, split_lines
 
 MIN_SIMILARITY = 0.5
 MAX_CANDIDATES = 3

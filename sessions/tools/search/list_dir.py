@@ -11,7 +11,7 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolInputError
 from sessions.tools.paths import resolve
-from sessions.tools.walk import ALWAYS_SKIP, IgnoreRules
+from sessions.tools.search.walk import ALWAYS_SKIP, IgnoreRules
 
 
 class ListDirArgs(ToolArgs):

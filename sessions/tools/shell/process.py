@@ -21,11 +21,12 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox import NoSandbox, Sandbox
+from sessions.sandbox.base import Sandbox
 from sessions.sandbox.bounds import bound_hit, release
+from sessions.sandbox.none import NoSandbox
 from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
 from sessions.sandbox.spawn import spawn
-from sessions.tools.bounded import HeadTail
+from sessions.tools.shell.bounded import HeadTail
 
 
 def kill_group(pgid: int) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import trio
 from pydantic import Field
 
-from sessions.tools.atomic import atomic_write
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolInputError
+from sessions.tools.files.atomic import atomic_write
+from sessions.tools.files.textfile import encode_text
 from sessions.tools.paths import resolve_for_write
-from sessions.tools.textfile import encode_text
 
 
 class WriteFileArgs(ToolArgs):

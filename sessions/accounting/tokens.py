@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-    from sessions.wire import ChatRequest
+    from sessions.wire.messages import ChatRequest
 
 _lock = threading.Lock()
 _tokenizer: Tokenizer | None = None
@@ -82,7 +82,7 @@ def estimate_request(request: ChatRequest) -> int:
 
     Used where the server sent no usage (an aborted stream). The emulator counts the exact rendering instead.
     """
-    from sessions.wire import AssistantMessage, ToolMessage, encode_tools
+    from sessions.wire.messages import AssistantMessage, ToolMessage, encode_tools
 
     texts: list[str] = []
     for m in request.messages:

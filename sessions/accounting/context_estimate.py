@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sessions import tokens
-from sessions.wire import Usage
+from sessions.accounting import tokens
+from sessions.wire.messages import Usage
 
 
 class ContextEstimate:

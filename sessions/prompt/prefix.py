@@ -10,8 +10,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sessions.memory import StandingMemory
-from sessions.wire import SystemMessage, ToolSchema, encode_message, encode_tools
+from sessions.prompt.memory import StandingMemory
+from sessions.wire.messages import SystemMessage, ToolSchema, encode_message, encode_tools
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from pydantic import Field, model_validator
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolInputError
+from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, shown
 from sessions.tools.paths import resolve
-from sessions.tools.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, shown
 
 
 class ReadFileArgs(ToolArgs):

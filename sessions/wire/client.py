@@ -4,7 +4,7 @@ How one request runs:
 
 * We refuse to send what DeepSeek is known to reject (:func:`check_request`), then send the body: the caller's exact
   pre-encoded bytes when given (the session joins stored message bytes; they go out unchanged), else
-  :func:`~sessions.wire.encode_request`.
+  :func:`~sessions.wire.messages.encode_request`.
 * Each attempt runs under the per-request deadline (``deadline_s``, a Trio cancel scope around the attempt) and a stall
   timer that only real data resets: a ``data:`` line (or, on the JSON path, a non-blank byte). ``: keep-alive``
   comments and the JSON path's blank keep-alive lines do not reset it. Only the server's time counts: while the
@@ -13,8 +13,8 @@ How one request runs:
   raises ReplyTooLargeError; a 200 that is no event stream (an HTML page) UnexpectedBodyError. Neither is retried.
 * 429 / 500 / 503 / other 5xx, connection failures, stalls and streams that break before their finish reason are
   retried as a whole request with exponential backoff and jitter, honouring ``Retry-After``; backoff sleeps on the
-  Trio clock. Before a retry the caller receives :class:`~sessions.stream.StreamRestarted`: what it showed is void.
-  A half reply is never surfaced as complete: :class:`~sessions.stream.Completed` comes only from a whole reply.
+  Trio clock. Before a retry the caller receives :class:`~sessions.wire.stream.StreamRestarted`: what it showed is void.
+  A half reply is never surfaced as complete: :class:`~sessions.wire.stream.Completed` comes only from a whole reply.
   400 / 401 / 402 / 422, refusals, protocol errors and the deadline are never retried.
 * ``async with client.stream(...) as events`` reads in a background task of its own nursery: breaking out early or
   being cancelled cancels that task, which closes the response and its connection.
@@ -33,8 +33,8 @@ import trio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
 
-from sessions.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
-from sessions.errors import (
+from sessions.wire.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
+from sessions.wire.errors import (
     ConnectionFailedError,
     DeadlineExceededError,
     DeepSeekError,
@@ -48,8 +48,9 @@ from sessions.errors import (
     UnexpectedBodyError,
     error_for_status,
 )
-from sessions.sse import SseComment, SseData, SseParser
-from sessions.stream import (
+from sessions.wire.messages import ChatCompletion, ChatRequest, encode_request
+from sessions.wire.sse import SseComment, SseData, SseParser
+from sessions.wire.stream import (
     KEEP_ALIVE,
     Completed,
     Reply,
@@ -61,8 +62,7 @@ from sessions.stream import (
     reply_chars,
     reply_from_completion,
 )
-from sessions.timers import DRAIN_GRACE_S, Emit, Timers, drain, read_head
-from sessions.wire import ChatCompletion, ChatRequest, encode_request
+from sessions.wire.timers import DRAIN_GRACE_S, Emit, Timers, drain, read_head
 
 DEFAULT_USER_AGENT = "reasonix/0.1 (+https://github.com/reasonix)"
 

@@ -17,10 +17,10 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
-from sessions.tools.listing import fast_matcher, path_order, rg_files, walk_names
 from sessions.tools.paths import resolve
-from sessions.tools.ripgrep import find_rg
-from sessions.tools.walk import ALWAYS_SKIP, IgnoreRules
+from sessions.tools.search.listing import fast_matcher, path_order, rg_files, walk_names
+from sessions.tools.search.ripgrep import find_rg
+from sessions.tools.search.walk import ALWAYS_SKIP, IgnoreRules
 
 GLOB_CHARS = frozenset("*?[\\!")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
 
 CACHE_UNIT_TOKENS = 128  # observed V4 hit granularity (DESIGN §4)
 

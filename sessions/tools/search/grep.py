@@ -24,11 +24,11 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
-from sessions.tools.listing import RG_FILTERS, AboveRules, path_order
+from sessions.tools.files.textfile import is_binary, require_file, split_lines
 from sessions.tools.paths import WorkspacePath, display, resolve
-from sessions.tools.ripgrep import find_rg
-from sessions.tools.textfile import is_binary, require_file, split_lines
-from sessions.tools.walk import IgnoreRules, walk_files
+from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order
+from sessions.tools.search.ripgrep import find_rg
+from sessions.tools.search.walk import IgnoreRules, walk_files
 
 RG_MAX_COLUMNS = 4_000
 
