@@ -18,7 +18,7 @@ from sessions.client import DeepSeekClient
 from sessions.sse import SseData, SseParser
 from sessions.stream import Completed, StreamAssembler, assemble_sse, decode_chunk
 from sessions.wire import ChatRequest, SystemMessage, UserMessage, encode_request
-from tests.scenarios.test_emulator_client import FAST, collect, raw_sse
+from tests.support.client import FAST, collect, raw_sse
 
 SYSTEM = SystemMessage(content="You are the EXECUTOR. Keep edits small.")
 TEXT = "naïve café — 日本語 ✓ 🙂 done"
