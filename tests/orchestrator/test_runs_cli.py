@@ -12,11 +12,10 @@ import trio
 
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget
+from tests.support.goal_cli import VERDICT, calc_executor, calc_planning, calc_workspace, goal_script
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 from .run_support import clean_env, emulator_process, json_lines, reasonix
-from .test_goal_cli import VERDICT, _executor, _planning, _script
-from .test_goal_cli import _workspace as cli_workspace
 
 OPS = "def add(a, b):\n    return a + b\n"
 DONE = "20261101-090000-aaaaaa"
@@ -145,11 +144,11 @@ def test_runs_in_an_empty_workspace(tmp_path: Path) -> None:
 
 def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
-    ws = cli_workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     none = reasonix("goal", "--resume", "--workspace", str(ws), "--yes", "--base-url", "http://127.0.0.1:9", env=env)
     assert none.returncode == 2 and "no paused or interrupted run to resume" in none.stderr
-    planner = _planning() + VERDICT  # the budget refuses the first request: nothing is sent before the resume
-    with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
+    planner = calc_planning() + VERDICT  # the budget refuses the first request: nothing is sent before the resume
+    with emulator_process(goal_script(planner, calc_executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)
         assert paused.returncode == 3, paused.stderr

@@ -18,7 +18,7 @@ from sessions.wire.client import DeepSeekClient
 from sessions.wire.messages import ChatRequest, SystemMessage, UserMessage, encode_request
 from sessions.wire.sse import SseData, SseParser
 from sessions.wire.stream import Completed, StreamAssembler, assemble_sse, decode_chunk
-from tests.scenarios.test_emulator_client import FAST, collect, raw_sse
+from tests.support.client import FAST, collect, raw_sse
 
 SYSTEM = SystemMessage(content="You are the EXECUTOR. Keep edits small.")
 TEXT = "naïve café — 日本語 ✓ 🙂 done"

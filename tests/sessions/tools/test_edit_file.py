@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolRegistry
 from sessions.tools.files.edit_file import Edit, apply_edits, closest_candidates
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 SOURCE = """\
 def add(a, b):

@@ -1,4 +1,5 @@
-"""Real git repositories and plain directories for the branch tests, and what the user's git knows about them."""
+"""Real git repositories for the branch, checkpoint and undo tests (the user's git, with no global config), what the
+user's git knows about one, and every byte, mode and link target of a tree."""
 
 from __future__ import annotations
 
@@ -33,8 +34,23 @@ def make_repo(ws: Path, files: dict[str, str], *, commit: bool = True) -> Path:
     return ws
 
 
-def user_repo_state(ws: Path) -> dict[str, object]:
-    """What the user's git knows, asked of git itself, and the index file's bytes."""
+def user_repo_state(ws: Path) -> dict[str, str]:
+    """What the user's git knows, asked of git itself (for work that may rewrite the workspace's files and put them
+    back, which refreshes the index's stat data)."""
+    return {
+        "head": user_git(ws, "rev-parse", "HEAD"),
+        "index": user_git(ws, "ls-files", "--stage"),
+        "staged": user_git(ws, "diff", "--cached"),
+        "stash": user_git(ws, "stash", "list"),
+        "branches": user_git(ws, "branch", "-a", "-v"),
+        "refs": user_git(ws, "for-each-ref"),
+        "config": user_git(ws, "config", "--local", "--list"),
+    }
+
+
+def user_repo_bytes(ws: Path) -> dict[str, object]:
+    """What the user's git knows, asked of git itself, and the index file's bytes (for work that must never touch the
+    workspace at all)."""
     return {
         "head": user_git(ws, "rev-parse", "HEAD"),
         "status": user_git(ws, "status", "--porcelain", "--ignored"),
@@ -59,5 +75,5 @@ def tree_state(root: Path) -> dict[str, tuple[str, bytes]]:
             if stat.S_ISLNK(st_.st_mode):
                 out[rel] = ("link", os.readlink(path).encode())
             else:
-                out[rel] = (oct(st_.st_mode & 0o111 != 0), path.read_bytes())
+                out[rel] = (f"file {stat.S_IMODE(st_.st_mode) & 0o111:o}", path.read_bytes())
     return out

@@ -1,3 +1,5 @@
+"""One tool call dispatched the way a session does it, for the tool, sandbox and permission tests."""
+
 from __future__ import annotations
 
 from typing import Any
