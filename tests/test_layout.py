@@ -94,6 +94,7 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.hooks": ["HookAnswer", "HookGate", "Hooks", "hooked_send"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],
     "orchestrator.goal.parallel": ["open_fork", "run_wave"],

@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),
+    "hooks": ("orchestrator.cli.commands.hooks", "hooks: hooks list shows each configured hook and where it is from"),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
 }
 

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.hooks import HookConfig, collect_hooks
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
@@ -149,6 +150,8 @@ class Config(_Section):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
+    hooks: list[HookConfig] = Field(default_factory=list)
+    """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 
     @field_validator("base_url")
     @classmethod
@@ -288,6 +291,8 @@ def load_config(
     for source, data in layers:
         problems.extend(validate_layer(Config, source, data))
     problems.extend(trust_problems)
+    hooks, hook_origins, hook_problems = collect_hooks(layers, str(user_file))
+    problems.extend(hook_problems)
     if problems:
         raise ConfigError(problems)
 
@@ -302,6 +307,9 @@ def load_config(
             continue
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
+    if hooks:
+        merged["hooks"] = hooks
+        sources.update({f"hooks.{i}": origin for i, origin in enumerate(hook_origins)})
     problems = sandbox_key_problems(sources, str(user_file))
     if problems:
         raise ConfigError(problems)

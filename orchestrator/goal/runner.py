@@ -26,6 +26,7 @@ from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
+from orchestrator.hooks.goal_events import goal_hook
 from plans.graph import PlanGraph
 from plans.schema import StepStatus
 
@@ -99,6 +100,7 @@ class GoalRunner(GoalContext):
                 raise
             raise error from None
         self.finish(phase.state, phase.reason)
+        await goal_hook(self.executor or self.planner, "goal_end", {"status": phase.state, "summary": phase.reason})
         return self.outcome()
 
     def finish(self, status: EndState, reason: str) -> None:

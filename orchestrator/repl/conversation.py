@@ -25,6 +25,7 @@ from rich.text import Text
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
+from orchestrator.hooks.turns import PromptBlocked, hooked_send
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
@@ -204,7 +205,13 @@ class Conversation:
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
-                await self.session.send(attached.text, tail=tail, model=model)
+                hooks = self.commands.hooks
+                if hooks is not None:
+                    hooks.run_id = hooks.session_id = self.run_id
+                first = not self.session.log.messages
+                sent = await hooked_send(self.session, attached.text, hooks=hooks, tail=tail, model=model, first=first)
+                if isinstance(sent, PromptBlocked):
+                    self.say(f"not sent: a user_prompt hook blocked the message: {sent.reason}", "yellow")
             except DeepSeekError as exc:
                 self.say(f"DeepSeek: {exc}", "red")
             finally:
