@@ -20,6 +20,7 @@ from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.memory.tool import with_memory_tools
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
@@ -230,7 +231,7 @@ def build_executor(
     return builder(
         name=EXECUTOR_SESSION,
         system_prompt=EXECUTOR_RUN_SYSTEM,
-        registry=registry or default_registry(),
+        registry=with_memory_tools(registry or default_registry(), config.memory),
         settings=settings,
         journal_path=journal_path,
         on_event=on_event,

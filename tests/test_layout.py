@@ -94,6 +94,7 @@ PUBLIC: dict[str, list[str]] = {
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.memory": ["MemoryUpdates", "RememberTool", "remember_note", "with_memory_tools"],
     "orchestrator.hooks": ["HookAnswer", "HookGate", "Hooks", "hooked_send"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],

@@ -133,6 +133,15 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
 
 
+class MemoryConfig(_Section):
+    """Memory the agent keeps (:mod:`orchestrator.memory`)."""
+
+    remember: bool = False
+    """Give the executor the ``remember`` tool (it joins the prefix: off, the bytes sent are as before)."""
+    file: Literal["REASONIX.local.md", "REASONIX.md"] = "REASONIX.local.md"
+    """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -150,6 +159,7 @@ class Config(_Section):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     hooks: list[HookConfig] = Field(default_factory=list)
     """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 

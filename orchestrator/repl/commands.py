@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import trio
 from rich.text import Text
 
+from orchestrator.memory.repl_commands import memory_command, remember_command
 from orchestrator.repl.conversation import Conversation
 from sessions import tokens
 from sessions.prices import PriceError
@@ -235,6 +236,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
         SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
         SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
+        SlashCommand("/remember", "/remember [--shared] TEXT", "keep a note in the project's memory", remember_command),
+        SlashCommand("/memory", "/memory [edit]", "show (or edit) what the project's memory holds", memory_command),
         SlashCommand("/exit", "/exit", "leave (Ctrl-D too)", _exit),
     )
 }

@@ -26,6 +26,7 @@ from orchestrator.build import RunOptions, build_client, build_executor, resolve
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
@@ -95,6 +96,8 @@ class Conversation:
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
         self.run_id = ""
+        self.memory_updates = MemoryUpdates()
+        """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
         self.session: Session = self._open(resume=options.resume)
 
     # ------------------------------------------------------------------------------------------------ sessions
@@ -198,6 +201,7 @@ class Conversation:
         tail: list[TailBlock] = []
         if self.mode != self.sent_mode:
             tail.append(mode_block(self.mode))
+        tail.extend(self.memory_updates.drain())
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
