@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import trio
 from rich.text import Text
 
+from orchestrator.extensions.custom_commands import find_custom_commands
+from orchestrator.extensions.repl_commands import run_custom
 from orchestrator.memory.repl_commands import memory_command, remember_command
 from orchestrator.repl.conversation import Conversation
 from sessions import tokens
@@ -39,6 +41,9 @@ async def _help(conv: Conversation, arg: str) -> bool:
         ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
         ("Ctrl-D", "exit (on an empty line)"),
     ]
+    for custom in find_custom_commands(conv.workspace, taken=BUILT_IN).values():
+        usage = f"/{custom.name} [args]"
+        conv.console.print(Text(f"  {usage:<27}", style="bold"), Text(f"{custom.description} ({custom.source})"))
     for key, what in keys:
         conv.console.print(Text(f"  {key:<27}", style="bold cyan"), Text(what), soft_wrap=True)
     return True
@@ -243,10 +248,15 @@ COMMANDS: dict[str, SlashCommand] = {
 }
 
 
+BUILT_IN = frozenset(name.lstrip("/") for name in COMMANDS)
+
+
 async def dispatch(conv: Conversation, line: str) -> bool:
     """Run the slash command on ``line``; False ends the conversation."""
     name, _, arg = line.strip().partition(" ")
     command = COMMANDS.get(name)
+    if command is None and name[1:] in (custom := find_custom_commands(conv.workspace, taken=BUILT_IN)):
+        return await run_custom(conv, custom[name[1:]], arg)
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]
         if len(matches) != 1:
