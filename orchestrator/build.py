@@ -18,6 +18,7 @@ import httpx
 
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
+from orchestrator.extensions.skill_tool import with_skills
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.memory.tool import with_memory_tools
@@ -219,19 +220,22 @@ def build_executor(
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
         max_text_calls=config.repair.max_text_calls,
     )
+    config_dir = memory_config_dir or user_config_dir()
     builder = SessionBuilder(
         workspace,
         client,
         price_book=price_book,
-        memory_config_dir=memory_config_dir or user_config_dir(),
+        memory_config_dir=config_dir,
         sandbox=options.sandbox,
         gate=options.gate,
         mcp=options.mcp,
     )
+    tools = with_memory_tools(registry or default_registry(), config.memory)
+    system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
     return builder(
         name=EXECUTOR_SESSION,
-        system_prompt=EXECUTOR_RUN_SYSTEM,
-        registry=with_memory_tools(registry or default_registry(), config.memory),
+        system_prompt=system_prompt,
+        registry=tools,
         settings=settings,
         journal_path=journal_path,
         on_event=on_event,

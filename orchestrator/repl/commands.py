@@ -14,6 +14,7 @@ from rich.text import Text
 
 from orchestrator.extensions.custom_commands import find_custom_commands
 from orchestrator.extensions.repl_commands import run_custom
+from orchestrator.extensions.repl_skills import skill_command, skills_command
 from orchestrator.memory.repl_commands import memory_command, remember_command
 from orchestrator.repl.conversation import Conversation
 from sessions import tokens
@@ -243,6 +244,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
         SlashCommand("/remember", "/remember [--shared] TEXT", "keep a note in the project's memory", remember_command),
         SlashCommand("/memory", "/memory [edit]", "show (or edit) what the project's memory holds", memory_command),
+        SlashCommand("/skills", "/skills", "the skills the model can load, and where they are", skills_command),
+        SlashCommand("/skill", "/skill new NAME", "write a skill template to .reasonix/skills/NAME.md", skill_command),
         SlashCommand("/exit", "/exit", "leave (Ctrl-D too)", _exit),
     )
 }

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.extensions.skill_watch import watch_for
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
 from orchestrator.memory.notes import MemoryUpdates
@@ -98,6 +99,8 @@ class Conversation:
         self.run_id = ""
         self.memory_updates = MemoryUpdates()
         """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
+        self.skill_watch = watch_for(workspace)
+        """The skills the session's index holds; one added later is announced in the tail."""
         self.session: Session = self._open(resume=options.resume)
 
     # ------------------------------------------------------------------------------------------------ sessions
@@ -129,6 +132,7 @@ class Conversation:
             resume=resume,
         )
         apply_mode(session, self.commands.gate, self.mode)
+        self.skill_watch.reset()
         return session
 
     def new_session(self) -> None:
@@ -202,6 +206,7 @@ class Conversation:
         if self.mode != self.sent_mode:
             tail.append(mode_block(self.mode))
         tail.extend(self.memory_updates.drain())
+        tail.extend(self.skill_watch.news())
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
