@@ -69,7 +69,8 @@ def read_answer(label: str, exit_code: int, stdout: str, stderr: str, *, plain_c
         return HookAnswer(decision="block", reason=stderr.strip() or f"blocked by the hook {label}")
     if exit_code != 0:
         detail = (stderr.strip() or stdout.strip())[:500]
-        return HookAnswer(notices=(f"the hook {label} failed with exit code {exit_code}: {detail}",))
+        said = f": {detail}" if detail else " (it printed nothing)"
+        return HookAnswer(notices=(f"the hook {label} failed with exit code {exit_code}{said}; going on",))
     text = stdout.strip()
     if text.startswith("{"):
         try:
