@@ -25,6 +25,7 @@ from orchestrator.memory.tool import with_memory_tools
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
+from orchestrator.subagents.task_tool import with_agents
 from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from plans.schema import Plan, StepStatus
 from sessions.client import ClientSettings, DeepSeekClient
@@ -232,6 +233,16 @@ def build_executor(
     )
     tools = with_memory_tools(registry or default_registry(), config.memory)
     system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
+    system_prompt, tools = with_agents(  # unchanged without subagent profiles
+        system_prompt,
+        tools,
+        workspace,
+        builder=builder,
+        config=config,
+        journal_path=journal_path,
+        read_only=options.read_only,
+        on_event=on_event,
+    )
     return builder(
         name=EXECUTOR_SESSION,
         system_prompt=system_prompt,

@@ -96,6 +96,7 @@ PUBLIC: dict[str, list[str]] = {
     "orchestrator.cli": ["commands", "main"],
     "orchestrator.extensions": ["CustomCommand", "find_custom_commands", "parse_front_matter"],
     "orchestrator.memory": ["MemoryUpdates", "RememberTool", "remember_note", "with_memory_tools"],
+    "orchestrator.subagents": ["Profile", "TaskTool", "find_profiles", "subagent_figures", "with_agents"],
     "orchestrator.hooks": ["HookAnswer", "HookGate", "Hooks", "hooked_send"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],

@@ -16,6 +16,7 @@ from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.hooks.hooks import Hooks
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.subagents.task_tool import subagent_figures
 from orchestrator.summary import Summary, figures
 from sessions.client import DeepSeekClient
 from sessions.errors import DeepSeekError
@@ -115,5 +116,10 @@ class TaskRun:
             error=error,
             model=session.settings.model,
             journal=str(self.journal_path),
-            **figures({session.name: (session.requests, session.usage, session.cost_usd)}),
+            **figures(
+                {
+                    session.name: (session.requests, session.usage, session.cost_usd),
+                    **subagent_figures(session.registry),
+                }
+            ),
         )

@@ -1,0 +1,215 @@
+"""Subagents against the emulator: three read-only ones of one profile at once (request arrival order), the later
+ones hitting the whole shared prefix, the parent's prefix untouched, a budget that stops one, and a resumed parent
+that does not run a finished subagent again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from orchestrator.build import RunOptions, build_executor
+from orchestrator.config.model import load_config
+from orchestrator.task.run import TaskRun
+from scenarios.emulator import RunningEmulator, Script, open_emulator
+from scenarios.emulator.app import Response
+from sessions.client import ClientSettings, DeepSeekClient
+from sessions.journal import read_journal
+
+from ..memory.test_memory import _system, _tools
+
+PROFILE = """---
+name: reviewer
+description: Reads code and reports problems
+tools: [read_file, grep]
+max_requests: {limit}
+---
+REVIEWER-MARK. You review code. Read what the task names and report what is wrong, with line numbers.
+"""
+STALL = [{"kind": "stall", "seconds": 0.3, "then": "continue"}]
+
+
+def _workspace(tmp_path: Path, *, limit: int = 5, profile: bool = True) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True)
+    (ws / ".git").mkdir()
+    for name in "abc":
+        (ws / f"{name}.py").write_text(f"x_{name} = 1\n")
+    if profile:
+        (ws / ".claude" / "agents").mkdir(parents=True)
+        (ws / ".claude" / "agents" / "reviewer.md").write_text(PROFILE.format(limit=limit))
+    return ws
+
+
+def _task(name: str) -> dict[str, Any]:
+    return {"name": "task", "arguments": {"agent": "reviewer", "task": f"TASK-{name.upper()}: review {name}.py"}}
+
+
+def _sub(name: str) -> dict[str, Any]:
+    return {
+        "key": f"sub-{name}",
+        "system_contains": "REVIEWER-MARK",
+        "user_contains": f"TASK-{name.upper()}",
+        "replies": [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": f"{name}.py"}}], "faults": STALL},
+            {"content": f"REPORT-{name.upper()}: {name}.py is fine."},
+        ],
+    }
+
+
+def _script(parent: list[dict[str, Any]], subs: str = "abc") -> Script:
+    return Script.model_validate({"sessions": [{"key": "executor", "replies": parent}, *(_sub(n) for n in subs)]})
+
+
+def _record(emu: RunningEmulator, bodies: list[bytes]) -> None:
+    handle = emu.emulator.handle
+
+    def record(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+        if method == "POST" and path.rstrip("/").endswith("/chat/completions"):
+            bodies.append(body)
+        return handle(method, path, headers, body)
+
+    emu.emulator.handle = record  # type: ignore[method-assign]
+
+
+def _who(body: bytes) -> str:
+    """Which session sent ``body`` and how many requests it had sent before: ``executor`` or ``a``/``b``/``c``, and
+    the number of assistant messages in it."""
+    messages = json.loads(body)["messages"]
+    first_user = next(m["content"] for m in messages if m["role"] == "user")
+    sent = sum(1 for m in messages if m["role"] == "assistant")
+    name = first_user[5].lower() if first_user.startswith("TASK-") else "executor"
+    return f"{name}{sent}"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+
+
+async def _run(ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1") -> tuple[Any, TaskRun]:
+    resolved = load_config(workspace=ws, env=_env(ws.parent))
+    async with open_emulator(script=script) as emu:
+        _record(emu, bodies)
+        client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
+        async with client:
+            run = TaskRun(
+                "Review the project",
+                resolved=resolved,
+                workspace=ws,
+                options=RunOptions(),
+                client=client,
+                run_id=run_id,
+                memory_config_dir=ws.parent / "cfg",
+            )
+            return await run.execute(), run
+
+
+def _first_hits(ws: Path, run_id: str = "r1") -> list[int]:
+    """The cache-hit tokens of each subagent's first request, from its journal, sorted."""
+    hits = []
+    for path in sorted((ws / ".reasonix" / "runs" / run_id / "agents").glob("*.jsonl")):
+        usage = [e for e in read_journal(path).events if e.get("kind") == "usage"]
+        hits.append(int(usage[0]["usage"]["prompt_cache_hit_tokens"]))
+    return sorted(hits)
+
+
+async def test_three_read_only_subagents_run_at_once_and_the_later_ones_hit_the_shared_prefix(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bodies: list[bytes] = []
+    parent = [{"tool_calls": [_task("a"), _task("b"), _task("c")]}, {"content": "All reviewed."}]
+    summary, _ = await _run(ws, _script(parent), bodies)
+    assert summary.status == "done", summary
+    order = [_who(b) for b in bodies]
+    # All three first requests arrive before any subagent's second one: they ran at once.
+    assert order[0] == "executor0" and sorted(order[1:4]) == ["a0", "b0", "c0"], order
+    assert sorted(order[4:7]) == ["a1", "b1", "c1"] and order[7] == "executor1", order
+    # The parent reads the three reports as the task tool's results.
+    results = [m["content"] for m in json.loads(bodies[7])["messages"] if m["role"] == "tool"]
+    assert [r.splitlines()[1].split(":")[0] for r in results] == ["REPORT-A", "REPORT-B", "REPORT-C"]
+    # Their prefix is the same bytes: system and tools identical; the first arrival misses, the next two hit it all.
+    firsts = [json.loads(b) for b in bodies[1:4]]
+    assert len({json.dumps([f["messages"][0], f["tools"]]) for f in firsts}) == 1
+    assert [t["function"]["name"] for t in firsts[0]["tools"]] == ["grep", "read_file"]
+    miss, *later = _first_hits(ws)
+    assert miss == 0 and later[0] == later[1] > 0
+    assert summary.sessions.keys() == {"executor", "agent:reviewer#1", "agent:reviewer#2", "agent:reviewer#3"}
+
+
+async def test_the_parent_prefix_holds_the_index_and_the_reports_are_appended(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bodies: list[bytes] = []
+    parent = [{"tool_calls": [_task("a")]}, {"content": "Reviewed."}]
+    summary, _ = await _run(ws, _script(parent, "a"), bodies)
+    assert summary.status == "done", summary
+    first, last = bodies[0], bodies[-1]
+    assert "# Subagents" in _system(first) and "- reviewer: Reads code and reports problems" in _system(first)
+    assert "REVIEWER-MARK" not in _system(first) and "task" in _tools(first)
+    assert last.startswith(first[:-2])  # everything the subagent added is appended bytes
+
+
+async def test_without_profiles_there_is_no_index_and_no_task_tool(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, profile=False)
+    bodies: list[bytes] = []
+    summary, _ = await _run(ws, _script([{"content": "Hi."}], ""), bodies)
+    assert summary.status == "done"
+    assert "task" not in _tools(bodies[0]) and "Subagents" not in _system(bodies[0])
+
+
+async def test_a_subagent_past_its_budget_stops_and_the_parent_reads_why(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, limit=1)
+    bodies: list[bytes] = []
+    parent = [{"tool_calls": [_task("a")]}, {"content": "It ran out."}]
+    summary, _ = await _run(ws, _script(parent, "a"), bodies)
+    assert summary.status == "done", summary
+    result = next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
+    assert "The subagent reviewer stopped before it finished: it used all 1 requests it is allowed" in result
+    assert ".claude/agents/reviewer.md" in result
+
+
+async def test_a_resumed_parent_does_not_run_a_finished_subagent_again(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bodies: list[bytes] = []
+    calls = {"tool_calls": [_task("a"), _task("b")]}
+    sub_a = _sub("a")
+    sub_a["replies"][0].pop("faults")  # a finishes while b's first reply is still coming
+    sub_b = _sub("b")
+    sub_b["replies"].append({"content": "REPORT-B2: b.py is fine after all."})
+    script = Script.model_validate(
+        {"sessions": [{"key": "executor", "replies": [calls, calls, {"content": "Done."}]}, sub_a, sub_b]}
+    )
+    resolved = load_config(workspace=ws, env=_env(tmp_path))
+    journal = ws / ".reasonix" / "runs" / "r1" / "executor.jsonl"
+    async with open_emulator(script=script) as emu:
+        client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
+        async with client:
+            scope = trio.CancelScope()
+            handle = emu.emulator.handle
+
+            def record(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Response:
+                if method == "POST" and path.rstrip("/").endswith("/chat/completions"):
+                    bodies.append(body)
+                    if _who(body) == "b1":  # stop the parent while b works, a's report in
+                        scope.cancel()
+                return handle(method, path, headers, body)
+
+            emu.emulator.handle = record  # type: ignore[method-assign]
+            session = build_executor(resolved, ws, client, journal_path=journal, memory_config_dir=tmp_path / "cfg")
+            with scope:
+                await session.send("Review a and b")
+            assert scope.cancelled_caught
+            before = [_who(b) for b in bodies]
+            assert sorted(before) == ["a0", "a1", "b0", "b1", "executor0"], before
+            resumed = build_executor(
+                resolved, ws, client, journal_path=journal, memory_config_dir=tmp_path / "cfg", resume=True
+            )
+            result = await resumed.send("go on")
+    assert result.status == "done" and result.text == "Done."
+    after = bodies[len(before) :]
+    assert [_who(b) for b in after] == ["executor1", "b1", "executor2"]  # a was not run again; b went on
+    b_first, b_resumed = bodies[before.index("b0")], after[1]
+    assert json.loads(b_resumed)["messages"][0] == json.loads(b_first)["messages"][0]  # b's prefix, unchanged
+    results = [m["content"] for m in json.loads(after[-1])["messages"] if m["role"] == "tool"][-2:]
+    assert results[0].startswith('<report agent="reviewer">\nREPORT-A') and "REPORT-B2" in results[1]
