@@ -242,6 +242,7 @@ def build_executor(
         journal_path=journal_path,
         read_only=options.read_only,
         on_event=on_event,
+        config_dir=config_dir,
     )
     return builder(
         name=EXECUTOR_SESSION,

@@ -41,7 +41,10 @@ class SkillTool(Tool[SkillArgs]):
             raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
         note = ""
         if skill.run_as == "subagent":
-            note = "\n\n(This skill asks to run as a subagent; subagents are not available here: follow it yourself.)"
+            note = (
+                f'\n\n(This skill runs as a subagent: call the task tool with agent "{skill.name}" and a '
+                "self-contained task, or follow it yourself.)"
+            )
         return ToolResult(content=f'<skill name="{skill.name}" source="{skill.source}">\n{skill.body}\n</skill>{note}')
 
 

@@ -4,7 +4,8 @@
 Front matter: ``name`` (default: the file's name), ``description`` (when to use it; default: the body's first line),
 ``tools`` (names from the built-in tools; default: every read-only one), ``model`` (``flash``, ``pro`` or an id;
 default ``flash``), ``effort`` (``high`` / ``max``), ``read_only`` (default ``true``; ``false`` lets it write, and such
-subagents run one at a time) and ``max_requests`` (default 20). The body is the subagent's system prompt.
+subagents run one at a time) and ``max_requests`` (default 20). The body is the subagent's system prompt. A skill
+with ``run_as = subagent`` is a profile too (:func:`skill_profiles`); a profile file of the same name wins.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.extensions.front_matter import parse_front_matter, text_of
+from orchestrator.extensions.skills import find_skills
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_PROFILE_BYTES = 64 * 1024
@@ -86,6 +88,23 @@ def find_profiles(workspace: Path) -> dict[str, Profile]:
             if profile is not None and profile.name not in profiles:
                 profiles[profile.name] = profile
     return dict(sorted(profiles.items()))
+
+
+def skill_profiles(workspace: Path, config_dir: Path | None) -> dict[str, Profile]:
+    """Skills with ``run_as = subagent`` as profiles: the skill's body is the subagent's system prompt, its ``tools``
+    and ``model`` the subagent's (read-only)."""
+    return {
+        name: Profile(
+            name=name,
+            description=skill.description,
+            system=skill.body,
+            source=skill.source,
+            tools=tuple(sorted(skill.tools)),
+            model=skill.model or "flash",
+        )
+        for name, skill in find_skills(workspace, config_dir).items()
+        if skill.run_as == "subagent" and skill.body
+    }
 
 
 def agents_index(profiles: dict[str, Profile]) -> str:

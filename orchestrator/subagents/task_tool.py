@@ -1,6 +1,7 @@
 """The ``task`` tool: runs a subagent of a named profile on a described task and returns its final report as the
 tool result (appended bytes). It and the profiles' index join a session only when at least one profile exists
-(:func:`with_agents`), so without profiles the prefix is as before.
+(:func:`with_agents`), so without profiles the prefix is as before. Skills with ``run_as = subagent`` count as
+profiles: the ``skill`` tool points the model to this tool for them.
 
 The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (read-only subagents up
 to ``max_parallel``, writing ones one at a time). A read-only parent (the planner, plan mode) gets the read-only
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from orchestrator.subagents.profiles import Profile, agents_index, find_profiles
+from orchestrator.subagents.profiles import Profile, agents_index, find_profiles, skill_profiles
 from orchestrator.subagents.runner import SharedRequests, SubagentRunner
 from sessions.events import SessionEvent
 from sessions.reply import RequestGate
@@ -78,11 +79,13 @@ def with_agents(
     read_only: bool = False,
     request_gate: RequestGate | None = None,
     on_event: Callable[[SessionEvent], None] | None = None,
+    config_dir: Path | None = None,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
     there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
     (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``."""
-    profiles = {n: p for n, p in find_profiles(workspace).items() if p.read_only or not read_only}
+    found = skill_profiles(workspace, config_dir) | find_profiles(workspace)  # a profile file wins over a skill
+    profiles = {n: p for n, p in sorted(found.items()) if p.read_only or not read_only}
     if not profiles or registry.get(TaskTool.name) is not None:
         return system_prompt, registry
     runner = SubagentRunner(

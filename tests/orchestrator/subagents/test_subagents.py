@@ -213,3 +213,25 @@ async def test_a_resumed_parent_does_not_run_a_finished_subagent_again(tmp_path:
     assert json.loads(b_resumed)["messages"][0] == json.loads(b_first)["messages"][0]  # b's prefix, unchanged
     results = [m["content"] for m in json.loads(after[-1])["messages"] if m["role"] == "tool"][-2:]
     assert results[0].startswith('<report agent="reviewer">\nREPORT-A') and "REPORT-B2" in results[1]
+
+
+async def test_a_skill_with_run_as_subagent_runs_as_one(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, profile=False)
+    (ws / ".reasonix" / "skills").mkdir(parents=True)
+    (ws / ".reasonix" / "skills" / "audit.md").write_text(
+        "---\nname: audit\ndescription: Audits one file\nrun_as: subagent\ntools: [read_file]\n---\n"
+        "AUDIT-BODY: read the file and list its risks.\n"
+    )
+    bodies: list[bytes] = []
+    call = {"name": "task", "arguments": {"agent": "audit", "task": "TASK-A: audit a.py"}}
+    sub = _sub("a") | {"system_contains": "AUDIT-BODY"}
+    script = Script.model_validate(
+        {"sessions": [{"key": "executor", "replies": [{"tool_calls": [call]}, {"content": "Audited."}]}, sub]}
+    )
+    summary, _ = await _run(ws, script, bodies)
+    assert summary.status == "done", summary
+    assert "AUDIT-BODY" not in _system(bodies[0]) and "- audit: Audits one file" in _system(bodies[0])
+    sub_first = json.loads(bodies[1])
+    assert sub_first["messages"][0]["content"].endswith("AUDIT-BODY: read the file and list its risks.")
+    assert [t["function"]["name"] for t in sub_first["tools"]] == ["read_file"]
+    assert "REPORT-A" in next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
