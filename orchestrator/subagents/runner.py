@@ -37,6 +37,8 @@ PREAMBLE = (
 """Put in front of every profile's text: the same bytes for every subagent, so it is part of the shared prefix."""
 CONTINUE = "You were stopped before you finished. Go on where you left off, then give your report. Your task:\n\n"
 """A resumed subagent's next message, followed by its task (its journal may have been cut before the task's own)."""
+SESSION_PREFIX = "agent:"
+"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
 DEFAULT_TOTAL_REQUESTS = 200
 DEFAULT_MAX_PARALLEL = 3
 
@@ -158,7 +160,7 @@ class SubagentRunner:
     async def _run(self, profile: Profile, task: str, journal: Path | None) -> ToolResult:
         resumed = _resumable(journal)
         session = self.builder(
-            name=f"agent:{profile.name}",
+            name=f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}",  # never sent: only events and journals
             system_prompt=PREAMBLE + profile.system,
             registry=self.registry_for(profile),
             settings=self.settings_for(profile),

@@ -101,9 +101,9 @@ def with_agents(
 
 
 def subagent_figures(registry: ToolRegistry) -> dict[str, tuple[int, Usage, float]]:
-    """Requests, usage and cost of every subagent a session's ``task`` tool ran (``agent:NAME#N``), for its
-    summary."""
+    """Requests, usage and cost of every subagent a session's ``task`` tool ran, by session name (``agent:NAME#N``),
+    for its summary."""
     tool = registry.get(TaskTool.name)
     if not isinstance(tool, TaskTool):
         return {}
-    return {f"{s.name}#{i}": (s.requests, s.usage, s.cost_usd) for i, s in enumerate(tool.runner.sessions, 1)}
+    return {s.name: (s.requests, s.usage, s.cost_usd) for s in tool.runner.sessions}
