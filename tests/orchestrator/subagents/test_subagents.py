@@ -235,3 +235,27 @@ async def test_a_skill_with_run_as_subagent_runs_as_one(tmp_path: Path) -> None:
     assert sub_first["messages"][0]["content"].endswith("AUDIT-BODY: read the file and list its risks.")
     assert [t["function"]["name"] for t in sub_first["tools"]] == ["read_file"]
     assert "REPORT-A" in next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
+
+
+async def test_a_writing_subagent_changes_the_workspace_and_gets_no_task_tool(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, profile=False)
+    (ws / ".reasonix" / "agents").mkdir(parents=True)
+    (ws / ".reasonix" / "agents" / "fixer.md").write_text(
+        "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
+    )
+    bodies: list[bytes] = []
+    call = {"name": "task", "arguments": {"agent": "fixer", "task": "TASK-A: set x_a to 2"}}
+    write = {"name": "write_file", "arguments": {"path": "a.py", "content": "x_a = 2\n"}}
+    sub = {
+        "key": "fixer",
+        "system_contains": "FIXER-MARK",
+        "replies": [{"tool_calls": [write]}, {"content": "REPORT-A: a.py now sets x_a = 2."}],
+    }
+    parent = [{"tool_calls": [call]}, {"content": "Fixed."}]
+    script = Script.model_validate({"sessions": [{"key": "executor", "replies": parent}, sub]})
+    summary, _ = await _run(ws, script, bodies)
+    assert summary.status == "done", summary
+    assert (ws / "a.py").read_text() == "x_a = 2\n"
+    assert "- fixer: Fixes one file (may change files)" in _system(bodies[0])
+    sub_tools = _tools(bodies[1])
+    assert "write_file" in sub_tools and "bash" in sub_tools and "task" not in sub_tools  # one level deep
