@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from orchestrator.build import RunOptions, build_executor
 from orchestrator.config.model import load_config
+from orchestrator.subagents.profiles import NAME, find_profiles
+from orchestrator.subagents.task_tool import TaskTool
 from orchestrator.task.run import TaskRun
 from scenarios.emulator import RunningEmulator, Script, open_emulator
 from scenarios.emulator.app import Response
@@ -259,3 +263,34 @@ async def test_a_writing_subagent_changes_the_workspace_and_gets_no_task_tool(tm
     assert "- fixer: Fixes one file (may change files)" in _system(bodies[0])
     sub_tools = _tools(bodies[1])
     assert "write_file" in sub_tools and "bash" in sub_tools and "task" not in sub_tools  # one level deep
+
+
+async def test_the_subagents_together_stop_at_their_shared_bound_and_the_parent_goes_on(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bodies: list[bytes] = []
+    parent = [{"tool_calls": [_task("a"), _task("b"), _task("c")]}, {"content": "They ran out."}]
+    resolved = load_config(workspace=ws, env=_env(tmp_path))
+    async with open_emulator(script=_script(parent)) as emu:
+        _record(emu, bodies)
+        client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
+        async with client:
+            run = TaskRun("Review", resolved=resolved, workspace=ws, options=RunOptions(), client=client)
+            tool = run.session.registry.get("task")
+            assert isinstance(tool, TaskTool)
+            tool.runner.gate.limit = 2
+            summary = await run.execute()
+    assert summary.status == "done" and summary.text == "They ran out."
+    assert sum(1 for b in bodies if not _who(b).startswith("executor")) == 2  # no subagent request past the bound
+    results = [m["content"] for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool"]
+    assert all("the subagents of this session used all 2 requests they may send together" in r for r in results)
+
+
+@given(st.text(max_size=400), st.sampled_from(["reviewer.md", "x.md", "-bad.md"]))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_profile_file_is_read_or_skipped_never_an_error(tmp_path: Path, text: str, filename: str) -> None:
+    root = tmp_path / filename.removesuffix(".md")
+    (root / ".reasonix" / "agents").mkdir(parents=True, exist_ok=True)
+    (root / ".reasonix" / "agents" / filename).write_text(text, encoding="utf-8", errors="surrogatepass")
+    for name, profile in find_profiles(root).items():
+        assert NAME.match(name) and profile.system.strip() and profile.max_requests >= 1
+        assert profile.source == f".reasonix/agents/{filename}"
