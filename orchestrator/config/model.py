@@ -142,6 +142,14 @@ class MemoryConfig(_Section):
     """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
 
 
+class AgentsConfig(_Section):
+    """Subagents (:mod:`orchestrator.subagents`): how many read-only ones run at once, and the requests all the
+    subagents of one session may send together."""
+
+    max_parallel: int = Field(3, ge=1, le=16)
+    max_requests: int = Field(200, ge=1)
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -160,6 +168,7 @@ class Config(_Section):
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
     hooks: list[HookConfig] = Field(default_factory=list)
     """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 

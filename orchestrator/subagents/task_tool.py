@@ -93,7 +93,8 @@ def with_agents(
         config=config,
         tools=registry,
         journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
-        gate=SharedRequests(parent=request_gate),
+        max_parallel=config.agents.max_parallel,
+        gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,
     )
     tool = (ReadOnlyTaskTool if read_only else TaskTool)(profiles, runner)

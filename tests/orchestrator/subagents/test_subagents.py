@@ -294,3 +294,16 @@ def test_any_profile_file_is_read_or_skipped_never_an_error(tmp_path: Path, text
     for name, profile in find_profiles(root).items():
         assert NAME.match(name) and profile.system.strip() and profile.max_requests >= 1
         assert profile.source == f".reasonix/agents/{filename}"
+
+
+async def test_agents_max_parallel_one_runs_them_one_after_another(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    (ws / "reasonix.toml").write_text("[agents]\nmax_parallel = 1\n")
+    bodies: list[bytes] = []
+    parent = [{"tool_calls": [_task("a"), _task("b"), _task("c")]}, {"content": "All reviewed."}]
+    summary, _ = await _run(ws, _script(parent), bodies)
+    assert summary.status == "done", summary
+    order = [_who(b) for b in bodies][1:-1]
+    assert all(order[i][0] == order[i + 1][0] for i in (0, 2, 4)), order  # each one's two requests in a row
+    miss, *later = _first_hits(ws)
+    assert miss == 0 and later[0] == later[1] > 0  # one at a time, the later ones still hit the shared prefix
