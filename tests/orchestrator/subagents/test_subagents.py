@@ -111,13 +111,17 @@ async def _run(ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1"
             return await run.execute(), run
 
 
-def _first_hits(ws: Path, run_id: str = "r1") -> list[int]:
-    """The cache-hit tokens of each subagent's first request, from its journal, sorted."""
-    hits = []
+def _firsts(ws: Path, run_id: str = "r1") -> list[tuple[int, int]]:
+    """(cache-hit tokens, prompt tokens) of each subagent's first request, from its journal, sorted."""
+    firsts = []
     for path in sorted((ws / ".reasonix" / "runs" / run_id / "agents").glob("*.jsonl")):
-        usage = [e for e in read_journal(path).events if e.get("kind") == "usage"]
-        hits.append(int(usage[0]["usage"]["prompt_cache_hit_tokens"]))
-    return sorted(hits)
+        usage = next(e for e in read_journal(path).events if e.get("kind") == "usage")["usage"]
+        firsts.append((int(usage["prompt_cache_hit_tokens"]), int(usage["prompt_tokens"])))
+    return sorted(firsts)
+
+
+def _first_hits(ws: Path, run_id: str = "r1") -> list[int]:
+    return [hit for hit, _ in _firsts(ws, run_id)]
 
 
 async def test_three_read_only_subagents_run_at_once_and_the_later_ones_hit_the_shared_prefix(tmp_path: Path) -> None:
@@ -137,8 +141,10 @@ async def test_three_read_only_subagents_run_at_once_and_the_later_ones_hit_the_
     firsts = [json.loads(b) for b in bodies[1:4]]
     assert len({json.dumps([f["messages"][0], f["tools"]]) for f in firsts}) == 1
     assert [t["function"]["name"] for t in firsts[0]["tools"]] == ["grep", "read_file"]
-    miss, *later = _first_hits(ws)
-    assert miss == 0 and later[0] == later[1] > 0
+    (miss, _), *later = _firsts(ws)
+    assert miss == 0 and later[0][0] == later[1][0] > 0
+    # "The whole prefix": all but the task's own message and the last partial 128-token cache unit hit.
+    assert all(hit >= prompt - 128 - 40 for hit, prompt in later), later
     assert summary.sessions.keys() == {"executor", "agent:reviewer#1", "agent:reviewer#2", "agent:reviewer#3"}
 
 
