@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +109,9 @@ class SubagentRunner:
     on_event: Callable[[SessionEvent], None] | None = None
     sessions: list[Session] = field(default_factory=list)
     """Every subagent session run so far, for the parent's summary."""
+    asked: Counter[str] = field(default_factory=Counter)
+    """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
+    runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
     _slots: trio.Semaphore | None = None
     _writer: trio.Lock | None = None
 
@@ -137,6 +141,8 @@ class SubagentRunner:
         if self.journal_dir is None:
             return None, None
         key = run_key(profile, task)
+        self.asked[key] += 1
+        key += f".{self.asked[key]}" if self.asked[key] > 1 else ""
         return self.journal_dir / f"{key}.jsonl", self.journal_dir / f"{key}.result.json"
 
     async def run(self, profile: Profile, task: str) -> ToolResult:

@@ -313,3 +313,17 @@ async def test_agents_max_parallel_one_runs_them_one_after_another(tmp_path: Pat
     assert all(order[i][0] == order[i + 1][0] for i in (0, 2, 4)), order  # each one's two requests in a row
     miss, *later = _first_hits(ws)
     assert miss == 0 and later[0] == later[1] > 0  # one at a time, the later ones still hit the shared prefix
+
+
+async def test_asking_the_same_task_again_runs_it_again(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    bodies: list[bytes] = []
+    sub = _sub("a")
+    sub["replies"] += [{"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]}, {"content": "REPORT-A2"}]
+    parent = [{"tool_calls": [_task("a")]}, {"tool_calls": [_task("a")]}, {"content": "Twice."}]
+    script = Script.model_validate({"sessions": [{"key": "executor", "replies": parent}, sub]})
+    summary, _ = await _run(ws, script, bodies)
+    assert summary.status == "done", summary
+    assert sum(1 for b in bodies if _who(b).startswith("a")) == 4
+    results = [m["content"] for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool"]
+    assert "REPORT-A:" in results[0] and "REPORT-A2" in results[1]
