@@ -19,11 +19,14 @@ import httpx
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
+from orchestrator.extensions.skill_tool import with_skills
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.memory.tool import with_memory_tools
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
+from orchestrator.subagents.task_tool import with_agents
 from plans import Plan, StepStatus
 from sessions import Session, SessionEvent, SessionSettings
 from sessions.accounting import PriceBook, PriceError
@@ -214,19 +217,33 @@ def build_executor(
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
         max_text_calls=config.repair.max_text_calls,
     )
+    config_dir = memory_config_dir or user_config_dir()
     builder = SessionBuilder(
         workspace,
         client,
         price_book=price_book,
-        memory_config_dir=memory_config_dir or user_config_dir(),
+        memory_config_dir=config_dir,
         sandbox=options.sandbox,
         gate=options.gate,
         mcp=options.mcp,
     )
+    tools = with_memory_tools(registry or default_registry(), config.memory)
+    system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
+    system_prompt, tools = with_agents(  # unchanged without subagent profiles
+        system_prompt,
+        tools,
+        workspace,
+        builder=builder,
+        config=config,
+        journal_path=journal_path,
+        read_only=options.read_only,
+        on_event=on_event,
+        config_dir=config_dir,
+    )
     return builder(
         name=EXECUTOR_SESSION,
-        system_prompt=EXECUTOR_RUN_SYSTEM,
-        registry=registry or default_registry(),
+        system_prompt=system_prompt,
+        registry=tools,
         settings=settings,
         journal_path=journal_path,
         on_event=on_event,

@@ -18,7 +18,7 @@ what to ask for a compaction, :mod:`sessions.compaction`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -382,9 +382,14 @@ class Session:
             reason=f"context at {before} tokens passed {self.settings.compaction_ratio:.0%} of the window"
         )
 
+    before_compact: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with the reason before a compaction (the orchestrator's ``pre_compact`` hooks); None: nothing."""
+
     async def compact(self, *, reason: str) -> bool:
         """Fold the older part of the log into a digest (:func:`sessions.compaction.compact`); False when there is
         nothing to fold."""
+        if self.before_compact is not None:
+            await self.before_compact(reason)
         keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
         task = self.task_state() if self.task_state is not None else ""
         return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task)

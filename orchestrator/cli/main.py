@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "orchestrator.cli.commands.acp",
         "an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains, VS Code)",
     ),
+    "hooks": ("orchestrator.cli.commands.hooks", "hooks: hooks list shows each configured hook and where it is from"),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
 }
 

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.durations import parse_duration
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.hooks import HookConfig, collect_hooks
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
@@ -158,6 +159,23 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
 
 
+class MemoryConfig(_Section):
+    """Memory the agent keeps (:mod:`orchestrator.memory`)."""
+
+    remember: bool = False
+    """Give the executor the ``remember`` tool (it joins the prefix: off, the bytes sent are as before)."""
+    file: Literal["REASONIX.local.md", "REASONIX.md"] = "REASONIX.local.md"
+    """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
+
+
+class AgentsConfig(_Section):
+    """Subagents (:mod:`orchestrator.subagents`): how many read-only ones run at once, and the requests all the
+    subagents of one session may send together."""
+
+    max_parallel: int = Field(3, ge=1, le=16)
+    max_requests: int = Field(200, ge=1)
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -175,6 +193,10 @@ class Config(_Section):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    hooks: list[HookConfig] = Field(default_factory=list)
+    """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 
     @field_validator("base_url")
     @classmethod
@@ -314,6 +336,8 @@ def load_config(
     for source, data in layers:
         problems.extend(validate_layer(Config, source, data))
     problems.extend(trust_problems)
+    hooks, hook_origins, hook_problems = collect_hooks(layers, str(user_file))
+    problems.extend(hook_problems)
     if problems:
         raise ConfigError(problems)
 
@@ -328,6 +352,9 @@ def load_config(
             continue
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
+    if hooks:
+        merged["hooks"] = hooks
+        sources.update({f"hooks.{i}": origin for i, origin in enumerate(hook_origins)})
     problems = sandbox_key_problems(sources, str(user_file))
     if problems:
         raise ConfigError(problems)

@@ -45,6 +45,7 @@ _GUARDED: dict[str, tuple[Any, str]] = {
         lambda v: bool(v),
         "an MCP server starts a program on your machine or receives your workspace's data",
     ),
+    "hooks": (lambda v: bool(v), "a hook runs a program on your machine at every event it names"),
 }
 
 
@@ -64,7 +65,7 @@ def bytes_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_INSTEAD = {"mcp.servers": "define the server"}
+_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook"}
 """What to do in the user's own config instead, where "set the key" does not fit."""
 
 

@@ -13,6 +13,7 @@ from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Replanning
+from orchestrator.hooks.goal_events import goal_hook, with_context
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
@@ -59,6 +60,8 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     model = options.pro_model if step.needs_pro else options.flash_model
     ctx.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
     text = prompts.step_turn(step, deps, attempt=attempt, resumed=resumed and attempt > 1)
+    said = await goal_hook(lane.session, "step_start", {"step_id": step.id, "title": step.title, "attempt": attempt})
+    text = with_context(text, said)
     failed_verifications = 0
     while True:
         logged = len(lane.session.log)
@@ -100,6 +103,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
+        await goal_hook(lane.session, "step_verified", {"step_id": step.id, "ok": ok})
         if ok and not lane.main:
             summary = report.summary if report is not None else ""
             return BranchVerified(step, summary, tuple(report.evidence) if report is not None else ())

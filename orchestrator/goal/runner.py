@@ -34,6 +34,7 @@ from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
+from orchestrator.hooks.goal_events import goal_hook
 from plans import PlanGraph, StepStatus
 
 __all__ = ["AnyEvent", "GoalMode", "GoalOptions", "GoalOutcome", "GoalRunner", "SessionOpener"]
@@ -114,6 +115,7 @@ class GoalRunner(GoalContext):
                 raise
             raise error from None
         self.finish(phase.state, phase.reason)
+        await goal_hook(self.executor or self.planner, "goal_end", {"status": phase.state, "summary": phase.reason})
         return self.outcome()
 
     def interrupted_reason(self) -> str:

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 import trio
 from rich.text import Text
 
+from orchestrator.extensions.custom_commands import find_custom_commands
 from orchestrator.repl.conversation import Conversation
+from orchestrator.repl.slash.custom import run_custom
+from orchestrator.repl.slash.memory import memory_command, remember_command
+from orchestrator.repl.slash.skills import skill_command, skills_command
 from sessions.accounting import PriceError, tokens
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
@@ -37,6 +41,9 @@ async def _help(conv: Conversation, arg: str) -> bool:
         ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
         ("Ctrl-D", "exit (on an empty line)"),
     ]
+    for custom in find_custom_commands(conv.workspace, taken=BUILT_IN).values():
+        usage = f"/{custom.name} [args]"
+        conv.console.print(Text(f"  {usage:<27}", style="bold"), Text(f"{custom.description} ({custom.source})"))
     for key, what in keys:
         conv.console.print(Text(f"  {key:<27}", style="bold cyan"), Text(what), soft_wrap=True)
     return True
@@ -234,15 +241,24 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
         SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
         SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
+        SlashCommand("/remember", "/remember [--shared] TEXT", "keep a note in the project's memory", remember_command),
+        SlashCommand("/memory", "/memory [edit]", "show (or edit) what the project's memory holds", memory_command),
+        SlashCommand("/skills", "/skills", "the skills the model can load, and where they are", skills_command),
+        SlashCommand("/skill", "/skill new NAME", "write a skill template to .reasonix/skills/NAME.md", skill_command),
         SlashCommand("/exit", "/exit", "leave (Ctrl-D too)", _exit),
     )
 }
+
+
+BUILT_IN = frozenset(name.lstrip("/") for name in COMMANDS)
 
 
 async def dispatch(conv: Conversation, line: str) -> bool:
     """Run the slash command on ``line``; False ends the conversation."""
     name, _, arg = line.strip().partition(" ")
     command = COMMANDS.get(name)
+    if command is None and name[1:] in (custom := find_custom_commands(conv.workspace, taken=BUILT_IN)):
+        return await run_custom(conv, custom[name[1:]], arg)
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]
         if len(matches) != 1:

@@ -24,7 +24,10 @@ from rich.text import Text
 
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.extensions.skill_watch import watch_for
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
+from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
@@ -93,6 +96,10 @@ class Conversation:
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
         self.run_id = ""
+        self.memory_updates = MemoryUpdates()
+        """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
+        self.skill_watch = watch_for(workspace)
+        """The skills the session's index holds; one added later is announced in the tail."""
         self.session: Session = self._open(resume=options.resume)
 
     # ------------------------------------------------------------------------------------------------ sessions
@@ -124,6 +131,7 @@ class Conversation:
             resume=resume,
         )
         apply_mode(session, self.commands.gate, self.mode)
+        self.skill_watch.reset()
         return session
 
     def new_session(self) -> None:
@@ -196,6 +204,8 @@ class Conversation:
         tail: list[TailBlock] = []
         if self.mode != self.sent_mode:
             tail.append(mode_block(self.mode))
+        tail.extend(self.memory_updates.drain())
+        tail.extend(self.skill_watch.news())
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
@@ -203,7 +213,13 @@ class Conversation:
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
-                await self.session.send(attached.text, tail=tail, model=model)
+                hooks = self.commands.hooks
+                if hooks is not None:
+                    hooks.run_id = hooks.session_id = self.run_id
+                first = not self.session.log.messages
+                sent = await hooked_send(self.session, attached.text, hooks=hooks, tail=tail, model=model, first=first)
+                if isinstance(sent, PromptBlocked):
+                    self.say(f"not sent: a user_prompt hook blocked the message: {sent.reason}", "yellow")
             except DeepSeekError as exc:
                 self.say(f"DeepSeek: {exc}", "red")
             finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import trio
 
-from orchestrator.repl.commands import COMMANDS, dispatch
+from orchestrator.extensions.custom_commands import find_custom_commands
+from orchestrator.repl.commands import BUILT_IN, COMMANDS, dispatch
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.prompt import InputLine
 
@@ -13,7 +14,7 @@ async def run_loop(conv: Conversation) -> None:
     """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line."""
     line = InputLine(
         conv.workspace,
-        list(COMMANDS),
+        [*COMMANDS, *(f"/{name}" for name in find_custom_commands(conv.workspace, taken=BUILT_IN))],
         on_shift_tab=conv.cycle_mode,
         status=conv.status,
         prompt_text=conv.prompt_text,

@@ -334,7 +334,7 @@ class TerminalRenderer:
             self.line(Text(f"cache: {d.change_reason}", style="yellow"))
         turn = self._turn_cost.get(event.session, 0.0)
         session = self._session_cost.get(event.session, 0.0)
-        self.line(footer(turn, session, d.cumulative_hit_ratio))
+        self.line(_tagged(event.session, footer(turn, session, d.cumulative_hit_ratio)))
 
     def _tool(self, event: ToolFinished) -> None:
         started = self._started.pop(event.call_id, None)
@@ -349,10 +349,17 @@ class TerminalRenderer:
             output=event.text or None,
             diff=not previewed,
         )
-        self.line(shown)
+        self.line(_tagged(event.session, shown))
         if event.text and (event.name == "bash" or event.name.startswith("mcp__")):
             self.outputs.append((shown.plain.split("\n", 1)[0], event.text))
             del self.outputs[:-KEPT_OUTPUTS]
+
+
+def _tagged(session: str, line: Text) -> Text:
+    """A subagent's line (its session is ``agent:NAME#N``) says whose it is."""
+    if not session.startswith("agent:"):
+        return line
+    return Text.assemble((f"[{session}] ", "cyan"), line)
 
 
 class JsonLinesRenderer:

@@ -78,6 +78,10 @@ def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
     return None
 
 
+def _denied(verdict: Verdict) -> str:
+    return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+
+
 @dataclass
 class PermissionGate:
     rules: Rules
@@ -102,7 +106,7 @@ class PermissionGate:
         else:
             rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind != 'mcp' else subject})"
         if verdict.decision == "deny":
-            return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+            return _denied(verdict)
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
             if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
                 return None
@@ -115,6 +119,19 @@ class PermissionGate:
             return None
         shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
         return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
+
+    def deny_refusal(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        """The refusal of a ``deny`` rule for this call, or None: what still holds for a call a hook allowed."""
+        found = getattr(tool, "rule_subject", None) or _subject(tool.name, args)
+        if found is None:
+            return None
+        kind, subject = found
+        paths = workspace_paths(Path(ctx.root))
+        if kind in ("read", "write") and paths(subject) is None:
+            return None
+        rules = self.rules
+        verdict = rules.for_command(subject, paths) if kind == "bash" else rules.for_path(kind, subject, paths)
+        return _denied(verdict) if verdict.decision == "deny" else None
 
     def _default_allows(self, kind: str, ctx: Any) -> bool:
         if kind == "read":

@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             on_event=json_out if json_out is not None else terminal,
             client=client,
+            hooks=commands.hooks,
         )
 
     if commands.notice:
