@@ -46,7 +46,7 @@ MAX_DIFF_LINES = 40
 ACTIONS = {"A": "remove (the step created it)", "D": "bring back (the step deleted it)"}
 
 
-def _describe(plan: UndoPlan) -> list[str]:
+def describe(plan: UndoPlan) -> list[str]:
     steps = ", ".join(dict.fromkeys(sr.before.step_id for sr in plan.steps))
     from orchestrator.ui.wording import counted
 
@@ -60,7 +60,7 @@ def _describe(plan: UndoPlan) -> list[str]:
     return lines
 
 
-async def _conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
+async def conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
     out = await repo.git("diff", plan.agent_tree, plan.now.tree, "--", *(f":(literal){p}" for p in plan.conflicts))
     lines = out.decode("utf-8", "replace").rstrip().splitlines()
     if len(lines) > MAX_DIFF_LINES:
@@ -68,7 +68,7 @@ async def _conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
     return "\n".join(lines)
 
 
-def _ask(plan: UndoPlan, stat: str) -> bool | None:
+def ask_about_conflicts(plan: UndoPlan, stat: str) -> bool | None:
     """True: overwrite; False: keep them; None: cancel."""
     print(f"\nchanged after the agent (by hand, or by a later run): {', '.join(plan.conflicts)}")
     print("what changed since the agent left it:\n" + stat)
@@ -103,10 +103,10 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
         raise _Stop(2, "--step needs --run: say which run, e.g. reasonix undo --run RUN_ID --step S2")
     plan = await plan_undo(repo, run_id=run_id, step_id=args.step)
     if not args.json:
-        print("\n".join(_describe(plan)))
+        print("\n".join(describe(plan)))
     overwrite = bool(args.force)
     if plan.conflicts and not args.force and not args.keep:
-        stat = await _conflict_stat(repo, plan)
+        stat = await conflict_stat(repo, plan)
         if not sys.stdin.isatty():
             raise _Stop(
                 1,
@@ -114,7 +114,7 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
                 "and there is no terminal to ask on.\n" + stat + "\nRe-run with --keep to undo everything else and "
                 "keep those files, or --force to overwrite them (their current content is kept in a checkpoint).",
             )
-        decided = _ask(plan, stat)
+        decided = ask_about_conflicts(plan, stat)
         if decided is None:
             raise _Stop(1, "cancelled; nothing was changed")
         overwrite = decided
