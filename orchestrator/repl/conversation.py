@@ -222,13 +222,15 @@ class Conversation:
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
         number = len(self.turn_log.read()) + 1
-        offset = self.journal_path.stat().st_size
+        offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
         sent_before = self.sent_mode
-        before = await self.checkpoints.before() if self.mode != "plan" else None  # plan mode cannot write
+        before = None
         cancelled = False
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
+                if self.mode != "plan":  # plan mode cannot write: no checkpoint
+                    before = await self.checkpoints.before()
                 await with_turn_keys(self, scope, lambda: self.session.send(attached.text, tail=tail, model=model))
             except DeepSeekError as exc:
                 self.say(f"DeepSeek: {exc}", "red")
