@@ -54,7 +54,9 @@ class UndoPlan:
 def _pick_run(entries: list[Checkpoint], undone: dict[tuple[str, int], str]) -> str:
     runs = [r for r in run_ids(entries) if not r.startswith(UNDO_PREFIX)]
     if not runs:
-        raise NothingToUndoError("there are no checkpoints in this workspace yet: a goal takes one before each step")
+        raise NothingToUndoError(
+            "there are no checkpoints in this workspace yet: a turn that writes takes one, a goal one before each step"
+        )
     latest = max(runs, key=lambda r: max(cp.seq for cp in entries if cp.run_id == r))
     if all((latest, sr.before.seq) in undone for sr in step_runs(entries, latest)):
         older = [r for r in runs if r != latest and any((r, s.before.seq) not in undone for s in step_runs(entries, r))]

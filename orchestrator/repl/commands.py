@@ -39,6 +39,8 @@ async def _help(conv: Conversation, arg: str) -> bool:
         ("Esc Enter", "a new line in the message (Alt+Enter too)"),
         ("Ctrl-R", "search the history of this workspace"),
         ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
+        ("Esc", "cancel the running turn (what you type meanwhile is queued and runs after it)"),
+        ("Esc Esc", "on an empty line: /rewind"),
         ("Ctrl-D", "exit (on an empty line)"),
     ]
     for custom in find_custom_commands(conv.workspace, taken=BUILT_IN).values():
@@ -199,6 +201,18 @@ async def _undo(conv: Conversation, arg: str) -> bool:
     return True
 
 
+async def _rewind(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.rewind import rewind_command
+
+    return await rewind_command(conv, arg)
+
+
+async def _fork(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.rewind import fork_command
+
+    return await fork_command(conv, arg)
+
+
 async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
     """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
     from orchestrator.repl.goals import run_goal
@@ -240,7 +254,11 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),
         SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
         SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
-        SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
+        SlashCommand("/undo", "/undo [--run ID --step S]", "take back the files of the last turn or goal step", _undo),
+        SlashCommand(
+            "/rewind", "/rewind [N [both|code|conversation]]", "code and/or conversation back to before turn N", _rewind
+        ),
+        SlashCommand("/fork", "/fork [N]", "a new conversation from before turn N (the old one is kept)", _fork),
         SlashCommand("/remember", "/remember [--shared] TEXT", "keep a note in the project's memory", remember_command),
         SlashCommand("/memory", "/memory [edit]", "show (or edit) what the project's memory holds", memory_command),
         SlashCommand("/skills", "/skills", "the skills the model can load, and where they are", skills_command),

@@ -23,8 +23,18 @@ async def run_loop(conv: Conversation) -> None:
     async with conv.client, trio.open_nursery() as nursery:
         nursery.start_soon(conv.watch_sigint)
         while True:
+            if conv.queued:  # typed while the last turn ran
+                text = conv.queued.pop(0)
+                conv.say(f"❯ {text}", "bold")
+                if text.startswith("/"):
+                    if not await dispatch(conv, text):
+                        break
+                    continue
+                await conv.turn(text)
+                continue
+            default, conv.pending = conv.pending, ""
             try:
-                text = await trio.to_thread.run_sync(line.read, abandon_on_cancel=True)
+                text = await trio.to_thread.run_sync(line.read, default, abandon_on_cancel=True)
             except KeyboardInterrupt:
                 if armed:
                     break

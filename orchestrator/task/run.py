@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
+from orchestrator.checkpoints.turns import TurnCheckpoints
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.hooks.hooks import Hooks
@@ -68,9 +69,12 @@ class TaskRun:
         reply_source: ReplySource | None = None,
         memory_config_dir: Path | None = None,
         hooks: Hooks | None = None,
+        checkpoints: TurnCheckpoints | None = None,
     ) -> None:
         self.task = task
         self.hooks = hooks
+        self.checkpoints = checkpoints
+        """With it, the workspace is checkpointed around the turn (``reasonix undo`` takes it back)."""
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
         self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
@@ -92,12 +96,16 @@ class TaskRun:
     async def execute(self) -> TaskSummary:
         """Run the task's turn. DeepSeek errors end the run with status ``error``; cancellation propagates (the
         session leaves its journal consistent), after which :meth:`summary` still reports what was spent."""
+        before = await self.checkpoints.before() if self.checkpoints is not None else None
         try:
             result = await hooked_send(
                 self.session, self.task, hooks=self.hooks, first=True, max_requests=self.options.max_requests
             )
         except DeepSeekError as exc:
             return self.summary("error", error=str(exc))
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.after(before, run_id=self.run_id, number=1, note=self.task)
         if isinstance(result, PromptBlocked):
             return self.summary("error", error=f"a user_prompt hook blocked the task: {result.reason}")
         return self.summary(result.status, text=result.text)

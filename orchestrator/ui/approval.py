@@ -33,6 +33,14 @@ WRITE_HEAD_LINES = 12
 """A new file's first lines shown before a ``write_file`` is approved."""
 _POLL_S = 0.1
 _lock = trio.Lock()
+_step_aside: list[Callable[[bool], None]] = []
+
+
+def step_aside_hooks() -> list[Callable[[bool], None]]:
+    """Called with True before a question is asked on the terminal and False after it: whoever else reads the
+    terminal (the conversation's keys during a turn) steps aside and leaves it in its usual mode meanwhile."""
+    return _step_aside
+
 
 Details = Callable[[Question], Mapping[str, Any] | None]
 """The full arguments of the call a question is about (from the ``ToolStarted`` event), when known."""
@@ -108,6 +116,11 @@ async def _read_fd(fd: int, size: int) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+async def read_line(fd: int) -> str:
+    """A line from the terminal ``fd`` in its usual mode (what Enter ended), abandoned at once on a cancellation."""
+    return await _read_fd(fd, 4096)
+
+
 async def read_key(fd: int) -> str:
     """One key from the terminal ``fd``: cbreak mode (no echo, no Enter needed, Ctrl-C still a signal) only while
     waiting, the terminal restored even when the wait is cancelled."""
@@ -168,18 +181,27 @@ def terminal_asker(
 
     async def ask(question: Question) -> Answer:
         async with _lock:
-            out(question_text(question, details(question) if details is not None else None))
-            out(keys_text(question))
-            while True:
-                choice = _answer(await key())
-                if choice == "y":
-                    return Answer(allow=True)
-                if choice == "a":
-                    return Answer(allow=True, always=True)
-                if choice == "n":
-                    out("a note for the model (optional, Enter to skip): ")
-                    note = (await line()).strip()
-                    return Answer(allow=False, note=note)
-                out("press y, a or n: ")
+            for hook in list(_step_aside):
+                hook(True)
+            try:
+                return await asked(question)
+            finally:
+                for hook in list(_step_aside):
+                    hook(False)
+
+    async def asked(question: Question) -> Answer:
+        out(question_text(question, details(question) if details is not None else None))
+        out(keys_text(question))
+        while True:
+            choice = _answer(await key())
+            if choice == "y":
+                return Answer(allow=True)
+            if choice == "a":
+                return Answer(allow=True, always=True)
+            if choice == "n":
+                out("a note for the model (optional, Enter to skip): ")
+                note = (await line()).strip()
+                return Answer(allow=False, note=note)
+            out("press y, a or n: ")
 
     return ask

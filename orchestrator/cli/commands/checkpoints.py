@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not runs:
         where = ShadowRepo(workspace).store_dir
-        print(f"no checkpoints yet: a goal takes one before each step (they live in {where})")
+        print(
+            f"no checkpoints yet: a turn that writes takes one, and a goal one before each step (they live in {where})"
+        )
         return 0
     for run_id in reversed(runs):  # newest first, like `reasonix runs`
         steps = step_runs(entries, run_id)

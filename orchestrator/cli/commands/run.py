@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from orchestrator.build import RunOptions, build_client, check_workspace
+    from orchestrator.checkpoints.turns import TurnCheckpoints
     from orchestrator.cli.options import read_text_argument
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
@@ -113,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
 
+    def notice(text: str) -> None:
+        err.print(Text(f"reasonix run: {text}", style="yellow"))
+
     def make_task_run() -> TaskRun:
         """Built once the MCP servers are up: their tools are in the frozen prefix."""
         return TaskRun(
@@ -130,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             on_event=json_out if json_out is not None else terminal,
             client=client,
             hooks=commands.hooks,
+            checkpoints=None if read_only else TurnCheckpoints(workspace, notify=notice),
         )
 
     if commands.notice:
