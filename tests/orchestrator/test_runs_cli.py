@@ -35,8 +35,19 @@ def _planner(steps: list[dict[str, object]], objective: str) -> list[dict[str, o
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four runs: complete, blocked, paused (budget), and a `reasonix run` task (an executor journal only)."""
     ws = tmp_path_factory.mktemp("runs") / "ws"
-    trio.run(_runs, ws)
+    with pytest.MonkeyPatch.context() as patch:  # the runs' checkpoint store, where every test's commands look
+        patch.setenv("XDG_STATE_HOME", str(_state_home(ws)))
+        trio.run(_runs, ws)
     return ws
+
+
+def _state_home(ws: Path) -> Path:
+    return ws.parent / "state-home"
+
+
+def _env(workspace: Path, tmp_path: Path) -> dict[str, str]:
+    """A clean user's environment whose state home holds the fixture runs' checkpoints."""
+    return {**clean_env(tmp_path), "XDG_STATE_HOME": str(_state_home(workspace))}
 
 
 async def _runs(ws: Path) -> None:
@@ -63,7 +74,7 @@ async def _runs(ws: Path) -> None:
 
 
 def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     text = reasonix("runs", "--workspace", str(workspace), env=env)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
@@ -91,7 +102,7 @@ def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp
 
 
 def test_runs_show_gives_the_plan_events_costs_and_checkpoints(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     shown = reasonix("runs", "show", DONE, "--workspace", str(workspace), env=env)
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
@@ -111,7 +122,7 @@ def test_runs_show_gives_the_plan_events_costs_and_checkpoints(workspace: Path, 
 def test_runs_show_without_an_id_shows_the_latest_and_a_shared_prefix_is_ambiguous(
     workspace: Path, tmp_path: Path
 ) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     latest = reasonix("runs", "show", "--workspace", str(workspace), env=env)
     assert latest.returncode == 0, latest.stderr
     assert latest.stdout.startswith(f"run {TASK} · run · ")
@@ -125,7 +136,7 @@ def test_runs_show_without_an_id_shows_the_latest_and_a_shared_prefix_is_ambiguo
 
 
 def test_an_unknown_run_lists_the_nearest_with_their_objectives(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     shown = reasonix("runs", "show", "20261102-090000-bbbbbx", "--workspace", str(workspace), env=env)
     assert shown.returncode == 1
     assert "no run '20261102-090000-bbbbbx'" in shown.stderr

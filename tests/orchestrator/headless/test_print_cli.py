@@ -138,6 +138,10 @@ def test_stream_json_input_is_one_conversation_and_the_second_turn_hits_the_firs
 
 def test_max_budget_usd_stops_before_a_request_that_could_pass_the_cap(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    # Flash at its peak prices, flat: the shipped table halves them off-peak, and the cap must bite at any hour.
+    config = Path(env["XDG_CONFIG_HOME"]) / "reasonix" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[prices.families.flash]\nhit = 0.006\nmiss = 0.30\noutput = 1.20\n")
     with emulator_process(_script(READ, READ, READ, ANSWER), tmp_path, env) as url:
         proc = _print(ws, url, env, "loop", "--output-format", "json", "--max-budget-usd", "0.0005")
         stats = emulator_stats(url)["sessions"]["executor"]
