@@ -11,7 +11,7 @@ arrive in small fragments, usage on the last chunk), shaped like the recorded sa
                   with the body arriving in 16 KiB reads and, worst case, one read per SSE line.
 
 Tokenizer throughput counts tokens of a mixed corpus (this repository's Python source, English and Chinese prose)
-with the real DeepSeek vocabulary through ``sessions.tokens``.
+with the real DeepSeek vocabulary through ``sessions.accounting.tokens``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from pathlib import Path
 import httpx
 import trio
 
-from sessions import tokens
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.sse import SseData, SseParser
-from sessions.stream import Completed, StreamAssembler, decode_chunk
-from sessions.wire import ChatRequest, UserMessage
+from sessions.accounting import tokens
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.messages import ChatRequest, UserMessage
+from sessions.wire.sse import SseData, SseParser
+from sessions.wire.stream import Completed, StreamAssembler, decode_chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = {

@@ -16,7 +16,7 @@ from typing import Any
 
 from scenarios.emulator.accounting import Accountant
 from scenarios.emulator.render import render_request
-from sessions import tokens
+from sessions.accounting import tokens
 
 MODEL = "deepseek-v4-flash"
 SIZES = (10_000, 100_000, 500_000)

@@ -14,7 +14,7 @@ import argparse
 import time
 
 from orchestrator.policy.marker import MarkerDetector
-from sessions import tokens
+from sessions.accounting import tokens
 
 
 def _per_delta(text: str, delta: int, repeat: int = 3) -> tuple[float, int]:

@@ -37,15 +37,13 @@ from typing import Any
 
 import trio
 
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from sessions.log import MessageLog
-from sessions.prefix import Prefix, build_prefix
-from sessions.reply import ReplyRequest
+from sessions.prompt.prefix import Prefix, build_prefix
 from sessions.session import Session, SessionSettings
-from sessions.stream import Reply, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import ToolRegistry, default_registry
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     FunctionCall,
     Message,
@@ -54,6 +52,8 @@ from sessions.wire import (
     Usage,
     UserMessage,
 )
+from sessions.wire.reply import ReplyRequest
+from sessions.wire.stream import Reply, StreamEvent
 
 USAGE = Usage(prompt_tokens=20_000, completion_tokens=120, prompt_cache_hit_tokens=19_968, prompt_cache_miss_tokens=32)
 

@@ -22,7 +22,7 @@ from orchestrator.mcp.tool import McpArgs  # noqa: E402
 from sessions.session import Session  # noqa: E402
 from sessions.tools.base import ToolContext  # noqa: E402
 from sessions.tools.registry import ToolRegistry, default_registry  # noqa: E402
-from sessions.wire import encode_tools  # noqa: E402
+from sessions.wire.messages import encode_tools  # noqa: E402
 
 SERVER = ROOT / "tests" / "orchestrator" / "mcp" / "notes_server.py"
 

@@ -42,8 +42,8 @@ from orchestrator.build import create_runner  # noqa: E402
 from orchestrator.events import StepStarted, StepVerified  # noqa: E402
 from orchestrator.goal.runner import GoalOptions  # noqa: E402
 from scenarios.emulator import LatencyModel, Script, open_emulator  # noqa: E402
-from sessions.client import ClientSettings, DeepSeekClient  # noqa: E402
 from sessions.events import UsageReported  # noqa: E402
+from sessions.wire.client import ClientSettings, DeepSeekClient  # noqa: E402
 
 PLANNER = "You are the planner of Reasonix"
 EXECUTOR = "You are the executor of Reasonix"

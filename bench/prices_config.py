@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator.config.model import load_config
-from sessions.prices import cost, default_price_book
-from sessions.wire import Usage
+from sessions.accounting.prices import cost, default_price_book
+from sessions.wire.messages import Usage
 
 
 def per_call(fn: Callable[[], object], n: int) -> float:

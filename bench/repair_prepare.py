@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from sessions.repair import StormGuard, flatten_schema, prepare_calls
-from sessions.wire import AssistantMessage, FunctionCall, FunctionSchema, ToolCall, ToolSchema
+from sessions.wire.messages import AssistantMessage, FunctionCall, FunctionSchema, ToolCall, ToolSchema
 
 KNOWN = {"read_file": None, "write_file": None, "bash": None, "grep": None}
 

@@ -18,13 +18,13 @@ import httpx
 import trio
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec, open_emulator
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.memory import load_standing_memory
-from sessions.prefix import build_prefix
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import ToolContext, ToolResult
-from sessions.tools.read_file import ReadFileArgs, ReadFileTool
+from sessions.tools.files.read_file import ReadFileArgs, ReadFileTool
 from sessions.tools.registry import ToolRegistry, default_registry
+from sessions.wire.client import ClientSettings, DeepSeekClient
 
 FILES = ("_api.py", "_auth.py", "_config.py", "_exceptions.py", "_decoders.py", "_urls.py")
 SYSTEM = "You are the executor of a coding agent. Explore the package with the tools and answer briefly."

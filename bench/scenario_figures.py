@@ -47,8 +47,8 @@ from scenarios.emulator.script import Script  # noqa: E402
 from scenarios.emulator.server import RunningEmulator, open_emulator  # noqa: E402
 from scenarios.emulator.validation import validate  # noqa: E402
 from scenarios.format import load_scenario  # noqa: E402
-from sessions.prices import default_price_book  # noqa: E402
-from sessions.wire import Usage  # noqa: E402
+from sessions.accounting.prices import default_price_book  # noqa: E402
+from sessions.wire.messages import Usage  # noqa: E402
 
 LONG = ROOT / "scenarios" / "library" / "long-session.json"
 PEAK = datetime(2026, 11, 2, 7, 0, tzinfo=UTC)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import trio
 
-from sessions import tokens
+from sessions.accounting import tokens
 from sessions.tools import PreparedCall, ToolContext, ToolRegistry, default_registry, dispatch
-from sessions.wire import canonical_dumps, encode_tools
+from sessions.wire.messages import canonical_dumps, encode_tools
 
 
 def median_ms(fn: Callable[[], Awaitable[object]], runs: int = 5) -> float:

@@ -17,7 +17,7 @@ from pathlib import Path
 import trio
 
 from sessions.tools import PreparedCall, ToolContext, ToolRegistry, default_registry, dispatch
-from sessions.tools.ripgrep import find_rg
+from sessions.tools.search.ripgrep import find_rg
 
 PACKAGES = 50
 MODULES = 10

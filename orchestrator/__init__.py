@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator import (
+        acp,
+        api,
         branches,
         build,
         checkpoints,
@@ -21,18 +23,23 @@ if TYPE_CHECKING:
         errors,
         events,
         goal,
+        headless,
         mcp,
         policy,
         repl,
         replay,
         review,
+        runs,
         serve,
         summary,
         task,
+        text,
         ui,
     )
 
 __all__ = [
+    "acp",
+    "api",
     "branches",
     "build",
     "checkpoints",
@@ -41,14 +48,17 @@ __all__ = [
     "errors",
     "events",
     "goal",
+    "headless",
     "mcp",
     "policy",
     "repl",
     "replay",
     "review",
+    "runs",
     "serve",
     "summary",
     "task",
+    "text",
     "ui",
 ]
 

@@ -18,27 +18,26 @@ import httpx
 
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
+from orchestrator.extensions.skill_tool import with_skills
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.memory.tool import with_memory_tools
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
-from plans.schema import Plan, StepStatus
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.events import SessionEvent
-from sessions.memory import load_standing_memory, user_config_dir
+from orchestrator.subagents.task_tool import with_agents
+from plans import Plan, StepStatus
+from sessions import Session, SessionEvent, SessionSettings
+from sessions.accounting import PriceBook, PriceError
 from sessions.permissions import Asker
-from sessions.prefix import build_prefix
-from sessions.prices import PriceBook, PriceError
-from sessions.reply import ReplySource, RequestGate
+from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import Session, SessionSettings
-from sessions.tools.base import Gate, ToolContext
-from sessions.tools.registry import ToolRegistry, default_registry
+from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
+from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
-    from orchestrator.mcp import McpHub
+    from orchestrator.mcp.hub import McpHub
 
 DEFAULT_BASE_URL = Config().base_url
 LOCAL_PLACEHOLDER_KEY = "sk-local-placeholder"
@@ -185,16 +184,6 @@ class SessionBuilder:
         return Session.start(journal_path=journal_path, prefix=prefix, **kwargs)
 
 
-def executor_registry(config: Config) -> ToolRegistry:
-    """The built-in tools, and the optional ones ``[tools]`` turns on (none by default: the prefix stays the same)."""
-    registry = default_registry()
-    if config.tools.web_fetch:
-        from sessions.tools.web_fetch import WebFetchTool
-
-        registry.register(WebFetchTool())
-    return registry
-
-
 def build_executor(
     resolved: ResolvedConfig,
     workspace: Path,
@@ -229,19 +218,33 @@ def build_executor(
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
         max_text_calls=config.repair.max_text_calls,
     )
+    config_dir = memory_config_dir or user_config_dir()
     builder = SessionBuilder(
         workspace,
         client,
         price_book=price_book,
-        memory_config_dir=memory_config_dir or user_config_dir(),
+        memory_config_dir=config_dir,
         sandbox=options.sandbox,
         gate=options.gate,
         mcp=options.mcp,
     )
+    tools = with_memory_tools(registry or default_registry(web_fetch=config.tools.web_fetch), config.memory)
+    system_prompt, tools = with_skills(system_prompt, tools, workspace, config_dir)  # unchanged without skills
+    system_prompt, tools = with_agents(  # unchanged without subagent profiles
+        system_prompt,
+        tools,
+        workspace,
+        builder=builder,
+        config=config,
+        journal_path=journal_path,
+        read_only=options.read_only,
+        on_event=on_event,
+        config_dir=config_dir,
+    )
     return builder(
         name=EXECUTOR_SESSION,
         system_prompt=system_prompt,
-        registry=registry or executor_registry(config),
+        registry=tools,
         settings=settings,
         journal_path=journal_path,
         on_event=on_event,
@@ -271,6 +274,7 @@ def goal_options(
         retry_from_checkpoint=config.goal.retry_from_checkpoint,
         parallel=config.goal.parallel,
         max_text_calls=config.repair.max_text_calls,
+        unattended=config.goal.unattended,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)
@@ -414,6 +418,7 @@ def setup_goal(
     asker: Asker | None = None,
     on_notice: Callable[[str], None] | None = None,
     allow_unconfined_verify: bool = False,
+    unattended: bool | None = None,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
     MCP hub (``preset`` ``None``: ``[goal] preset``). Raises :class:`~orchestrator.errors.ConfigError` or a pydantic
@@ -431,6 +436,7 @@ def setup_goal(
         max_requests=max_requests,
         max_minutes=max_minutes,
         allow_unconfined_verify=allow_unconfined_verify,
+        **({} if unattended is None else {"unattended": unattended}),
     )
     return GoalSetup(
         workspace=workspace,

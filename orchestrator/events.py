@@ -10,6 +10,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from sessions import SessionEvent
+
 GoalState = Literal[
     "planning",
     "awaiting_review",
@@ -162,6 +164,16 @@ class BudgetWarning(GoalEventBase):
     limit: float
 
 
+class GoalWaiting(GoalEventBase):
+    """An unattended goal waits before it goes on by itself: DeepSeek kept failing (past the client's own retries)
+    or could not be reached. ``attempt`` counts the waits in a row; ``wait_s`` grows with it."""
+
+    kind: Literal["goal_waiting"] = "goal_waiting"
+    reason: str
+    wait_s: float
+    attempt: int
+
+
 class GoalFinished(GoalEventBase):
     kind: Literal["goal_finished"] = "goal_finished"
     status: EndState
@@ -185,5 +197,23 @@ GoalEvent = (
     | Escalated
     | ProAskedForPro
     | BudgetWarning
+    | GoalWaiting
     | GoalFinished
 )
+"""Every event of a goal's own (the session events of its planner and executor flow in the same stream)."""
+
+GOAL_EVENT_TYPES: tuple[type[GoalEventBase], ...] = get_args(GoalEvent)
+"""The goal event classes, in the order of :data:`GoalEvent`: the one list of them (the terminal view, ``reasonix
+runs show`` and the dashboard each render every one, which ``tests/orchestrator/test_event_vocabulary.py`` holds)."""
+
+
+def event_kind(cls: type[BaseModel]) -> str:
+    """The ``kind`` an event class writes (its ``kind`` field's one value)."""
+    kind = cls.model_fields["kind"].default
+    assert isinstance(kind, str), cls
+    return kind
+
+
+GOAL_EVENT_KINDS: tuple[str, ...] = tuple(event_kind(cls) for cls in GOAL_EVENT_TYPES)
+SESSION_EVENT_KINDS: tuple[str, ...] = tuple(event_kind(cls) for cls in get_args(get_args(SessionEvent)[0]))
+"""The kinds of the session events (``sessions.events.SessionEvent``) that flow in a goal's stream."""

@@ -20,8 +20,9 @@ from pathlib import Path
 import httpx
 
 from orchestrator.build import GoalSetup, api_key_for, build_client, create_runner, resume_runner, setup_goal
+from orchestrator.config.durations import parse_duration
 from orchestrator.errors import UsageError
-from orchestrator.goal.context import Mode
+from orchestrator.goal.context import GoalMode
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.mcp.hub import McpHub
@@ -52,7 +53,7 @@ class GoalLaunch:
 
     workspace: Path
     """An existing directory, already resolved by the front end (each has its own rule for what it accepts)."""
-    mode: Mode = "goal"
+    mode: GoalMode = "goal"
     objective: str = ""
     plan: Plan | None = None
     resume: str | None = None
@@ -67,9 +68,17 @@ class GoalLaunch:
     permissions: str | None = None
     allow_unconfined_verify: bool = False
     """``--allow-unconfined-verify``: without a sandbox, the plan's verify commands run on the host anyway."""
+    unattended: bool | None = None
+    """``--unattended`` (``None``: ``[goal] unattended``): nothing is asked, outages are waited out."""
+    max_runtime_s: float | None = None
+    """``--max-runtime`` in seconds (``None``: ``[goal] max_runtime``, else no limit); unattended runs only."""
+    notify_cmd: str | None = None
+    """``--notify-cmd`` (``None``: ``[goal] notify_cmd``); unattended runs only."""
 
     def __post_init__(self) -> None:
         check_limits(self.budget_usd, self.max_requests, self.max_minutes)
+        if self.max_runtime_s is not None and not self.max_runtime_s > 0:
+            raise UsageError("--max-runtime must be more than 0")
         if self.resume is None and self.plan is None and not self.objective.strip():
             raise UsageError('the objective is empty; say what to achieve, e.g. "add a test"')
         if self.resume is not None and (self.objective or self.plan is not None):
@@ -82,7 +91,7 @@ class GoalLaunch:
 
 def plan_estimate(setup: GoalSetup) -> Callable[[Plan], str]:
     """What a reviewer shows under a plan: the estimate of its cost against the run's budget."""
-    from orchestrator.checkpoints.estimate import estimate_plan
+    from orchestrator.runs.estimate import estimate_plan
 
     book, options = setup.resolved.config.price_book(), setup.options
 
@@ -92,7 +101,7 @@ def plan_estimate(setup: GoalSetup) -> Callable[[Plan], str]:
     return estimate
 
 
-def needs_review(mode: Mode, previous: GoalRecord | None) -> bool:
+def needs_review(mode: GoalMode, previous: GoalRecord | None) -> bool:
     """Whether this launch must be able to review a plan: never for ``exec`` (its plan is the approved one), always
     for a new goal, and for a resumed run as its record says (:attr:`GoalRecord.needs_review`)."""
     if mode == "exec":
@@ -107,6 +116,23 @@ class LaunchedGoal:
     runner: GoalRunner
     setup: GoalSetup
     previous: GoalRecord | None
+    launch: GoalLaunch
+
+    @property
+    def unattended(self) -> bool:
+        return self.setup.options.unattended
+
+    @property
+    def max_runtime_s(self) -> float | None:
+        """The unattended run's longest wall time, from the launch or else the configuration."""
+        if self.launch.max_runtime_s is not None:
+            return self.launch.max_runtime_s
+        configured = self.setup.resolved.config.goal.max_runtime
+        return parse_duration(configured) if configured is not None else None
+
+    @property
+    def notify_cmd(self) -> str | None:
+        return self.launch.notify_cmd or self.setup.resolved.config.goal.notify_cmd
 
     @property
     def mcp(self) -> McpHub:
@@ -143,6 +169,7 @@ def launch_goal(
         asker=asker,
         on_notice=on_notice,
         allow_unconfined_verify=launch.allow_unconfined_verify,
+        unattended=launch.unattended,
     )
     api_key_for(setup.resolved)  # a missing key is the first thing to fix, before review comes up
     chosen = reviewer(setup) if needs_review(launch.mode, previous) else None
@@ -152,4 +179,4 @@ def launch_goal(
         runner = resume_runner(run_id=launch.resume, **common)
     else:
         runner = create_runner(objective=launch.objective.strip(), plan=launch.plan, run_id=launch.run_id, **common)
-    return LaunchedGoal(runner=runner, setup=setup, previous=previous)
+    return LaunchedGoal(runner=runner, setup=setup, previous=previous, launch=launch)

@@ -11,20 +11,41 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scenarios.format import LoadedScenario, Scenario, ScenarioError, library_paths, load_scenario
+    from scenarios.format import (
+        LIBRARY,
+        Expectations,
+        LoadedScenario,
+        RecordedExchange,
+        ReviewAnswer,
+        Scenario,
+        ScenarioError,
+        ScenarioSettings,
+        library_paths,
+        load_scenario,
+    )
 
 __all__ = [
+    "LIBRARY",
+    "Expectations",
     "LoadedScenario",
+    "RecordedExchange",
+    "ReviewAnswer",
     "Scenario",
     "ScenarioError",
+    "ScenarioSettings",
     "library_paths",
     "load_scenario",
 ]
 
 _HOME = {
+    "Expectations": "format",
+    "LIBRARY": "format",
     "LoadedScenario": "format",
+    "RecordedExchange": "format",
+    "ReviewAnswer": "format",
     "Scenario": "format",
     "ScenarioError": "format",
+    "ScenarioSettings": "format",
     "library_paths": "format",
     "load_scenario": "format",
 }
@@ -37,6 +58,8 @@ if not TYPE_CHECKING:
         home = _HOME.get(name)
         if home is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        value = importlib.import_module(f"{__name__}.{home}")
+        if home != name:
+            value = getattr(value, name)
         globals()[name] = value
         return value

@@ -8,87 +8,64 @@ compaction, cache diagnostics, the session journal, the tools (``sessions.tools`
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from sessions.lazy import lazy_names
+
 if TYPE_CHECKING:
-    from sessions.client import ClientSettings, DeepSeekClient
-    from sessions.diagnostics import CacheTracker, RequestDiagnostics
-    from sessions.errors import DeepSeekError
-    from sessions.events import SessionEvent
-    from sessions.journal import Journal, read_journal
+    from sessions.events import (
+        Compacted,
+        DiagnosticsReported,
+        JournalRecovered,
+        RepairApplied,
+        RequestStarted,
+        SessionEvent,
+        StreamUpdate,
+        ToolFinished,
+        ToolStarted,
+        TurnFinished,
+        UsageReported,
+    )
     from sessions.log import MessageLog
-    from sessions.memory import StandingMemory, load_standing_memory
-    from sessions.prefix import Prefix, build_prefix
-    from sessions.prices import PriceBook, default_price_book
-    from sessions.reply import ReplySource, stream_reply
     from sessions.session import Session, SessionSettings
-    from sessions.stream import Reply, StreamEvent
-    from sessions.tail import TailBlock, compose_user_turn
     from sessions.turn import TurnResult
 
 __all__ = [
-    "CacheTracker",
-    "ClientSettings",
-    "DeepSeekClient",
-    "DeepSeekError",
-    "Journal",
+    "Compacted",
+    "DiagnosticsReported",
+    "JournalRecovered",
     "MessageLog",
-    "Prefix",
-    "PriceBook",
-    "Reply",
-    "ReplySource",
-    "RequestDiagnostics",
+    "RepairApplied",
+    "RequestStarted",
     "Session",
     "SessionEvent",
     "SessionSettings",
-    "StandingMemory",
-    "StreamEvent",
-    "TailBlock",
+    "StreamUpdate",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
     "TurnResult",
-    "build_prefix",
-    "compose_user_turn",
-    "default_price_book",
-    "load_standing_memory",
-    "read_journal",
-    "stream_reply",
+    "UsageReported",
 ]
 
 _HOME = {
-    "ClientSettings": "client",
-    "DeepSeekClient": "client",
-    "CacheTracker": "diagnostics",
-    "RequestDiagnostics": "diagnostics",
-    "DeepSeekError": "errors",
-    "SessionEvent": "events",
-    "Journal": "journal",
-    "read_journal": "journal",
+    "Compacted": "events",
+    "DiagnosticsReported": "events",
+    "JournalRecovered": "events",
     "MessageLog": "log",
-    "StandingMemory": "memory",
-    "load_standing_memory": "memory",
-    "Prefix": "prefix",
-    "build_prefix": "prefix",
-    "PriceBook": "prices",
-    "default_price_book": "prices",
-    "ReplySource": "reply",
+    "RepairApplied": "events",
+    "RequestStarted": "events",
     "Session": "session",
+    "SessionEvent": "events",
     "SessionSettings": "session",
+    "StreamUpdate": "events",
+    "ToolFinished": "events",
+    "ToolStarted": "events",
+    "TurnFinished": "events",
     "TurnResult": "turn",
-    "stream_reply": "reply",
-    "Reply": "stream",
-    "StreamEvent": "stream",
-    "TailBlock": "tail",
-    "compose_user_turn": "tail",
+    "UsageReported": "events",
 }
 """The module that defines each public name, relative to this package."""
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """Import a public name from its module on first use, so importing the package stays cheap and cycle-free."""
-        home = _HOME.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-        globals()[name] = value
-        return value
+    __getattr__ = lazy_names(__name__, _HOME)

@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sessions import tokens
+from sessions.accounting import tokens
 from sessions.events import Compacted, RequestStarted, SessionEvent
 from sessions.in_flight import InFlight
-from sessions.journal import Journal
+from sessions.journal.jsonl import Journal
 from sessions.log import MessageLog
-from sessions.reply import ChatClient
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
     Message,
@@ -33,6 +32,7 @@ from sessions.wire import (
     UserMessage,
     encode_request,
 )
+from sessions.wire.reply import ChatClient
 
 DIGEST_SYSTEM_PROMPT = (
     "You compress the history of a coding session so that the same agent can continue it. Write a dense digest: "
@@ -97,12 +97,15 @@ def digest_request_messages(older: Sequence[Message]) -> tuple[Message, ...]:
     )
 
 
-def compacted_messages(older: Sequence[Message], tail: Sequence[Message], digest: str) -> list[Message]:
-    """The new log: one user message (older user turns verbatim + the digest), an acknowledgement, the tail."""
+def compacted_messages(older: Sequence[Message], tail: Sequence[Message], digest: str, task: str = "") -> list[Message]:
+    """The new log: one user message (the task as the harness holds it, when it gave one; older user turns
+    verbatim; the digest), an acknowledgement, the tail."""
     user_turns = [m.content for m in older if isinstance(m, UserMessage)]
     turns = "\n".join(f"<user-turn>\n{t}\n</user-turn>" for t in user_turns)
+    restated = f"<task>\n{task.strip()}\n</task>\n" if task.strip() else ""
     block = (
         "<compacted-history>\n"
+        f"{restated}"
         "The earlier part of this session was compacted. The user's turns, verbatim:\n"
         f"{turns}\n"
         f"<digest>\n{digest.strip()}\n</digest>\n"
@@ -180,10 +183,11 @@ class Compactable(Protocol):
     def context_tokens(self) -> int: ...
 
 
-async def compact(session: Compactable, *, reason: str, keep_tokens: int, model: str) -> bool:
+async def compact(session: Compactable, *, reason: str, keep_tokens: int, model: str, task: str = "") -> bool:
     """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
     journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold.
-    The digest is written by ``model`` (the session's own); the tail keeps at most ``keep_tokens``."""
+    The digest is written by ``model`` (the session's own); the tail keeps at most ``keep_tokens``; ``task`` (what
+    the harness knows of the task, not what the model summarised) opens the new log."""
     plan = plan_compaction(session.log, keep_tokens)
     if plan is None:
         return False
@@ -195,7 +199,7 @@ async def compact(session: Compactable, *, reason: str, keep_tokens: int, model:
         session.account(reply.usage, model, diagnose=False)
     digest = reply.message.content or ""
     tokens_before, messages_before = session.context_tokens(), len(session.log)
-    session.rewrite(compacted_messages(plan.older, plan.tail, digest), reason)
+    session.rewrite(compacted_messages(plan.older, plan.tail, digest, task), reason)
     if session.journal is not None:
         await session.journal.sync()
     session.emit(

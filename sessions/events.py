@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from sessions.diagnostics import RequestDiagnostics
-from sessions.stream import StreamEvent
-from sessions.wire import Usage
+from sessions.accounting.diagnostics import RequestDiagnostics
+from sessions.wire.messages import Usage
+from sessions.wire.stream import StreamEvent
 
 
 class _SessionEvent(BaseModel):
@@ -64,6 +64,10 @@ class ToolStarted(_SessionEvent):
     call_id: str
     name: str
     args_preview: str
+    args_shown: dict[str, Any] = Field(default_factory=dict)
+    """The arguments with every text bounded (``sessions.tool_batch.bounded_args``: a long one keeps its first lines
+    and ends in a line ``…``), for a front end that reads the JSON event to show an edit as a diff and a command
+    whole (the dashboard)."""
     args: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
     """The arguments in full, for a terminal to show them as a person reads them; left out of the JSON event."""
 
@@ -76,9 +80,18 @@ class ToolFinished(_SessionEvent):
     preview: str
     chars: int
     bounded: bool = False
+    tail: str = ""
+    """The result's last lines (at most ``sessions.tool_batch.TAIL_LINES``, each cut to ``TAIL_LINE_CHARS``), for a
+    front end that reads the JSON event to show a command's or a file's output as lines (the dashboard)."""
+    lines: int = 0
+    """How many lines the whole result has (the full output of a command whose result was bounded for the model)."""
     text: str = Field(default="", exclude=True, repr=False)
     """The result as the tool returned it, for a terminal to show its tail (``/output`` all of it); left out of the
     JSON event and the journal."""
+
+
+SHOWN_ONLY = {"args_shown", "tail"}
+"""The fields only a front end shows (the journal leaves them out: the conversation holds the calls and results)."""
 
 
 class RepairApplied(_SessionEvent):

@@ -2,11 +2,11 @@
 
 :class:`InFlight` is told when a request starts (its event, what it sent) and what streams back; it accounts each
 request exactly once into the session's :class:`~sessions.usage_ledger.UsageLedger`, and a request of the
-conversation whose usage the server reported resets the :class:`~sessions.context_estimate.ContextEstimate`. A request
-cut off mid-way (Ctrl-C, a deadline) is accounted by our own count of what it sent and what had streamed, marked as an
-estimate: its input was sent, so it is never free.
+conversation whose usage the server reported resets the :class:`~sessions.accounting.context_estimate.ContextEstimate`.
+A request cut off mid-way (Ctrl-C, a deadline) is accounted by our own count of what it sent and what had streamed,
+marked as an estimate: its input was sent, so it is never free.
 
-Before a request goes out, the session's :class:`~sessions.reply.RequestGate` (when it has one: a goal's budget) is
+Before a request goes out, the session's :class:`~sessions.wire.reply.RequestGate` (when it has one: a goal's budget) is
 asked with what the request may cost at most; it raises to refuse, or admits and is told when the request has ended.
 A turn's first request is admitted before the turn's message is logged, so a refused turn leaves no trace.
 """
@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from sessions import tokens
-from sessions.context_estimate import ContextEstimate
-from sessions.errors import DeepSeekError
+from sessions.accounting import tokens
+from sessions.accounting.context_estimate import ContextEstimate
 from sessions.events import RequestStarted, SessionEvent, StreamUpdate
-from sessions.reply import RequestGate
-from sessions.stream import Completed, ContentDelta, ReasoningDelta, StreamEvent, ToolCallArgumentsDelta
 from sessions.usage_ledger import CacheKey, UsageLedger
-from sessions.wire import Usage
+from sessions.wire.errors import DeepSeekError
+from sessions.wire.messages import Usage
+from sessions.wire.reply import RequestGate
+from sessions.wire.stream import Completed, ContentDelta, ReasoningDelta, StreamEvent, ToolCallArgumentsDelta
 
 
 def _is_api_error(exc: BaseException) -> bool:
@@ -54,7 +54,7 @@ class InFlight:
         """The model and body of a request sent whose usage is not accounted yet."""
         self._streamed: list[str] = []
         self.gate: RequestGate | None = None
-        """Asked before every request the session sends (:mod:`sessions.reply`)."""
+        """Asked before every request the session sends (:mod:`sessions.wire.reply`)."""
         self._release: Callable[[], None] | None = None
         """The gate's release for the request admitted and not ended yet."""
 

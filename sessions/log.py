@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from sessions.wire import AssistantMessage, Message, encode_message
+from sessions.wire.messages import AssistantMessage, Message, encode_message
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import itertools
 
 from sessions.log import MessageLog
-from sessions.prefix import Prefix
-from sessions.wire import ChatRequest, ReasoningEffort, Thinking, request_head
+from sessions.prompt.prefix import Prefix
+from sessions.wire.messages import ChatRequest, ReasoningEffort, Thinking, request_head
 
 
 class RequestBytes:

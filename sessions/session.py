@@ -1,23 +1,24 @@
 """One cache-stable conversation with DeepSeek (DESIGN §3, issue 4).
 
-A :class:`Session` owns a frozen :class:`~sessions.prefix.Prefix`, an append-only :class:`~sessions.log.MessageLog`
-and a :class:`~sessions.journal.Journal`. :meth:`Session.send` runs one user turn: send, stream, repair and run the
-tool calls, append the results, repeat until the model stops calling tools or a limit is hit.
+A :class:`Session` owns a frozen :class:`~sessions.prompt.prefix.Prefix`, an append-only
+:class:`~sessions.log.MessageLog` and a :class:`~sessions.journal.jsonl.Journal`. :meth:`Session.send` runs one user
+turn: send, stream, repair and run the tool calls, append the results, repeat until the model stops calling tools or
+a limit is hit.
 
 Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
 consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
 
 Each piece of state has one owner, and the session hands each what it needs: the log of messages
 (:class:`~sessions.log.MessageLog`), the totals and cache diagnostics (:class:`~sessions.usage_ledger.UsageLedger`),
-the context-size estimate (:class:`~sessions.context_estimate.ContextEstimate`), a reply's tool calls
-(:class:`~sessions.tool_batch.ToolBatch`). Reading a journal back is :mod:`sessions.resume`; where to cut and what to
-ask for a compaction, :mod:`sessions.compaction`.
+the context-size estimate (:class:`~sessions.accounting.context_estimate.ContextEstimate`), a reply's tool calls
+(:class:`~sessions.tool_batch.ToolBatch`). Reading a journal back is :mod:`sessions.journal.resume`; where to cut and
+what to ask for a compaction, :mod:`sessions.compaction`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -25,39 +26,38 @@ from typing import Any, Self
 import trio
 from pydantic import BaseModel, ConfigDict, Field
 
-from sessions import compaction, resume, tokens
+from sessions import compaction
+from sessions.accounting import tokens
+from sessions.accounting.context_estimate import ContextEstimate
+from sessions.accounting.prices import PriceBook, default_price_book
 from sessions.compaction import DIGEST_FINGERPRINT
-from sessions.context_estimate import ContextEstimate
-from sessions.events import (
-    SessionEvent,
-    StreamUpdate,
-)
+from sessions.events import SHOWN_ONLY, SessionEvent, StreamUpdate
 from sessions.in_flight import InFlight
-from sessions.journal import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
+from sessions.journal import resume
+from sessions.journal.jsonl import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
 from sessions.log import MessageLog
-from sessions.prefix import Prefix
-from sessions.prices import PriceBook, default_price_book
+from sessions.prompt.prefix import Prefix
+from sessions.prompt.tail import TailBlock, compose_user_turn
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import MAX_SCAVENGED_CALLS, prepare_calls
 from sessions.repair.storm import StormGuard
-from sessions.reply import ChatClient, ReplyRequest, ReplySource, RequestGate, stream_reply
 from sessions.request_bytes import RequestBytes
-from sessions.stream import (
-    Reply,
-    StreamRestarted,
-)
-from sessions.tail import TailBlock, compose_user_turn
 from sessions.tool_batch import ToolBatch
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
 from sessions.tools.registry import ToolRegistry
 from sessions.turn import TurnResult, TurnStatus, TurnTally, final_status
 from sessions.usage_ledger import CacheKey, UsageLedger
-from sessions.wire import (
+from sessions.wire.messages import (
     Message,
     ReasoningEffort,
     ToolSchema,
     Usage,
     UserMessage,
+)
+from sessions.wire.reply import ChatClient, ReplyRequest, ReplySource, RequestGate, stream_reply
+from sessions.wire.stream import (
+    Reply,
+    StreamRestarted,
 )
 
 OUTPUT_LIMIT_TOKENS = 393_216
@@ -136,6 +136,8 @@ class Session:
         )
         self.context = ContextEstimate()
         self.reply_source: ReplySource = reply_source or stream_reply
+        self.task_state: Callable[[], str] | None = None
+        """What the harness knows of the task (a goal's objective, plan, changes): restated first after a compaction."""
         self.flatmaps: dict[str, FlatMap | None] = {t.function.name: None for t in prefix.tools}
         for tool in registry:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
@@ -145,7 +147,7 @@ class Session:
         self.in_flight = InFlight(
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
-        self.in_flight.gate = request_gate  # asked before every request (sessions/reply.py): a goal's budget
+        self.in_flight.gate = request_gate  # asked before every request (sessions/wire/reply.py): a goal's budget
         self.tool_batch = ToolBatch(
             session=name,
             registry=registry,
@@ -191,7 +193,7 @@ class Session:
         """Rebuild a session from its journal: the same prefix bytes, the same message bytes.
 
         ``prefix`` is the one built now (its tool list drives dispatch); the bytes sent are the journal's. Calls a
-        cut-off turn left open are answered, and corrupt lines skipped and mended (:mod:`sessions.resume`).
+        cut-off turn left open are answered, and corrupt lines skipped and mended (:mod:`sessions.journal.resume`).
         """
         state = read_journal(journal_path)
         log = resume.stored_log(state)
@@ -214,7 +216,7 @@ class Session:
 
     def emit(self, event: SessionEvent) -> None:
         if self.journal is not None and not isinstance(event, StreamUpdate):
-            self.journal.write_event(event.model_dump(mode="json"))
+            self.journal.write_event(event.model_dump(mode="json", exclude=SHOWN_ONLY))
         if self.on_event is not None:
             self.on_event(event)
 
@@ -380,8 +382,14 @@ class Session:
             reason=f"context at {before} tokens passed {self.settings.compaction_ratio:.0%} of the window"
         )
 
+    before_compact: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with the reason before a compaction (the orchestrator's ``pre_compact`` hooks); None: nothing."""
+
     async def compact(self, *, reason: str) -> bool:
         """Fold the older part of the log into a digest (:func:`sessions.compaction.compact`); False when there is
         nothing to fold."""
+        if self.before_compact is not None:
+            await self.before_compact(reason)
         keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
-        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model)
+        task = self.task_state() if self.task_state is not None else ""
+        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task)

@@ -18,15 +18,15 @@ from typing import Any
 
 from sessions.compaction import bound_text
 from sessions.events import RepairApplied, SessionEvent, ToolFinished, ToolStarted
-from sessions.journal import Journal
-from sessions.kept_output import keep_output
+from sessions.journal.jsonl import Journal
+from sessions.journal.kept_output import keep_output
 from sessions.log import MessageLog
+from sessions.prompt.tail import TailBlock, compose_user_turn
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, repair_note
-from sessions.tail import TailBlock, compose_user_turn
 from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
-from sessions.wire import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from sessions.wire.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 Append = Callable[[Message, str | None], None]
 """The session's append: a message into the log and the journal, and the text to count toward the context."""
@@ -36,6 +36,36 @@ def preview(text: str, limit: int = 160) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+SHOWN_CHARS = 2000
+"""A text argument in a tool-started event's ``args_shown``: cut at a line end within this many characters."""
+SHOWN_ITEMS = 20
+"""A list argument in ``args_shown``: its first items only."""
+TAIL_LINES = 15
+TAIL_LINE_CHARS = 240
+
+
+def bounded_args(value: Any) -> Any:
+    """``value`` (a call's JSON arguments) with each text cut to :data:`SHOWN_CHARS` (at a line end where there is
+    one, then a line ``…``) and each list to :data:`SHOWN_ITEMS` items; numbers, booleans and null as they are."""
+    if isinstance(value, str):
+        if len(value) <= SHOWN_CHARS:
+            return value
+        cut = value.rfind("\n", 0, SHOWN_CHARS)
+        return value[: cut if cut > 0 else SHOWN_CHARS] + "\n…"
+    if isinstance(value, dict):
+        return {str(k): bounded_args(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded_args(v) for v in value[:SHOWN_ITEMS]]
+    return value
+
+
+def tail_lines(text: str) -> tuple[str, int]:
+    """The last :data:`TAIL_LINES` lines of ``text`` (each cut to :data:`TAIL_LINE_CHARS`), and how many it has."""
+    rows = text.rstrip("\n").splitlines()
+    kept = [row if len(row) <= TAIL_LINE_CHARS else row[: TAIL_LINE_CHARS - 1] + "…" for row in rows[-TAIL_LINES:]]
+    return "\n".join(kept), len(rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +127,12 @@ class ToolBatch:
             args_preview = preview(json.dumps(call.args, ensure_ascii=False, sort_keys=True))
             self.emit(
                 ToolStarted(
-                    session=self.session, call_id=call.id, name=call.name, args_preview=args_preview, args=call.args
+                    session=self.session,
+                    call_id=call.id,
+                    name=call.name,
+                    args_preview=args_preview,
+                    args_shown=bounded_args(call.args),
+                    args=call.args,
                 )
             )
 
@@ -130,6 +165,7 @@ class ToolBatch:
         if full is not None and self.journal is not None:  # the journal keeps what the model saw, and a pointer
             kept = keep_output(self.journal.path, call_id, full)
             self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
+        tail, lines = tail_lines(result.full_text or result.content)
         self.emit(
             ToolFinished(
                 session=self.session,
@@ -139,6 +175,8 @@ class ToolBatch:
                 preview=preview(result.content),
                 chars=len(bounded),
                 bounded=was_cut,
+                tail=tail,
+                lines=lines,
                 text=result.content,
             )
         )

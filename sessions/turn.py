@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from sessions.events import TurnFinished
-from sessions.stream import Reply
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import Reply
 
 TurnStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter"]
 """How a turn ended. ``length``: the reply was cut at the output limit (``finish_reason: length``), whatever it held;

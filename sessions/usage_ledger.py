@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessions import tokens
-from sessions.diagnostics import CacheTracker
+from sessions.accounting import tokens
+from sessions.accounting.diagnostics import CacheTracker
+from sessions.accounting.prices import PriceBook
 from sessions.events import DiagnosticsReported, SessionEvent, UsageReported
-from sessions.prices import PriceBook
-from sessions.reply import RequestEstimate
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.reply import RequestEstimate
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 import ast
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -71,10 +72,52 @@ def test_no_module_imports_itself_through_others() -> None:
     assert circles == []
 
 
+def _room(module: str) -> str:
+    """The room of an ``orchestrator`` module: its first-level folder (``goal`` for
+    ``orchestrator.goal.parallel.wave``), or the module itself for one at the top (``build``)."""
+    return module.split(".")[1]
+
+
+def test_no_arrow_inside_the_orchestrator_runs_back_up() -> None:
+    """DESIGN §2: the orchestrator's rooms (its folders and top-level modules) import one another in one direction
+    only, so they stack into floors. Two rooms that import each other, directly or around a loop, mean a concept
+    in the wrong room. Each such pair is named here with its reason, or it fails."""
+    import networkx as nx
+
+    rooms: nx.DiGraph[str] = nx.DiGraph()
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in _module_graph().items():
+        if not module.startswith("orchestrator."):
+            continue
+        for target in targets:
+            if target.startswith("orchestrator.") and _room(target) != _room(module):
+                rooms.add_edge(_room(module), _room(target))
+                arrows.setdefault((_room(module), _room(target)), []).append(f"{module} -> {target}")
+    circles = [
+        [f"{a} -> {b}: {', '.join(sorted(arrows[a, b]))}" for a, b in zip(c, [*c[1:], c[0]], strict=True)]
+        for c in nx.simple_cycles(rooms)
+    ]
+    assert circles == []
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """One name per concept: a public class name (no leading ``_``) is defined in one module of the four packages,
+    so an import, a traceback or a search names one thing. Two concepts that want one name want two names."""
+    homes: dict[str, list[str]] = {}
+    for package in OURS:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    homes.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
 # ------------------------------------------------------------------------------------------ public names (__all__)
 
 PUBLIC: dict[str, list[str]] = {
     "orchestrator": [
+        "acp",
+        "api",
         "branches",
         "build",
         "checkpoints",
@@ -83,17 +126,58 @@ PUBLIC: dict[str, list[str]] = {
         "errors",
         "events",
         "goal",
+        "headless",
         "mcp",
         "policy",
-        "replay",
         "repl",
+        "replay",
         "review",
+        "runs",
         "serve",
         "summary",
         "task",
+        "text",
         "ui",
     ],
     "orchestrator.cli": ["commands", "main"],
+    "orchestrator.acp": ["AcpAgent", "Connection", "RpcError", "serve_stdio"],
+    "orchestrator.api": [
+        "ApiConversation",
+        "AssistantLine",
+        "GoalHandle",
+        "ResultLine",
+        "ReviewDecision",
+        "StreamEventLine",
+        "StreamJsonEvent",
+        "Summary",
+        "SystemInit",
+        "SystemNotice",
+        "UserLine",
+        "approve",
+        "cancel",
+        "open_conversation",
+        "parse_event",
+        "revise",
+        "run_goal",
+        "run_goal_sync",
+        "run_task",
+        "run_task_sync",
+    ],
+    "orchestrator.headless": [
+        "SCHEMA_VERSION",
+        "HeadlessConversation",
+        "HeadlessOptions",
+        "ResultLine",
+        "StreamJsonEvent",
+        "json_schema",
+        "parse_event",
+    ],
+    "orchestrator.extensions": ["CustomCommand", "find_custom_commands", "parse_front_matter"],
+    "orchestrator.memory": ["MemoryUpdates", "RememberTool", "remember_note", "with_memory_tools"],
+    "orchestrator.subagents": ["Profile", "TaskTool", "find_profiles", "subagent_figures", "with_agents"],
+    "orchestrator.repl.slash": [],
+    "orchestrator.repl.preferences": [],
+    "orchestrator.hooks": ["HookAnswer", "HookGate", "Hooks", "hooked_send"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],
     "orchestrator.goal.parallel": ["open_fork", "run_wave"],
@@ -103,18 +187,15 @@ PUBLIC: dict[str, list[str]] = {
         "GitUnavailableError",
         "Ledger",
         "NothingToUndoError",
-        "RunSummary",
         "ShadowRepo",
         "StepCheckpoints",
         "apply_undo",
-        "estimate_plan",
-        "latest_resumable",
-        "list_runs",
         "plan_undo",
-        "resolve_run",
         "take_checkpoint",
     ],
+    "orchestrator.runs": ["RunSummary", "estimate_plan", "latest_resumable", "list_runs", "resolve_run"],
     "orchestrator.cli.commands": [
+        "acp",
         "chat",
         "checkpoints",
         "code",
@@ -123,6 +204,7 @@ PUBLIC: dict[str, list[str]] = {
         "emulate",
         "exec_plan",
         "goal",
+        "headless",
         "mcp",
         "plan",
         "plans",
@@ -153,6 +235,7 @@ PUBLIC: dict[str, list[str]] = {
         "executor_tools",
         "planner_tools",
     ],
+    "orchestrator.unattended": ["UnattendedRun", "notify", "summary_markdown", "write_summary"],
     "orchestrator.policy": [
         "Budget",
         "BudgetExceeded",
@@ -169,7 +252,12 @@ PUBLIC: dict[str, list[str]] = {
         "verify_feedback",
         "workspace_fingerprint",
     ],
-    "orchestrator.replay": ["Recorder", "ReplayReport", "replay", "replay_scenario"],
+    "orchestrator.replay": [
+        "Recorder",
+        "ReplayReport",
+        "replay",
+        "replay_scenario",
+    ],
     "orchestrator.repl": [
         "CYCLE",
         "Conversation",
@@ -202,14 +290,17 @@ PUBLIC: dict[str, list[str]] = {
         "open_manager",
         "serve_app",
     ],
-    "orchestrator.task": ["RunSummary", "TaskRun"],
-    "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "counted", "summary_text"],
+    "orchestrator.task": ["TaskRun", "TaskSummary"],
+    "orchestrator.text": ["counted", "neutralise", "neutralise_model", "neutralise_text", "shorten"],
+    "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "summary_text"],
     "plans": [
         "IssueCode",
         "LenientPlan",
+        "PLANNER_STEP_FIELDS",
         "Plan",
         "PlanDiff",
         "PlanError",
+        "PlanFileError",
         "PlanGraph",
         "PlanIssue",
         "PlanReadError",
@@ -224,20 +315,47 @@ PUBLIC: dict[str, list[str]] = {
         "VerifyCommand",
         "diff",
         "diff_text",
+        "dump_plan",
         "find_issues",
+        "load_latest",
+        "load_plan_file",
+        "paths_overlap",
         "plan_tool_definitions",
         "plan_tool_schema",
         "plan_tool_schema_bytes",
+        "plan_tree",
+        "prompt_text",
         "read_plan",
+        "render_terminal",
         "revise",
+        "revision_path",
+        "save_revision",
+        "step_prompt_text",
+        "to_markdown",
+        "to_mermaid",
         "validate",
+        "verify_text",
+        "write_atomic",
     ],
-    "scenarios": ["LoadedScenario", "Scenario", "ScenarioError", "library_paths", "load_scenario"],
+    "scenarios": [
+        "Expectations",
+        "LIBRARY",
+        "LoadedScenario",
+        "RecordedExchange",
+        "ReviewAnswer",
+        "Scenario",
+        "ScenarioError",
+        "ScenarioSettings",
+        "library_paths",
+        "load_scenario",
+    ],
     "scenarios.emulator": [
         "ApiError",
         "DEFAULT_MODELS",
+        "DropFault",
         "Emulator",
         "EmulatorError",
+        "HttpStatusFault",
         "LatencyModel",
         "ReplySpec",
         "RunningEmulator",
@@ -252,29 +370,91 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "scenarios.library": [],
     "sessions": [
-        "CacheTracker",
-        "ClientSettings",
-        "DeepSeekClient",
-        "DeepSeekError",
-        "Journal",
+        "Compacted",
+        "DiagnosticsReported",
+        "JournalRecovered",
         "MessageLog",
-        "Prefix",
-        "PriceBook",
-        "Reply",
-        "ReplySource",
-        "RequestDiagnostics",
+        "RepairApplied",
+        "RequestStarted",
         "Session",
         "SessionEvent",
         "SessionSettings",
-        "StandingMemory",
-        "StreamEvent",
-        "TailBlock",
+        "StreamUpdate",
+        "ToolFinished",
+        "ToolStarted",
+        "TurnFinished",
         "TurnResult",
+        "UsageReported",
+    ],
+    "sessions.accounting": [
+        "CACHE_UNIT_TOKENS",
+        "CacheTracker",
+        "FamilyPrice",
+        "PriceBook",
+        "PriceError",
+        "RequestDiagnostics",
+        "default_price_book",
+        "tokens",
+    ],
+    "sessions.journal": [
+        "Journal",
+        "read_journal",
+    ],
+    "sessions.prompt": [
+        "Prefix",
+        "StandingMemory",
+        "TailBlock",
         "build_prefix",
         "compose_user_turn",
-        "default_price_book",
         "load_standing_memory",
-        "read_journal",
+        "user_config_dir",
+    ],
+    "sessions.tools.files": [],
+    "sessions.tools.search": [
+        "find_rg",
+    ],
+    "sessions.tools.shell": [
+        "HeadTail",
+        "run_shell",
+    ],
+    "sessions.tools.web": [
+        "WebFetchArgs",
+        "WebFetchTool",
+    ],
+    "sessions.wire": [
+        "AssistantMessage",
+        "AuthenticationError",
+        "Balance",
+        "ChatCompletion",
+        "ChatRequest",
+        "ClientSettings",
+        "Completed",
+        "ContentDelta",
+        "DeepSeekClient",
+        "DeepSeekError",
+        "FunctionSchema",
+        "Message",
+        "ReasoningDelta",
+        "ReasoningEffort",
+        "Reply",
+        "ReplyRequest",
+        "ReplySource",
+        "RequestEstimate",
+        "RequestGate",
+        "RetriesExhaustedError",
+        "SseData",
+        "SseParser",
+        "StreamAssembler",
+        "StreamEvent",
+        "StreamRestarted",
+        "ToolCallArgumentsDelta",
+        "ToolCallStarted",
+        "ToolSchema",
+        "Usage",
+        "UserMessage",
+        "decode_chunk",
+        "is_outage",
+        "reply_from_completion",
         "stream_reply",
     ],
     "sessions.permissions": [
@@ -291,8 +471,12 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "sessions.sandbox": [
         "BASE_ENV",
+        "Bounds",
         "BubblewrapSandbox",
         "DEFAULT_FORBID_READ",
+        "DEFAULT_MAX_PROCESSES",
+        "DEFAULT_MEMORY_MB",
+        "DEFAULT_TMP_MB",
         "INSTALL_HINT",
         "Launch",
         "NoSandbox",
@@ -302,6 +486,7 @@ PUBLIC: dict[str, list[str]] = {
         "SandboxPolicy",
         "command_env",
         "describe",
+        "release",
         "sandbox_for",
         "sandbox_unavailable_reason",
     ],
@@ -331,6 +516,7 @@ PUBLIC: dict[str, list[str]] = {
     "sessions.tools": [
         "DuplicateToolError",
         "EditMismatchError",
+        "Gate",
         "PreparedCall",
         "Tool",
         "ToolArgs",
@@ -347,8 +533,17 @@ PUBLIC: dict[str, list[str]] = {
 }
 """Each package's public surface, sorted. A change to what a package exports shows up here as a visible diff."""
 
-LIGHT_PACKAGES = sorted(p for p in PUBLIC if p.split(".")[0] in ("orchestrator", "sessions", "scenarios"))
-EAGER = ("sessions.permissions", "sessions.repair", "sessions.tools", "scenarios.emulator")
+LIGHT_PACKAGES = sorted(p for p in PUBLIC if p.split(".")[0] in ("orchestrator", "sessions", "scenarios", "plans"))
+EAGER = (
+    "sessions.permissions",
+    "sessions.repair",
+    "sessions.tools",
+    "sessions.tools.files",
+    "sessions.tools.search",
+    "sessions.tools.shell",
+    "sessions.tools.web",
+    "scenarios.emulator",
+)
 """Packages that import their modules at once: never imported by ``reasonix --help``."""
 LIGHT_PACKAGES = [p for p in LIGHT_PACKAGES if p not in EAGER]
 HEAVY = ("trio", "httpx", "pydantic", "rich", "tenacity", "tokenizers")
@@ -394,6 +589,104 @@ def test_every_public_name_resolves() -> None:
     assert proc.stdout.strip() == "{}"
 
 
+# ------------------------------------------------------------------------------------- the public-surface rule
+
+
+def _our_modules() -> list[tuple[str, Path]]:
+    """Every module of ours but the package faces (``__init__.py``), as (dotted name, path)."""
+    return sorted(
+        (".".join(path.relative_to(ROOT).with_suffix("").parts), path)
+        for package in OURS
+        for path in (ROOT / package).rglob("*.py")
+        if path.name != "__init__.py"
+    )
+
+
+def _is_module(dotted: str) -> bool:
+    base = ROOT.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _absolute_imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) for every import of one of our packages in a module; ``import a.b`` gives names []."""
+    package_parts = name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names if alias.name.split(".")[0] in OURS]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                up = package_parts[: len(package_parts) - node.level + 1]
+                module = ".".join([*up, module] if module else up)
+            if module.split(".")[0] in OURS:
+                found.append((node.lineno, module, [alias.name for alias in node.names]))
+    return found
+
+
+def test_imports_between_packages_name_a_public_surface() -> None:
+    """DESIGN §2: an import from another top-level package is ``from P import NAME`` where P is a package of it and NAME
+    is in P's ``__all__`` (pinned in PUBLIC above): never a module path, never a name the package does not export."""
+    wrong = []
+    for name, path in _our_modules():
+        for line, module, names in _absolute_imports(name, path):
+            if module.split(".")[0] == name.split(".")[0]:
+                continue
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if module not in PUBLIC:
+                wrong.append(f"{where}: {module} is a module path, not a package's public surface")
+            elif not names:
+                wrong.append(f"{where}: import {module}: name what you use, from {module} import NAME")
+            else:
+                wrong += [f"{where}: {module}.{n} is not in {module}.__all__" for n in names if n not in PUBLIC[module]]
+    assert wrong == []
+
+
+def test_inside_a_package_modules_import_the_module_that_holds_a_name() -> None:
+    """A package's face is for the other packages. Inside its own top-level package a module imports from the module
+    that defines a name (or names a submodule), so the circle test above sees every arrow that runs."""
+    wrong = []
+    for name, path in _our_modules():
+        for line, module, names in _absolute_imports(name, path):
+            if module.split(".")[0] != name.split(".")[0] or module not in PUBLIC:
+                continue
+            faces = [n for n in names if not _is_module(f"{module}.{n}")]
+            if faces:
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: from {module} import {', '.join(faces)}")
+    assert wrong == []
+
+
+FACADES = ("orchestrator.api",)
+"""Packages whose surface is for programs outside the project (the Python API): they re-export, by design, the
+types their users handle (the stream-json events, the review decision, the summary), so a script imports one package."""
+
+
+def test_every_public_name_lives_in_the_package_that_exports_it() -> None:
+    """One home a name: a package exports what its own modules define (or a submodule), so each import has one
+    spelling and a name is found in the folder of the package that exports it (the facades excepted)."""
+    code = (
+        "import importlib, inspect, json\n"
+        "wrong = []\n"
+        f"for package in {sorted(set(PUBLIC) - set(FACADES))!r}:\n"
+        "    module = importlib.import_module(package)\n"
+        "    for n in module.__all__:\n"
+        "        obj = getattr(module, n)\n"
+        "        if inspect.ismodule(obj):\n"
+        "            home = obj.__name__.rsplit('.', 1)[0]\n"
+        "        elif inspect.isclass(obj) or inspect.isfunction(obj):\n"
+        "            defined = importlib.import_module(obj.__module__)\n"
+        "            home = obj.__module__ if hasattr(defined, '__path__') else obj.__module__.rsplit('.', 1)[0]\n"
+        "        else:\n"
+        "            continue\n"
+        "        if home != package:\n"
+        "            wrong.append(f'{package}.{n} is defined in {home}')\n"
+        "print(json.dumps(wrong))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
 def test_importing_a_package_and_building_the_cli_loads_nothing_heavy() -> None:
     """``reasonix --help`` imports the orchestrator packages and every command module: none may pull in a dependency."""
     code = (
@@ -414,19 +707,25 @@ def test_importing_a_package_and_building_the_cli_loads_nothing_heavy() -> None:
 MAX_MODULES_PER_FOLDER = 12
 MAX_MODULE_LINES = 450
 MAX_CLASS_LINES = 300
-COMMANDS_FOLDER = ROOT / "orchestrator" / "cli" / "commands"
-"""One module per subcommand by design (its __init__ says so): it grows with the command line, not with a concern."""
-
-
 ONE_MODULE_PER_COMMAND = ROOT / "orchestrator" / "cli" / "commands"
-"""Exempt: it holds exactly one module per ``reasonix`` subcommand (pinned above), so its size is the CLI's."""
+"""Exempt from the folder rule: it holds exactly one module per ``reasonix`` subcommand (pinned below), so its size is
+the CLI's, not a concern's."""
+
+LONG_MODULES_BEING_SPLIT = {"scenarios/library/_build.py": 1720, "scenarios/library/_repos.py": 514}
+"""The emulator's script builders, one file for every scenario family today; they are being split by family. Until
+then each may not grow past the size it has: delete its row when it is split."""
 
 
-def test_orchestrator_folders_hold_at_most_twelve_modules() -> None:
+def _folders(package: str) -> list[Path]:
+    return sorted({p.parent for p in (ROOT / package).rglob("*.py") if "__pycache__" not in p.parts})
+
+
+@pytest.mark.parametrize("package", OURS)
+def test_every_folder_holds_at_most_twelve_modules(package: str) -> None:
     crowded = {}
-    for folder in sorted({p.parent for p in (ROOT / "orchestrator").rglob("*.py")} - {ONE_MODULE_PER_COMMAND}):
+    for folder in _folders(package):
         modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
-        if len(modules) > MAX_MODULES_PER_FOLDER and folder != COMMANDS_FOLDER:
+        if len(modules) > MAX_MODULES_PER_FOLDER and folder != ONE_MODULE_PER_COMMAND:
             crowded[str(folder.relative_to(ROOT))] = len(modules)
     assert crowded == {}
 
@@ -438,16 +737,18 @@ def test_the_commands_folder_holds_one_module_per_command_and_nothing_else() -> 
     assert modules == sorted(module.rsplit(".", 1)[1] for module, _ in COMMANDS.values())
 
 
-def test_no_orchestrator_module_is_over_450_lines() -> None:
-    long = {
-        str(path.relative_to(ROOT)): lines
-        for path in sorted((ROOT / "orchestrator").rglob("*.py"))
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    }
+@pytest.mark.parametrize("package", OURS)
+def test_no_module_is_over_450_lines(package: str) -> None:
+    long = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        name = str(path.relative_to(ROOT))
+        if lines > LONG_MODULES_BEING_SPLIT.get(name, MAX_MODULE_LINES):
+            long[name] = lines
     assert long == {}
 
 
-@pytest.mark.parametrize("package", OURS)
+@pytest.mark.parametrize("package", [*OURS, "tests"])
 def test_no_class_is_over_300_lines(package: str) -> None:
     long = {}
     for path in sorted((ROOT / package).rglob("*.py")):

@@ -21,7 +21,7 @@ import trio
 from orchestrator.branches.gitrun import BranchGit
 from orchestrator.branches.outcome import MergeOutcome
 from orchestrator.checkpoints.git import split_nul
-from plans.graph import paths_overlap
+from plans import paths_overlap
 
 ZERO = "0" * 40
 LINK, GITLINK, EXEC = 0o120000, 0o160000, 0o100755
@@ -30,7 +30,7 @@ SHOWN = 8
 
 
 @dataclass(frozen=True)
-class Change:
+class PathChange:
     """One path of ``git diff-tree --raw``: the entry before and after (mode 0 and sha ``ZERO`` when absent)."""
 
     old_mode: int
@@ -52,14 +52,14 @@ class Write:
     data: bytes = b""
 
 
-async def diff(git: BranchGit, old: str, new: str) -> dict[str, Change]:
+async def diff(git: BranchGit, old: str, new: str) -> dict[str, PathChange]:
     if old == new:
         return {}
     parts = split_nul(await git("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new))
     out = {}
     for meta, path in zip(parts[::2], parts[1::2], strict=True):
         old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split(" ")
-        out[path] = Change(int(old_mode, 8), int(new_mode, 8), old_sha, new_sha)
+        out[path] = PathChange(int(old_mode, 8), int(new_mode, 8), old_sha, new_sha)
     return out
 
 

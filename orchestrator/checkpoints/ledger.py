@@ -27,14 +27,14 @@ MAX_CHANGES = 200
 Kind = Literal["before", "after", "retry"]
 
 
-class Change(BaseModel):
+class FileChange(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     status: str
     """``git diff --name-status`` letters: A added, M modified, D deleted, T type changed (file ↔ symlink)."""
     path: str
 
 
-class StepRef(BaseModel):
+class StepRunRef(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     run_id: str
     seq: int
@@ -53,11 +53,11 @@ class Checkpoint(BaseModel):
     at: str
     """UTC, ISO 8601."""
     attempt: int = 1
-    changes: tuple[Change, ...] = ()
+    changes: tuple[FileChange, ...] = ()
     changes_total: int = 0
     skipped: tuple[str, ...] = ()
     """Files left out for their size."""
-    undoes: tuple[StepRef, ...] = ()
+    undoes: tuple[StepRunRef, ...] = ()
     """For an undo: the step runs it took back."""
     note: str = ""
 
@@ -100,11 +100,11 @@ class StepRun:
     retries: tuple[Checkpoint, ...] = ()
 
     @property
-    def ref(self) -> StepRef:
-        return StepRef(run_id=self.before.run_id, seq=self.before.seq, step_id=self.before.step_id)
+    def ref(self) -> StepRunRef:
+        return StepRunRef(run_id=self.before.run_id, seq=self.before.seq, step_id=self.before.step_id)
 
     @property
-    def changes(self) -> tuple[Change, ...]:
+    def changes(self) -> tuple[FileChange, ...]:
         return self.after.changes if self.after is not None else ()
 
 

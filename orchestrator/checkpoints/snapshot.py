@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from orchestrator.checkpoints.git import HEAD_REF, ShadowRepo, join_nul, split_nul
-from orchestrator.checkpoints.ledger import MAX_CHANGES, Change, Checkpoint, Kind, Ledger, StepRef
+from orchestrator.checkpoints.ledger import MAX_CHANGES, Checkpoint, FileChange, Kind, Ledger, StepRunRef
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not checkpointed (and the checkpoint says so)."""
@@ -63,13 +63,13 @@ async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int
     return Tree(commit=commit, tree=tree, skipped=tuple(big))
 
 
-async def changes_between(repo: ShadowRepo, old: str, new: str) -> list[Change]:
+async def changes_between(repo: ShadowRepo, old: str, new: str) -> list[FileChange]:
     """``git diff --name-status`` of two trees (no rename detection: a rename is a D and an A)."""
     if old == new:
         return []
     out = await repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
     parts = split_nul(out)
-    return [Change(status=parts[i], path=parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+    return [FileChange(status=parts[i], path=parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -83,7 +83,7 @@ async def take_checkpoint(
     kind: Kind,
     since: str | None = None,
     attempt: int = 1,
-    undoes: tuple[StepRef, ...] = (),
+    undoes: tuple[StepRunRef, ...] = (),
     note: str = "",
     tree: Tree | None = None,
     max_file_bytes: int = MAX_FILE_BYTES,

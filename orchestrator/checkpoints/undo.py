@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, join_nul
 from orchestrator.checkpoints.ledger import (
     UNDO_PREFIX,
-    Change,
     Checkpoint,
+    FileChange,
     Ledger,
     StepRun,
     run_ids,
@@ -42,7 +42,7 @@ class UndoPlan:
     target: Checkpoint
     agent_tree: str
     now: Tree
-    restore: tuple[Change, ...]
+    restore: tuple[FileChange, ...]
     """Each file that goes back, with what the agent had done to it (A: created, so it is removed)."""
     conflicts: tuple[str, ...]
     """Files the agent changed and that were changed again since."""
@@ -54,7 +54,9 @@ class UndoPlan:
 def _pick_run(entries: list[Checkpoint], undone: dict[tuple[str, int], str]) -> str:
     runs = [r for r in run_ids(entries) if not r.startswith(UNDO_PREFIX)]
     if not runs:
-        raise NothingToUndoError("there are no checkpoints in this workspace yet: a goal takes one before each step")
+        raise NothingToUndoError(
+            "there are no checkpoints in this workspace yet: a turn that writes takes one, a goal one before each step"
+        )
     latest = max(runs, key=lambda r: max(cp.seq for cp in entries if cp.run_id == r))
     if all((latest, sr.before.seq) in undone for sr in step_runs(entries, latest)):
         older = [r for r in runs if r != latest and any((r, s.before.seq) not in undone for s in step_runs(entries, r))]

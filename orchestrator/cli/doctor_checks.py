@@ -6,38 +6,21 @@ Nothing here ever prints or returns the API key: only the name of the variable t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import httpx
 import trio
 
 from orchestrator.build import DEFAULT_BASE_URL
+from orchestrator.check import Check
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
-from orchestrator.ui.wording import counted
-from sessions.prices import PriceError
+from orchestrator.text.wording import counted
+from sessions.accounting import PriceError
 
-Status = Literal["ok", "fail", "skip", "warn"]
 UNTRUSTED = "refused: this workspace file"
 """How a problem that only ``reasonix trust`` fixes begins (a workspace file with keys that need trust)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: tuple[str, ...] = ()
-    """What to do about a failure or a warning, one line each."""
-    problems: tuple[str, ...] = ()
-    """The individual problems behind a failure (each bad key of a configuration file), one line each."""
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "fail"
 
 
 def check_config(
@@ -167,7 +150,7 @@ def check_prices(resolved: ResolvedConfig, now: datetime | None = None) -> Check
 
 
 def check_tokenizer() -> Check:
-    from sessions import tokens
+    from sessions.accounting import tokens
 
     try:
         n = tokens.count("reasonix doctor: hello, DeepSeek")
@@ -178,7 +161,7 @@ def check_tokenizer() -> Check:
 
 
 def check_ripgrep() -> Check:
-    from sessions.tools.ripgrep import find_rg
+    from sessions.tools.search import find_rg
 
     path = find_rg()
     if path:
@@ -203,8 +186,7 @@ def check_sandbox() -> Check:
 
 async def check_balance(base_url: str, api_key: str, key_env: str, timeout_s: float) -> Check:
     """The account balance (``GET /user/balance``): a refused key fails; an endpoint without it only warns."""
-    from sessions.client import DeepSeekClient
-    from sessions.errors import AuthenticationError, DeepSeekError
+    from sessions.wire import AuthenticationError, DeepSeekClient, DeepSeekError
 
     try:
         async with DeepSeekClient(base_url=base_url, api_key=api_key) as client:

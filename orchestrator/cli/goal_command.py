@@ -1,7 +1,7 @@
 """What ``reasonix goal``, ``reasonix plan`` and ``reasonix exec`` share: their options, building the runner, Ctrl-C,
 showing the outcome and the exit status.
 
-Exit status: the table in ``orchestrator/cli/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
+Exit status: the table in ``orchestrator/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
 blocked, cancelled at review, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or
 configuration; 3 paused, with the resume command; 130 interrupted by Ctrl-C, paused and resumable).
 
@@ -18,35 +18,31 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from orchestrator.build import GoalSetup, check_workspace
-from orchestrator.cli.exits import ExitCode, leaves
 from orchestrator.cli.options import read_text_argument
-from orchestrator.cli.signals import hard_exit, run_interruptible, watch_interrupts
 from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
+from orchestrator.exits import ExitCode, leaves
+from orchestrator.goal.context import GoalMode
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
-from orchestrator.launch import GoalLaunch, ReviewerFactory, check_limits, launch_goal, plan_estimate
+from orchestrator.launch import GoalLaunch, LaunchedGoal, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
-from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.verify import unconfined_reason
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
+from orchestrator.signals import hard_exit, run_interruptible, watch_interrupts
+from orchestrator.ui.approval import terminal_asker
 from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from orchestrator.ui.stream import JsonLinesRenderer
-from plans import Plan, PlanError
-from plans.errors import PlanFileError
-from plans.loader import load_plan_file
-from plans.storage import revision_path
-from sessions.errors import DeepSeekError
-
-Mode = Literal["goal", "plan", "exec"]
+from orchestrator.unattended.loop import UnattendedRun
+from plans import Plan, PlanError, PlanFileError, load_plan_file, revision_path
+from sessions.wire import DeepSeekError
 
 __all__ = ["GoalCommand", "hard_exit", "read_plan_file", "run_command", "watch_interrupts"]
 
@@ -67,7 +63,7 @@ class GoalCommand:
     """One invocation of ``goal`` / ``plan`` / ``exec``."""
 
     args: argparse.Namespace
-    mode: Mode
+    mode: GoalMode
     prog: str
     stdout: Console = field(default_factory=lambda: Console(highlight=False, soft_wrap=True))
     stderr: Console = field(default_factory=lambda: Console(stderr=True, highlight=False, soft_wrap=True))
@@ -77,6 +73,9 @@ class GoalCommand:
     objective: str = ""
     mcp: McpHub | None = None
     """The MCP servers, opened around the run (their tools join both sessions)."""
+    launched: LaunchedGoal | None = None
+    unattended: UnattendedRun | None = None
+    """An unattended run: its :attr:`~UnattendedRun.runner` is the current one (a new one after each wait)."""
 
     def fail(self, message: str, code: int) -> int:
         self.stderr.print(Text(f"reasonix {self.prog}: {message}", style="red"))
@@ -116,11 +115,14 @@ class GoalCommand:
             sandbox=getattr(args, "sandbox", None),
             permissions=getattr(args, "permissions", None),
             allow_unconfined_verify=bool(getattr(args, "allow_unconfined_verify", False)),
+            unattended=getattr(args, "unattended", None),
+            max_runtime_s=getattr(args, "max_runtime", None),
+            notify_cmd=getattr(args, "notify_cmd", None),
         )
 
     def _reviewer(self, launch: GoalLaunch) -> ReviewerFactory:
         """The terminal's reviewer (or ``--yes``), made only when the run needs a review."""
-        yes = bool(getattr(self.args, "yes", False))
+        yes = bool(getattr(self.args, "yes", False)) or bool(getattr(self.args, "unattended", False))
 
         def make(setup: GoalSetup) -> Reviewer:
             if not yes and not self.stdin_isatty and launch.resume is not None:
@@ -157,7 +159,7 @@ class GoalCommand:
             env=os.environ,
             reviewer=self._reviewer(launch),
             on_event=on_event,
-            asker=terminal_asker() if self.stdin_isatty and not self.args.json else None,
+            asker=terminal_asker() if self.stdin_isatty and not self.args.json and not launch.unattended else None,
             on_notice=lambda t: self.stderr.print(Text(f"reasonix: {t}")),
             transport=self.recorder.transport() if self.recorder is not None else None,
         )
@@ -168,18 +170,20 @@ class GoalCommand:
             warning = "--allow-unconfined-verify: the plan's verify commands will run on this machine, unconfined"
             Console(stderr=True).print(Text(f"reasonix: {warning}", style="red"))
         self.mcp = launched.mcp
+        self.launched = launched
         return launched.runner
 
     def _resolve_resume(self, workspace: Path, resume: str) -> str:
         """``--resume`` without an id: the latest resumable run (and say which); an unknown id: the nearest ones."""
-        from orchestrator.checkpoints.history import latest_resumable, resolve_run, shorten
+        from orchestrator.runs.history import latest_resumable, resolve_run
+        from orchestrator.text.wording import shorten
 
         if resume:
             return resolve_run(workspace, resume).run_id
         latest = latest_resumable(workspace)
         if latest is None:
             raise UsageError("there is no paused or interrupted run to resume here; `reasonix runs` lists the runs")
-        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective)}"
+        what = f"resuming the latest resumable run {latest.run_id} ({latest.status}): {shorten(latest.objective, 60)}"
         self.stderr.print(Text(what, style="dim"), soft_wrap=True)
         return latest.run_id
 
@@ -201,7 +205,14 @@ class GoalCommand:
     # -------------------------------------------------------------------------------------------- running
 
     def run(self) -> int:
+        fmt = getattr(self.args, "output_format", None)
+        if fmt in ("json", "stream-json"):
+            self.args.json = True
         json_out = JsonLinesRenderer(sys.stdout) if self.args.json else None
+        if fmt == "stream-json":
+            from orchestrator.headless.goal_stream import GoalStreamJson
+
+            json_out = GoalStreamJson(sys.stdout)
         ui: GoalTerminalUI | None = None
 
         def on_event(event: AnyEvent) -> None:
@@ -221,6 +232,11 @@ class GoalCommand:
             return self.fail(str(exc), ExitCode.USAGE)
         except ValidationError as exc:
             return self.fail(f"invalid option: {exc.errors()[0]['msg']}", ExitCode.USAGE)
+        launched = self.launched
+        if launched is not None and launched.unattended:
+            self.unattended = UnattendedRun(runner, max_runtime_s=launched.max_runtime_s)
+        if hasattr(json_out, "run_id"):
+            json_out.run_id = runner.store.run_id  # type: ignore[union-attr]
         if json_out is None:
             ui = GoalTerminalUI(self.stdout, plan_state=runner.plan_with_state, budget=runner.budget)
             self.stdout.print(
@@ -241,7 +257,11 @@ class GoalCommand:
         async def work() -> GoalOutcome:
             mcp = self.mcp.open() if self.mcp is not None else contextlib.nullcontext()
             async with mcp:  # the servers' tools must be listed before the sessions' prefixes are frozen
-                return await runner.run(self.mode)
+                if self.unattended is None:
+                    return await runner.run(self.mode)
+                outcome = await self.unattended.run(self.mode)
+                await self._leave_summary(outcome)
+                return outcome
 
         error: str | None = None
         outcome: GoalOutcome | None = None
@@ -261,6 +281,15 @@ class GoalCommand:
         if outcome is None:
             return self._interrupted(runner, json_out)
         return self._finished(runner, outcome, json_out)
+
+    async def _leave_summary(self, outcome: GoalOutcome) -> None:
+        """An unattended run's ``summary.md`` and ``--notify-cmd`` (:meth:`UnattendedRun.conclude`)."""
+        assert self.unattended is not None and self.launched is not None
+        resume = self.resume_command(self.unattended.runner)
+        path, problem = await self.unattended.conclude(outcome, resume=resume, notify_cmd=self.launched.notify_cmd)
+        self.stderr.print(Text(f"summary: {path}", style="dim"), soft_wrap=True)
+        if problem is not None:
+            self.stderr.print(Text(f"reasonix {self.prog}: {problem}", style="yellow"), soft_wrap=True)
 
     def _write_recording(self, runner: GoalRunner, status: str | None) -> None:
         if self.recorder is None:
@@ -322,11 +351,13 @@ class GoalCommand:
                 self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
             return ExitCode.OK
         what = {
-            "blocked": "blocked: the planner needs an answer only you can give",
+            "blocked": "blocked: a person is needed to go on"
+            if self.unattended is not None
+            else "blocked: the planner needs an answer only you can give",
             "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
 
 
-def run_command(args: argparse.Namespace, mode: Mode, prog: str) -> int:
+def run_command(args: argparse.Namespace, mode: GoalMode, prog: str) -> int:
     return GoalCommand(args=args, mode=mode, prog=prog).run()

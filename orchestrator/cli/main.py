@@ -6,7 +6,7 @@ Command modules import only the standard library at module level and pull in hea
 rich, the tokenizer) inside ``run``, so that ``reasonix --help`` answers at once (DESIGN §7).
 
 :func:`main` is the one place where whatever escapes a command ends: exit statuses are the table in
-:mod:`orchestrator.cli.exits`, an API error or Ctrl-C becomes one line (also from inside trio's exception groups), and
+:mod:`orchestrator.exits`, an API error or Ctrl-C becomes one line (also from inside trio's exception groups), and
 a closed standard output (``reasonix replay | head -3``) ends the command quietly.
 """
 
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol, cast
 
-from orchestrator.cli.exits import ExitCode, escaped
+from orchestrator.exits import ExitCode, escaped
 
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),
     "run": ("orchestrator.cli.commands.run", "one executor session on one task, streamed to the terminal"),
+    "print": (
+        "orchestrator.cli.commands.headless",
+        "headless: one task without a terminal (reasonix -p PROMPT), as text, json or stream-json",
+    ),
     "replay": (
         "orchestrator.cli.commands.replay",
         "re-run a scenario offline against the emulator, as a regression test",
@@ -45,12 +49,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),
+    "acp": (
+        "orchestrator.cli.commands.acp",
+        "an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains, VS Code)",
+    ),
+    "hooks": ("orchestrator.cli.commands.hooks", "hooks: hooks list shows each configured hook and where it is from"),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
 }
 
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 """The flags of ``reasonix`` itself; any other flag before a command is ``reasonix code``'s."""
+PRINT_FLAGS = ("-p", "--print")
+"""``reasonix -p PROMPT …`` (anywhere before a command) is ``reasonix print PROMPT …``, as in Claude Code."""
 
 
 class _Command(Protocol):
@@ -99,6 +110,9 @@ def _version() -> str:
 def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    flags = [w for w in argv if w.startswith("-")] if not argv or argv[0].startswith("-") else []
+    if any(w in PRINT_FLAGS for w in flags):
+        argv = ["print", *(w for w in argv if w not in PRINT_FLAGS)]
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
         argv = ["code"]  # bare `reasonix` in a terminal opens the conversation
     elif argv and argv[0].startswith("-") and argv[0] not in TOP_LEVEL_FLAGS:
@@ -128,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _prog(argv: Sequence[str] | None) -> str:
     """``reasonix goal`` for the messages of ``reasonix goal ...``."""
     words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in PRINT_FLAGS for w in words):
+        return "reasonix -p"
     name = next((w for w in words if w in COMMANDS), None)
     return f"reasonix {name}" if name else "reasonix"
 

@@ -135,3 +135,35 @@ def read_text_argument(args: argparse.Namespace, name: str) -> str | None:
             f"the {name} in {where} is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); "
             "save it as UTF-8"
         ) from None
+
+
+def _duration(text: str) -> float:
+    from orchestrator.config.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_unattended_options(parser: argparse.ArgumentParser) -> None:
+    """What ``goal`` and ``exec`` take to run with nobody at the terminal."""
+    parser.add_argument(
+        "--unattended",
+        action="store_true",
+        default=None,
+        help="never ask anything (the plan is approved as --yes does); wait out DeepSeek outages with a growing "
+        "backoff; end blocked where a person would be needed; write summary.md in the run directory",
+    )
+    parser.add_argument(
+        "--max-runtime",
+        type=_duration,
+        metavar="DURATION",
+        help="with --unattended: stop (resumable) after this much wall time, waits included: 90m, 8h, 1.5d",
+    )
+    parser.add_argument(
+        "--notify-cmd",
+        metavar="CMD",
+        help="with --unattended: run CMD (through sh) when the goal ends; REASONIX_RUN_ID, REASONIX_STATUS, "
+        "REASONIX_REASON and REASONIX_SUMMARY (the summary file) are in its environment",
+    )

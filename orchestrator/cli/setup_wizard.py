@@ -25,9 +25,7 @@ import trio
 
 from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.config.model import KEY_FIELD, ResolvedConfig, load_config, user_config_path
-from sessions.balance import Balance
-from sessions.client import DeepSeekClient
-from sessions.errors import AuthenticationError, DeepSeekError
+from sessions.wire import AuthenticationError, Balance, DeepSeekClient, DeepSeekError
 
 PRESETS = ("flash", "auto", "pro")
 SANDBOXES = ("workspace-write", "read-only", "full-access")

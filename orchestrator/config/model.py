@@ -30,19 +30,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from orchestrator.config.durations import parse_duration
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.hooks import HookConfig, collect_hooks
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
-from sessions.prices import FamilyPrice, PriceBook, default_price_book
-from sessions.sandbox import DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxPolicy
-from sessions.sandbox.policy import DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, DEFAULT_TMP_MB
+from sessions.accounting import FamilyPrice, PriceBook, default_price_book
+from sessions.sandbox import (
+    DEFAULT_FORBID_READ,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TMP_MB,
+    SANDBOX_MODES,
+    SandboxPolicy,
+)
 from sessions.wire import ReasoningEffort
 
 PROJECT_FILE = "reasonix.toml"
@@ -72,7 +80,7 @@ class ModelsConfig(_Section):
 
 
 class ClientConfig(_Section):
-    """Maps one to one onto ``sessions.client.ClientSettings``."""
+    """Maps one to one onto ``sessions.wire.client.ClientSettings``."""
 
     deadline_s: float = Field(600.0, gt=0, allow_inf_nan=False)
     """Whole-request deadline in seconds (DeepSeek drops a request that has not started inference after 10 min)."""
@@ -96,21 +104,40 @@ class PricesConfig(_Section):
     off_peak_multiplier: Decimal | None = Field(None, gt=0, le=1, strict=False, allow_inf_nan=False)
 
 
+ParallelSteps = Annotated[int, Field(ge=1, le=16)]
+"""How many ready steps run at once (``[goal] parallel``): the one bound, for the configuration and ``GoalOptions``."""
+TextCalls = Annotated[int, Field(ge=0, le=20)]
+"""The most calls taken from one reply's text (``[repair] max_text_calls``): the one bound, for both as well."""
+
+
 class GoalConfig(_Section):
     """How the goal loop works on the workspace."""
 
     retry_from_checkpoint: bool = True
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
-    parallel: int = Field(3, ge=1, le=16)
+    parallel: ParallelSteps = 3
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
     preset: Literal["flash", "auto", "pro"] = "auto"
     """How goals escalate from flash to pro when ``--preset`` is not given (``reasonix setup`` sets it)."""
+    unattended: bool = False
+    """Never ask anything: wait out DeepSeek's outages, end blocked where a person is needed (``--unattended``)."""
+    max_runtime: str | None = None
+    """An unattended goal's longest wall time, waits included: ``90m``, ``8h`` (``--max-runtime``)."""
+    notify_cmd: str | None = None
+    """A command run when an unattended goal ends (``--notify-cmd``); needs ``reasonix trust`` in a workspace's file."""
+
+    @field_validator("max_runtime")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
 
 
 class RepairConfig(_Section):
     """Tool-call repair (``sessions.repair``)."""
 
-    max_text_calls: int = Field(3, ge=0, le=20)
+    max_text_calls: TextCalls = 3
     """The most tool calls taken from one reply's text when the model wrote them there instead of calling the tools;
     0 takes none (the model is asked to call the tools)."""
 
@@ -170,6 +197,23 @@ class ConversationConfig(_Section):
     """... and in red past this."""
 
 
+class MemoryConfig(_Section):
+    """Memory the agent keeps (:mod:`orchestrator.memory`)."""
+
+    remember: bool = False
+    """Give the executor the ``remember`` tool (it joins the prefix: off, the bytes sent are as before)."""
+    file: Literal["REASONIX.local.md", "REASONIX.md"] = "REASONIX.local.md"
+    """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
+
+
+class AgentsConfig(_Section):
+    """Subagents (:mod:`orchestrator.subagents`): how many read-only ones run at once, and the requests all the
+    subagents of one session may send together."""
+
+    max_parallel: int = Field(3, ge=1, le=16)
+    max_requests: int = Field(200, ge=1)
+
+
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
@@ -189,6 +233,10 @@ class Config(_Section):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    hooks: list[HookConfig] = Field(default_factory=list)
+    """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 
     @field_validator("base_url")
     @classmethod
@@ -206,7 +254,7 @@ class Config(_Section):
         return value
 
     def client_settings_kwargs(self) -> dict[str, float | int]:
-        """Keyword arguments for ``sessions.client.ClientSettings``."""
+        """Keyword arguments for ``sessions.wire.client.ClientSettings``."""
         return {
             "deadline_s": self.client.deadline_s,
             "stall_timeout_s": self.client.stall_timeout_s,
@@ -339,6 +387,8 @@ def load_config(
     for source, data in layers:
         problems.extend(validate_layer(Config, source, data))
     problems.extend(trust_problems)
+    hooks, hook_origins, hook_problems = collect_hooks(layers, str(user_file))
+    problems.extend(hook_problems)
     if problems:
         raise ConfigError(problems)
 
@@ -353,6 +403,9 @@ def load_config(
             continue
         merged = deep_merge(merged, data)
         sources.update(dict.fromkeys(flatten(data), source))
+    if hooks:
+        merged["hooks"] = hooks
+        sources.update({f"hooks.{i}": origin for i, origin in enumerate(hook_origins)})
     problems = sandbox_key_problems(sources, str(user_file))
     if problems:
         raise ConfigError(problems)

@@ -40,10 +40,12 @@ _GUARDED: dict[str, tuple[Any, str]] = {
     "sandbox.env": (lambda v: bool(v), "it passes your environment variables to commands"),
     "permissions.allow": (lambda v: bool(v), "allow rules let commands run without asking"),
     "permissions.mode": (lambda v: v == "auto", "auto runs commands without asking"),
+    "goal.notify_cmd": (lambda v: bool(v), "it runs a program on your machine when a goal ends"),
     "mcp.servers": (
         lambda v: bool(v),
         "an MCP server starts a program on your machine or receives your workspace's data",
     ),
+    "hooks": (lambda v: bool(v), "a hook runs a program on your machine at every event it names"),
 }
 
 
@@ -63,7 +65,7 @@ def bytes_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_INSTEAD = {"mcp.servers": "define the server"}
+_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook"}
 """What to do in the user's own config instead, where "set the key" does not fit."""
 
 

@@ -13,55 +13,78 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from orchestrator.checkpoints.hook import StepCheckpoints
-from orchestrator.events import Escalated, GoalEvent, GoalEventBase, GoalState, GoalStateChanged
+from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.config.model import Config, ParallelSteps, TextCalls
+from orchestrator.events import (
+    Escalated,
+    GoalEvent,
+    GoalEventBase,
+    GoalState,
+    GoalStateChanged,
+    GoalWaiting,
+    StepVerified,
+    VerifyOutcome,
+)
 from orchestrator.goal import prompts
 from orchestrator.goal.phases import Ended
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.goal.tools import Mailbox, executor_tools, planner_tools
 from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
+from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
-from plans.schema import Plan
-from sessions.client import DeepSeekClient
-from sessions.events import SessionEvent, UsageReported
-from sessions.reply import ReplySource, RequestGate
+from plans import Plan
+from sessions import Session, SessionEvent, SessionSettings, TurnResult, UsageReported
 from sessions.sandbox import NoSandbox, Sandbox
-from sessions.session import Session, SessionSettings
-from sessions.tools.registry import ToolRegistry, default_registry
-from sessions.turn import TurnResult
+from sessions.tools import ToolRegistry, default_registry
+from sessions.wire import DeepSeekClient, ReplySource, RequestGate
 
 AnyEvent = SessionEvent | GoalEvent
-Mode = Literal["goal", "plan", "exec"]
+GoalMode = Literal["goal", "plan", "exec"]
 SessionName = Literal["planner", "executor"]
 
 
+_CONFIG = Config()
+_SESSION = SessionSettings()
+
+
 class GoalOptions(BaseModel):
+    """How one goal runs, fixed for the run. ``orchestrator.build.goal_options`` makes it from the configuration and
+    the command line; every default is the configuration's (``Config``) or a session's (``SessionSettings``), and the
+    bounds of ``parallel`` and ``max_text_calls`` are the configuration's own types: none is written here again."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
-    flash_model: str = "deepseek-v4-flash"
-    pro_model: str = "deepseek-v4-pro"
-    thinking: bool = True
-    reasoning_effort: Literal["low", "medium", "high", "max"] | None = "high"
+    flash_model: str = _CONFIG.models.flash
+    pro_model: str = _CONFIG.models.pro
+    thinking: bool = _CONFIG.thinking
+    reasoning_effort: Literal["low", "medium", "high", "max"] | None = _CONFIG.reasoning_effort
     escalation: EscalationPolicy = EscalationPolicy()
     budget: Budget = Budget()
     max_step_attempts: int = 2
     max_plan_attempts: int = 3
     max_replans: int = 5
-    max_requests_per_turn: int = 60
-    context_window: int = 1_000_000
-    max_text_calls: int = Field(default=3, ge=0, le=20)
+    max_requests_per_turn: int = _SESSION.max_requests_per_turn
+    context_window: int = _SESSION.context_window
+    max_text_calls: TextCalls = _CONFIG.repair.max_text_calls
     """``[repair] max_text_calls``: the most calls taken from one reply's text."""
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
-    retry_from_checkpoint: bool = True
-    parallel: int = Field(default=3, ge=1)
-    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
+    retry_from_checkpoint: bool = _CONFIG.goal.retry_from_checkpoint
+    parallel: ParallelSteps = _CONFIG.goal.parallel
+    """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time). The run's
+    own limit, which drops to 1 when branches cannot be made, is :attr:`GoalContext.parallel`."""
     allow_unconfined_verify: bool = False
     """``--allow-unconfined-verify``: without a sandbox, verify commands run on the host anyway."""
+    unattended: bool = False
+    """``--unattended``: nobody is there to answer, so what would wait for a person ends the goal blocked (with the
+    reason) instead of paused, and a stuck step is re-planned once before that (see :mod:`orchestrator.unattended`)."""
+    backoff: Backoff = Backoff()
+    """How an unattended goal waits out DeepSeek's outages (:mod:`orchestrator.policy.outage`)."""
 
 
 class SessionOpener(Protocol):
@@ -130,6 +153,9 @@ class GoalContext:
         store.lock()  # one process per run: a second --resume is refused, not interleaved
         self.record = record
         self.options = options
+        self.parallel = options.parallel
+        """How many steps a wave may run at once in this run: ``options.parallel`` until a branch's copy of the
+        workspace cannot be made, then 1 (:meth:`one_step_at_a_time`). The options themselves never change."""
         self.reviewer = reviewer
         self.open_session = open_session
         """Builds a session (the planner, the executor, and each fork of the executor in a parallel wave)."""
@@ -143,6 +169,13 @@ class GoalContext:
             on_escalation=self._escalated,
             on_pro_marker=self.emit,
         )
+        self.replies: ReplySource = self.escalator
+        """Where every request of the goal goes: the escalator, or around it the wait for DeepSeek's outages when
+        the run is unattended (:class:`~orchestrator.policy.outage.OutageWaits`)."""
+        self.outages: OutageWaits | None = None
+        if options.unattended:
+            self.outages = OutageWaits(self.escalator, on_wait=self._waiting, backoff=options.backoff)
+            self.replies = self.outages
         self.budget = BudgetTracker(
             options.budget,
             already_used=BudgetUsage(
@@ -150,6 +183,8 @@ class GoalContext:
             ),
         )
         self.progress = ProgressTracker()
+        self.last_verify: dict[str, tuple[VerifyOutcome, ...]] = {}
+        """Each step's verify outcomes the last time they ran (for :meth:`task_state`)."""
         self.planner: Session | None = None
         self.executor: Session | None = None
         self.pending_planner_note: str | None = None
@@ -168,6 +203,11 @@ class GoalContext:
         """The current plan with each step's state (what the terminal UI draws)."""
         return self.record.plan
 
+    def one_step_at_a_time(self, reason: str) -> None:
+        """No more parallel waves in this run (a branch's copy of the workspace could not be made): say so, and why."""
+        self.parallel = 1
+        self.checkpoints.notify(f"steps run one at a time for the rest of this run: {reason}")
+
     def update_step(self, step_id: str, **fields: Any) -> None:
         """Change supervisor-owned fields (``status``, ``result``, ``evidence``) of one step of the current plan."""
         plan = self.record.plan
@@ -184,10 +224,16 @@ class GoalContext:
             if isinstance(checked, list):
                 for warning in checked:
                     self.emit(warning)
+        if isinstance(event, StepVerified):
+            self.last_verify[event.step_id] = event.outcomes
         if isinstance(event, GoalEventBase):
             self.store.append_event(event.model_dump(mode="json"))
         if self._on_event is not None:
             self._on_event(event)
+
+    def _waiting(self, reason: str, wait_s: float, attempt: int) -> None:
+        self.emit(GoalWaiting(reason=reason, wait_s=wait_s, attempt=attempt))
+        self.store.sync()  # journaled before the wait: a run killed while it waits says why it stood still
 
     def _escalated(self, event: Escalated) -> None:
         self.escalations.append(event)
@@ -208,6 +254,11 @@ class GoalContext:
         self.record.usage_seconds = usage.seconds
         self.record.pro_turns = self.escalator.pro_turns
         self.store.save(self.record)
+
+    def held(self, reason: str) -> Ended:
+        """The end of a goal that needs a person to go on (it is stuck, or a step cannot be verified here): paused,
+        resumable, when someone is there; blocked with the reason when the run is unattended."""
+        return Ended("blocked" if self.options.unattended else "paused", reason)
 
     def over_budget(self) -> Ended | None:
         """A pause when a limit is reached, at safe points: after a planner turn, after a step's verification (a
@@ -232,7 +283,7 @@ class GoalContext:
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:
         options = self.options
-        return self.open_session(
+        session = self.open_session(
             name=name,
             system_prompt=system_prompt,
             registry=registry,
@@ -248,10 +299,20 @@ class GoalContext:
             ),
             journal_path=self.store.dir / f"{name}.jsonl",
             on_event=self.emit,
-            reply_source=self.escalator,
+            reply_source=self.replies,
             resume=True,
             request_gate=self.budget,  # the run's one ledger, asked before every request (DESIGN §5 "Budgets")
         )
+        session.task_state = self.task_state  # what a compaction restates first (DESIGN §5 "Compaction in a goal")
+        return session
+
+    def task_state(self) -> str:
+        """The task as the supervisor holds it, restated first in a compacted log of either session
+        (:func:`orchestrator.goal.prompts.task_state`); the files changed are the run's steps' checkpoints."""
+        changed = sorted(
+            {c.path for run in step_runs(Ledger(self.workspace).read(), self.store.run_id) for c in run.changes}
+        )
+        return prompts.task_state(self.record.objective, self.plan, changed=changed, verified=self.last_verify)
 
     def with_planner_note(self, text: str) -> str:
         """``text``, preceded by the pending note for the planner (which is then told)."""

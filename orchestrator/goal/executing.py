@@ -13,10 +13,11 @@ from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Replanning
+from orchestrator.hooks.goal_events import goal_hook, with_context
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans.schema import Step, StepStatus
+from plans import Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
@@ -59,6 +60,8 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     model = options.pro_model if step.needs_pro else options.flash_model
     ctx.emit(StepStarted(step_id=step.id, title=step.title, attempt=attempt, model=model))
     text = prompts.step_turn(step, deps, attempt=attempt, resumed=resumed and attempt > 1)
+    said = await goal_hook(lane.session, "step_start", {"step_id": step.id, "title": step.title, "attempt": attempt})
+    text = with_context(text, said)
     failed_verifications = 0
     while True:
         logged = len(lane.session.log)
@@ -100,6 +103,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
         )
         ok = all(o.ok for o in outcomes)
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
+        await goal_hook(lane.session, "step_verified", {"step_id": step.id, "ok": ok})
         if ok and not lane.main:
             summary = report.summary if report is not None else ""
             return BranchVerified(step, summary, tuple(report.evidence) if report is not None else ())
@@ -117,14 +121,19 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             seen = workspace_fingerprint(ctx.workspace, step.writes) | {o.command + "\0" + o.output for o in outcomes}
             no_progress = ctx.progress.record_round(seen)
             if no_progress is not None:
-                return Ended("paused", no_progress.reason)
+                return ctx.held(no_progress.reason)
             return ctx.over_budget() or Executing()
         feedback = verify_feedback(outcomes)
         failed_verifications += 1
         stuck = ctx.progress.record_failure(step.id, feedback, "\n" + failure_digest(outcomes))
         if stuck is not None:
             ctx.update_step(step.id, status=StepStatus.FAILED)
-            return Ended("paused", stuck.reason)
+            if options.unattended and step.id not in record.stuck_replanned:
+                # Nobody will look at it: the planner gets the evidence once, then the goal ends blocked with it.
+                record.stuck_replanned.append(step.id)
+                ctx.save()
+                return Replanning(step, f"{stuck.reason}\n\n{feedback}", blocked=False)
+            return ctx.held(stuck.reason)
         attempt = record.attempts[step.id] = record.attempts[step.id] + 1
         ctx.save()
         paused = ctx.over_budget()

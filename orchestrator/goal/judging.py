@@ -8,7 +8,7 @@ from orchestrator.goal.context import GoalContext
 from orchestrator.goal.phases import Ended, Executing, PlanAccepted, VerdictGiven
 from orchestrator.goal.proposals import adopt, ask_planner
 from orchestrator.goal.tools import GoalVerdictArgs
-from plans.schema import StepStatus
+from plans import StepStatus
 
 
 def judge(ctx: GoalContext, verdict: GoalVerdictArgs) -> Ended | None:

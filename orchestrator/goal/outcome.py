@@ -12,13 +12,13 @@ from pathlib import Path
 import trio
 
 from orchestrator.events import EndState, Escalated
+from orchestrator.exits import leaves
 from orchestrator.goal.store import GoalRecord
 from orchestrator.policy.budget import BudgetReachedError, BudgetTracker
 from orchestrator.summary import Command, Summary, figures
-from plans.schema import Plan, StepStatus
-from sessions.errors import DeepSeekError
-from sessions.session import Session
-from sessions.wire import Usage
+from plans import Plan, StepStatus
+from sessions import Session
+from sessions.wire import DeepSeekError, Usage
 
 
 def resume_command(
@@ -89,23 +89,17 @@ class GoalOutcome:
         )
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
 def is_cancellation(exc: BaseException) -> bool:
     """Whether ``exc`` is a cancellation: ``trio.Cancelled``, or a group of nothing else."""
-    leaves = _leaves(exc)
-    return bool(leaves) and all(isinstance(leaf, trio.Cancelled) for leaf in leaves)
+    found = list(leaves(exc))
+    return bool(found) and all(isinstance(leaf, trio.Cancelled) for leaf in found)
 
 
 def budget_refusal_of(exc: BaseException) -> BudgetReachedError | None:
     """The budget refusal that ``exc`` is (or the first of a group holding nothing else), or ``None``."""
-    leaves = _leaves(exc)
-    if leaves and all(isinstance(leaf, BudgetReachedError) for leaf in leaves):
-        first = leaves[0]
+    found = list(leaves(exc))
+    if found and all(isinstance(leaf, BudgetReachedError) for leaf in found):
+        first = found[0]
         assert isinstance(first, BudgetReachedError)
         return first
     return None
@@ -113,9 +107,9 @@ def budget_refusal_of(exc: BaseException) -> BudgetReachedError | None:
 
 def api_error_of(exc: BaseException) -> DeepSeekError | None:
     """The DeepSeek error that ``exc`` is (or the first one of a group holding nothing else), or ``None``."""
-    leaves = _leaves(exc)
-    if leaves and all(isinstance(leaf, DeepSeekError) for leaf in leaves):
-        first = leaves[0]
+    found = list(leaves(exc))
+    if found and all(isinstance(leaf, DeepSeekError) for leaf in found):
+        first = found[0]
         assert isinstance(first, DeepSeekError)
         return first
     return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from orchestrator.events import EndState
 from orchestrator.goal.tools import GoalVerdictArgs
-from plans.schema import Plan, Step
+from plans import Plan, Step
 
 
 @dataclass(frozen=True, slots=True)

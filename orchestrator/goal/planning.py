@@ -29,7 +29,7 @@ async def replan(ctx: GoalContext, phase: Replanning) -> Executing | Ended:
     """The Replanning phase: the planner revises the plan after ``phase.step`` was blocked or failed."""
     record, step = ctx.record, phase.step
     if record.replans >= ctx.options.max_replans:
-        return Ended("paused", f"re-planned {record.replans} times without finishing; review the plan and resume")
+        return ctx.held(f"re-planned {record.replans} times without finishing; review the plan and resume")
     record.replans += 1
     why = "is blocked" if phase.blocked else "failed verification"
     if phase.feedback == CUT_FEEDBACK:

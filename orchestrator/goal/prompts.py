@@ -7,10 +7,10 @@ goes into user turns, and state that changes mid-goal rides in tail blocks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from plans.render import prompt_text, step_prompt_text
-from plans.schema import Plan, Step
+from orchestrator.events import VerifyOutcome
+from plans import Plan, Step, StepStatus, prompt_text, step_prompt_text
 
 PLANNER_SYSTEM_PROMPT = """\
 You are the planner of Reasonix, a coding agent. You plan; an executor carries the plan out; a supervisor checks
@@ -110,3 +110,39 @@ def verdict_turn(plan: Plan) -> str:
         f"{progress_text(plan)}\n"
         "Check the objective is met, then call goal_verdict (or revise_plan if work remains)."
     )
+
+
+def task_state(
+    objective: str,
+    plan: Plan | None,
+    *,
+    changed: Sequence[str],
+    verified: Mapping[str, Sequence[VerifyOutcome]],
+) -> str:
+    """The task as the supervisor holds it, restated at the top of a compacted log (DESIGN §5 "Compaction in a
+    goal"): the objective, every step with its status and its verify commands' last outcome, the files changed so
+    far, and a blocked step's question. Facts the harness keeps, never the model's digest of them."""
+    lines = ["The task, as the supervisor holds it:", f"Objective: {objective}"]
+    if plan is None:
+        lines.append("Plan: none yet.")
+    else:
+        lines.append(f"Plan (revision {plan.revision}):")
+        for step in plan.steps:
+            lines.append(f"- {step.id} [{step.status.value}] {step.title}")
+            last = {o.command: o for o in verified.get(step.id, ())}
+            for v in step.verify:
+                outcome = last.get(v.command)
+                seen = "not run yet" if outcome is None else _outcome(outcome)
+                lines.append(f"    verify `{v.command}`: {seen}")
+            if step.status is StepStatus.BLOCKED and step.result:
+                lines.append(f"    open question: {step.result}")
+    lines.append("Files changed so far: " + (", ".join(changed) if changed else "none yet"))
+    return "\n".join(lines)
+
+
+def _outcome(outcome: VerifyOutcome) -> str:
+    if outcome.ok:
+        return "passed"
+    if outcome.timed_out:
+        return "timed out"
+    return f"failed (exit {outcome.exit_code})"

@@ -8,8 +8,7 @@ from orchestrator.events import PlanProposed, PlanRejected, PlanRevised
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext
 from orchestrator.goal.phases import Ended, PlanAccepted, PlannerAnswer, VerdictGiven
-from plans.revision import diff, diff_text
-from plans.schema import Plan, StepStatus
+from plans import Plan, StepStatus, diff, diff_text
 
 
 async def ask_planner(ctx: GoalContext, text: str) -> PlannerAnswer | Ended:

@@ -16,7 +16,7 @@ from orchestrator.goal.context import GoalContext
 from orchestrator.goal.judging import judge
 from orchestrator.goal.phases import Ended, VerdictGiven
 from orchestrator.goal.proposals import adopt, ask_planner
-from plans.revision import diff, diff_text
+from plans import diff, diff_text
 
 
 @dataclass(frozen=True, slots=True)

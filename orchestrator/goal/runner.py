@@ -16,20 +16,28 @@ the error as its reason and a resume hint, then the error propagates, unwrapped 
 
 from __future__ import annotations
 
+import trio
+
 from orchestrator.events import EndState, GoalFinished
-from orchestrator.goal.context import AnyEvent, GoalContext, GoalOptions, Mode, SessionOpener
+from orchestrator.goal.context import AnyEvent, GoalContext, GoalMode, GoalOptions, SessionOpener
 from orchestrator.goal.executing import run_step
 from orchestrator.goal.judging import ask_verdict
-from orchestrator.goal.outcome import GoalOutcome, api_error_of, budget_refusal_of, is_cancellation, resume_command
+from orchestrator.goal.outcome import (
+    GoalOutcome,
+    api_error_of,
+    budget_refusal_of,
+    is_cancellation,
+    resume_command,
+)
 from orchestrator.goal.parallel.forks import fork_totals
 from orchestrator.goal.parallel.wave import pick_wave, run_wave
 from orchestrator.goal.phases import Ended, Executing, Judging, Phase, Planning, Replanning, Reviewing
 from orchestrator.goal.planning import first_plan, replan
 from orchestrator.goal.reviewing import review
-from plans.graph import PlanGraph
-from plans.schema import StepStatus
+from orchestrator.hooks.goal_events import goal_hook
+from plans import PlanGraph, StepStatus
 
-__all__ = ["AnyEvent", "GoalOptions", "GoalOutcome", "GoalRunner", "Mode", "SessionOpener"]
+__all__ = ["AnyEvent", "GoalMode", "GoalOptions", "GoalOutcome", "GoalRunner", "SessionOpener"]
 
 INTERRUPTED = "interrupted by the user; the goal is resumable"
 
@@ -38,7 +46,11 @@ class GoalRunner(GoalContext):
     """Runs one goal. Build it with :func:`orchestrator.build.create_runner` (a new run) or
     :func:`orchestrator.build.resume_runner` (an existing run directory)."""
 
-    def first_phase(self, mode: Mode) -> Phase:
+    stop_at: tuple[float, str] | None = None
+    """``(trio time, reason)``, set by an unattended run with a maximum runtime: a cancellation from that time on is
+    the runtime's end, and the pause says so, instead of "interrupted by the user"."""
+
+    def first_phase(self, mode: GoalMode) -> Phase:
         """Where a new or resumed run starts."""
         if self.plan is None:
             return Planning()
@@ -46,12 +58,12 @@ class GoalRunner(GoalContext):
             return Reviewing()  # also a goal paused at its review (Ctrl-C, a limit): never executed unreviewed
         return self._after_review(mode)
 
-    def _after_review(self, mode: Mode) -> Executing | Ended:
+    def _after_review(self, mode: GoalMode) -> Executing | Ended:
         if mode == "plan":
             return Ended("paused", "plan approved and saved; execute it with reasonix exec")
         return Executing()
 
-    async def advance(self, phase: Phase, mode: Mode) -> Phase:
+    async def advance(self, phase: Phase, mode: GoalMode) -> Phase:
         """One transition of the machine: the unit for ``phase`` runs and returns the next phase."""
         if isinstance(phase, Planning):
             return await first_plan(self)
@@ -70,7 +82,7 @@ class GoalRunner(GoalContext):
             return await replan(self, phase)
         return phase
 
-    async def run(self, mode: Mode = "goal") -> GoalOutcome:
+    async def run(self, mode: GoalMode = "goal") -> GoalOutcome:
         """Run (or continue) the goal to a terminal or paused state. Cancellation pauses it, resumable; so does a
         DeepSeek API error, which is then raised (see the module's docstring)."""
         self.open_sessions()
@@ -85,7 +97,7 @@ class GoalRunner(GoalContext):
                 phase = await self.advance(phase, mode)
         except BaseException as exc:
             if is_cancellation(exc):
-                self.finish("paused", INTERRUPTED)  # synchronous: no checkpoint
+                self.finish("paused", self.interrupted_reason())  # synchronous: no checkpoint
                 raise
             refused = budget_refusal_of(exc)
             if refused is not None:  # the gate refused a request before it was sent: a budget pause like any other
@@ -94,12 +106,23 @@ class GoalRunner(GoalContext):
             error = api_error_of(exc)
             if error is None:
                 raise
-            self.finish("paused", f"stopped by a DeepSeek API error: {error}")
+            reason = f"stopped by a DeepSeek API error: {error}"
+            if self.options.unattended:  # outages were waited out: nobody will fix the key or the balance
+                self.finish("failed", reason)
+                return self.outcome()
+            self.finish("paused", reason)
             if error is exc:
                 raise
             raise error from None
         self.finish(phase.state, phase.reason)
+        await goal_hook(self.executor or self.planner, "goal_end", {"status": phase.state, "summary": phase.reason})
         return self.outcome()
+
+    def interrupted_reason(self) -> str:
+        """Why a cancellation pauses the goal: the user's Ctrl-C, or the end of an unattended run's runtime."""
+        if self.stop_at is not None and trio.current_time() >= self.stop_at[0]:
+            return self.stop_at[1]
+        return INTERRUPTED
 
     def finish(self, status: EndState, reason: str) -> None:
         """Record the end state (once) and report it, with the command that resumes a paused goal."""
@@ -139,10 +162,10 @@ async def next_step(ctx: GoalContext) -> Executing | Judging | Replanning | Ende
         return Ended("failed", f"no step can run: {', '.join(s.id for s in stuck) or 'unknown state'}")
     ctx.set_state("executing")
     solo = [sid for sid in ready if sid in ctx.record.solo]
-    wave = [] if solo else pick_wave(plan, ready, ctx.options.parallel)
+    wave = [] if solo else pick_wave(plan, ready, ctx.parallel)
     refusal = ctx.unconfined.refusal([plan.step(sid) for sid in (wave or solo[:1] or ready[:1])])
     if refusal is not None:  # before the executor works on a step whose verification could not run
-        return Ended("paused", refusal)
+        return ctx.held(refusal)
     if wave:
         return await run_wave(ctx, [plan.step(sid) for sid in wave])
     first = solo[0] if solo else ready[0]

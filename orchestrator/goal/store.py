@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import GoalState
-from plans.schema import Plan, StepStatus
-from plans.storage import load_latest, save_revision, write_atomic
+from plans import Plan, StepStatus, load_latest, save_revision, write_atomic
 
 RUNS_DIR = Path(".reasonix") / "runs"
+FORKS_DIR = "forks"
+"""Where a run directory keeps the journals of the executor's forks (``orchestrator.goal.parallel.forks``)."""
 
 
 class RunNotFoundError(ReasonixError):
@@ -76,6 +77,8 @@ class GoalRecord(BaseModel):
     solo: list[str] = Field(default_factory=list)
     """Steps that run alone in the executor (their parallel branch could not be merged), until verified."""
     replans: int = 0
+    stuck_replanned: list[str] = Field(default_factory=list)
+    """Steps an unattended run re-planned once because they were stuck (a second time ends the goal blocked)."""
     escalations: int = 0
     pro_turns: int = 0
     usage_usd: float = 0.0
@@ -308,3 +311,26 @@ class RunStore:
         if self._events is not None:
             self._events.close()
             self._events = None
+
+
+def read_jsonl(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
+    """The records of a JSON-lines file of a run directory (only the lines holding ``needle``), a torn line left out."""
+    if not path.is_file():
+        return []
+    out = []
+    with path.open("rb") as fh:
+        for raw in fh:
+            if needle and needle not in raw:
+                continue
+            try:
+                out.append(json.loads(raw))
+            except json.JSONDecodeError:
+                continue  # a torn last line
+    return out
+
+
+def usage_events(journal: Path) -> list[dict[str, Any]]:
+    """The usage events a session journal holds (one per request), torn or corrupt lines left out."""
+    records = read_jsonl(journal, b'"usage"')
+    events = [r.get("event") for r in records if r.get("t") == "event"]
+    return [e for e in events if isinstance(e, dict) and e.get("kind") == "usage"]

@@ -16,12 +16,19 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plans.errors import PlanError, PlanReadError
-from plans.graph import find_issues
-from plans.lenient import read_plan
-from plans.revision import revise
-from plans.schema import REVISE_PLAN, SUBMIT_PLAN, Plan, StepStatus, plan_tool_schema
-from sessions.tools.base import Tool, ToolContext, ToolResult
+from plans import (
+    REVISE_PLAN,
+    SUBMIT_PLAN,
+    Plan,
+    PlanError,
+    PlanReadError,
+    StepStatus,
+    find_issues,
+    plan_tool_schema,
+    read_plan,
+    revise,
+)
+from sessions.tools import Tool, ToolContext, ToolResult
 from sessions.wire import FunctionSchema, ToolSchema
 
 

@@ -31,8 +31,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult
 from mcp.types import Tool as McpToolInfo
 
 from orchestrator.config.mcp import McpServerConfig
-from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, sandbox_for
-from sessions.sandbox.bounds import Bounds, release
+from sessions.sandbox import Bounds, BubblewrapSandbox, SandboxPolicy, release, sandbox_for
 
 State = Literal["stopped", "ready", "failed", "restarted", "down"]
 MAX_PAGES = 50

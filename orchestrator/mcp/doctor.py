@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.cli.doctor_checks import Check
+from orchestrator.check import Check
 from orchestrator.config.mcp import McpConfig
 from orchestrator.mcp.hub import probe
 

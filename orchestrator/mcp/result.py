@@ -13,8 +13,8 @@ from typing import Any
 
 import mcp.types as types
 
-from sessions.tools.base import ToolLimits, ToolResult
-from sessions.tools.bounded import HeadTail
+from sessions.tools import ToolLimits, ToolResult
+from sessions.tools.shell import HeadTail
 
 
 def _size(data: str) -> int:

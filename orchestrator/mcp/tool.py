@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.mcp import naming
 from orchestrator.mcp.connection import ServerConnection, ServerDied, describe
 from orchestrator.mcp.result import render
-from sessions.tools.base import Tool, ToolContext, ToolResult
+from sessions.tools import Tool, ToolContext, ToolResult
 from sessions.wire import FunctionSchema, ToolSchema
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Goal budgets (DESIGN §5 "Budgets"): dollars, requests and wall time, with a warning at 80 % and a pause at 100 %.
 
 A budget is a hard cap. :class:`BudgetTracker` is the run's one ledger and the request gate
-(:class:`sessions.reply.RequestGate`) installed on every session of the goal: the planner, the executor and every
+(:class:`sessions.wire.reply.RequestGate`) installed on every session of the goal: the planner, the executor and every
 fork of a parallel wave ask it before each request. It admits a request only when what was spent, plus what the
 requests admitted and still in flight may cost, plus what this one may cost (its prompt at the cache-miss price and its
 ``max_tokens``, or :data:`OUTPUT_ALLOWANCE_TOKENS` of output, at the output price) stays within the dollar limit, and
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import BudgetWarning
-from sessions.reply import RequestEstimate
+from sessions.wire import RequestEstimate
 
 Resource = Literal["usd", "requests", "minutes"]
 RESOURCES: tuple[Resource, ...] = ("usd", "requests", "minutes")

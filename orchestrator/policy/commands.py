@@ -20,7 +20,9 @@ from orchestrator.config.model import ResolvedConfig, user_config_path
 from orchestrator.config.rules_file import RuleFileError, remember_rule
 from orchestrator.config.trust import trust_path
 from orchestrator.errors import ConfigError, ConfigProblem
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.hooks.gate import HookGate
+from orchestrator.hooks.hooks import Hooks
+from orchestrator.text.safe_text import neutralise
 from sessions.permissions import ApprovalMode, Asker, PermissionGate, RuleError, Rules
 from sessions.sandbox import Sandbox, describe, sandbox_for, sandbox_unavailable_reason
 
@@ -31,6 +33,8 @@ class CommandSetup:
     gate: PermissionGate
     notice: str | None
     """Say once, before the first command: no sandbox here (and how to get one), or full-access."""
+    hooks: Hooks | None = None
+    """The configured hooks (``None``: none configured); ``gate`` is then a :class:`HookGate` that runs them."""
 
     @property
     def label(self) -> str:
@@ -88,5 +92,9 @@ def command_setup(
         except RuleFileError as exc:  # the rule is the model's text: shown with its control characters visible
             (on_notice or say)(neutralise(f"{rule} was not saved, it holds for this session only: {exc}"))
 
-    gate = PermissionGate(rules, mode=mode, asker=asker, remember=remember)
-    return CommandSetup(sandbox=sandbox, gate=gate, notice=notice)
+    if not config.hooks:
+        gate = PermissionGate(rules, mode=mode, asker=asker, remember=remember)
+        return CommandSetup(sandbox=sandbox, gate=gate, notice=notice)
+    hooks = Hooks(config.hooks, workspace, sandbox=sandbox, on_notice=on_notice or say)
+    gate = HookGate(rules, mode=mode, asker=asker, remember=remember, hooks=hooks)
+    return CommandSetup(sandbox=sandbox, gate=gate, notice=notice, hooks=hooks)

@@ -30,20 +30,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.events import Escalated, ProAskedForPro
 from orchestrator.policy.marker import DEFAULT_HOLD_BACK, MARKER_CLOSE, MARKER_OPEN, MarkerDetector, find_marker
-from sessions import tokens
-from sessions.diagnostics import CACHE_UNIT_TOKENS
-from sessions.reply import ReplyRequest, stream_reply
-from sessions.stream import (
+from sessions.accounting import CACHE_UNIT_TOKENS, tokens
+from sessions.wire import (
+    ChatRequest,
     Completed,
     ContentDelta,
     ReasoningDelta,
     Reply,
+    ReplyRequest,
     StreamEvent,
     StreamRestarted,
     ToolCallArgumentsDelta,
     ToolCallStarted,
+    Usage,
+    stream_reply,
 )
-from sessions.wire import ChatRequest, Usage
 
 log = logging.getLogger(__name__)
 

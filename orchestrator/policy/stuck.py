@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.ui.wording import shorten
+from orchestrator.text.wording import shorten
 
 #: Longer texts keep this many characters of their head and of their tail before normalizing.
 _KEEP = 4000

@@ -3,8 +3,8 @@
 Each command runs with ``bash -c`` in the workspace root:
 
 * no stdin (``/dev/null``); a new session, so the command and all it starts form one process group;
-* stdout and stderr merged, kept as a bounded head and tail (``sessions.tools.bounded.HeadTail``), so the text is a
-  deterministic function of what the command printed: nothing of ours (no clock, no temp path) is added to it;
+* stdout and stderr merged, kept as a bounded head and tail (``sessions.tools.shell.bounded.HeadTail``), so the text is
+  a deterministic function of what the command printed: nothing of ours (no clock, no temp path) is added to it;
 * through the run's sandbox (:mod:`sessions.sandbox`; bubblewrap confines writes to the workspace, without network)
   and with the allowlisted environment, never the API key;
 * on timeout the whole process group is killed; on cancellation too, and the cancellation propagates;
@@ -31,11 +31,10 @@ import trio
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import VerifyOutcome
-from orchestrator.ui.safe_text import neutralise
-from plans.schema import Plan, Step, StepStatus, VerifyCommand
+from orchestrator.text.safe_text import neutralise
+from plans import Plan, Step, StepStatus, VerifyCommand
 from sessions.sandbox import Sandbox, sandbox_unavailable_reason
-from sessions.tools.bounded import HeadTail
-from sessions.tools.process import run_shell
+from sessions.tools.shell import HeadTail, run_shell
 
 #: How long a command that has exited may keep its output open through a background process before the group dies.
 EXIT_GRACE_S = 1.0

@@ -16,15 +16,14 @@ from prompt_toolkit.formatted_text import FormattedText
 
 from orchestrator.build import SessionBuilder, resolve_model, run_dir
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.executor_prompt import CHAT_SYSTEM
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.repl.commands import SlashCommand
 from orchestrator.repl.conversation import Conversation
-from orchestrator.repl.price import price_parts
-from orchestrator.task.prompts import CHAT_SYSTEM
-from sessions.client import DeepSeekClient
-from sessions.events import SessionEvent
-from sessions.session import Session, SessionSettings
-from sessions.tools.registry import ToolRegistry
+from orchestrator.repl.preferences.price import price_parts
+from sessions import Session, SessionEvent, SessionSettings
+from sessions.tools import ToolRegistry
+from sessions.wire import DeepSeekClient
 
 CHAT_SESSION = "chat"
 CHAT_COMMANDS = (
@@ -75,8 +74,10 @@ class ChatConversation(Conversation):
 
     offered = CHAT_COMMANDS
 
-    def _open(self, *, resume: bool) -> Session:
-        if not (resume and self.run_id):
+    def _open(self, *, resume: bool, run_id: str | None = None) -> Session:
+        if run_id:
+            self.run_id = run_id
+        elif not (resume and self.run_id):
             self.run_id = new_run_id()
         run_state_dir(self.workspace, self.run_id)
         self.sent_mode = self.mode  # no mode block is ever sent: a chat has no tools to govern
@@ -116,8 +117,8 @@ class ChatConversation(Conversation):
 
 async def answer_once(session: Session, question: str, write: Callable[[str], None]) -> str:
     """Send ``question``, writing the reply's text as it streams (``write``); the turn's status."""
-    from sessions.events import StreamUpdate
-    from sessions.stream import ContentDelta, StreamRestarted
+    from sessions import StreamUpdate
+    from sessions.wire import ContentDelta, StreamRestarted
 
     shown: list[str] = []
     outer = session.on_event

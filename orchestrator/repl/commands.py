@@ -12,10 +12,13 @@ from dataclasses import dataclass
 import trio
 from rich.text import Text
 
+from orchestrator.extensions.custom_commands import find_custom_commands
 from orchestrator.repl.conversation import Conversation
-from sessions import tokens
-from sessions.errors import DeepSeekError
-from sessions.prices import PriceError
+from orchestrator.repl.slash.custom import run_custom
+from orchestrator.repl.slash.memory import memory_command, remember_command
+from orchestrator.repl.slash.skills import skill_command, skills_command
+from sessions.accounting import PriceError, tokens
+from sessions.wire import DeepSeekError
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
 
@@ -39,8 +42,13 @@ async def _help(conv: Conversation, arg: str) -> bool:
         ("Esc Enter", "a new line in the message (Alt+Enter too)"),
         ("Ctrl-R", "search the history of this workspace"),
         ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
+        ("Esc", "cancel the running turn (what you type meanwhile is queued and runs after it)"),
+        ("Esc Esc", "on an empty line: /rewind"),
         ("Ctrl-D", "exit (on an empty line)"),
     ]
+    for custom in find_custom_commands(conv.workspace, taken=BUILT_IN).values():
+        usage = f"/{custom.name} [args]"
+        conv.console.print(Text(f"  {usage:<27}", style="bold"), Text(f"{custom.description} ({custom.source})"))
     for key, what in keys:
         conv.console.print(Text(f"  {key:<27}", style="bold cyan"), Text(what), soft_wrap=True)
     return True
@@ -63,7 +71,7 @@ async def _cost(conv: Conversation, arg: str) -> bool:
     if conv.session.journal is not None and conv.journal_path.exists():
         from datetime import UTC, datetime
 
-        from orchestrator.repl.price import cache_savings
+        from orchestrator.repl.preferences.price import cache_savings
         from sessions.journal import read_journal
 
         events = read_journal(conv.journal_path).events
@@ -111,7 +119,7 @@ async def _context(conv: Conversation, arg: str) -> bool:
 
 async def _output(conv: Conversation, arg: str) -> bool:
     """The whole output of the latest command or MCP tool call (``/output 2``: the one before), neutralised."""
-    from orchestrator.ui.safe_text import neutralise
+    from orchestrator.text.safe_text import neutralise
 
     outputs = conv.renderer.outputs
     back = int(arg) if arg.strip().isdigit() and int(arg) > 0 else 1
@@ -184,7 +192,7 @@ async def _language(conv: Conversation, arg: str) -> bool:
 
 
 async def _style(conv: Conversation, arg: str) -> bool:
-    from orchestrator.repl.style import StyleError, style_text, styles_of
+    from orchestrator.repl.preferences.style import StyleError, style_text, styles_of
 
     choice = arg.strip()
     known = ", ".join(sorted(styles_of(conv.resolved.config.conversation.styles)))
@@ -249,10 +257,22 @@ async def _undo(conv: Conversation, arg: str) -> bool:
     return True
 
 
+async def _rewind(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.rewind import rewind_command
+
+    return await rewind_command(conv, arg)
+
+
+async def _fork(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.rewind import fork_command
+
+    return await fork_command(conv, arg)
+
+
 async def _counted_goal(conv: Conversation, arg: str, *, review: bool) -> None:
     """Run a goal inline and add what its runs spent (read back from their journals) to the conversation's costs."""
-    from orchestrator.checkpoints import list_runs
     from orchestrator.repl.goals import run_goal
+    from orchestrator.runs.history import list_runs
 
     before = {r.run_id for r in list_runs(conv.workspace)}
     try:
@@ -292,17 +312,35 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/style", "/style [NAME|off]", "the output style: a new session with it folded in", _style),
         SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
         SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
-        SlashCommand("/undo", "/undo [--run ID --step S]", "take back the last step of a goal", _undo),
+        SlashCommand("/undo", "/undo [--run ID --step S]", "take back the files of the last turn or goal step", _undo),
+        SlashCommand(
+            "/rewind", "/rewind [N [both|code|conversation]]", "code and/or conversation back to before turn N", _rewind
+        ),
+        SlashCommand("/fork", "/fork [N]", "a new conversation from before turn N (the old one is kept)", _fork),
+        SlashCommand("/remember", "/remember [--shared] TEXT", "keep a note in the project's memory", remember_command),
+        SlashCommand("/memory", "/memory [edit]", "show (or edit) what the project's memory holds", memory_command),
+        SlashCommand("/skills", "/skills", "the skills the model can load, and where they are", skills_command),
+        SlashCommand("/skill", "/skill new NAME", "write a skill template to .reasonix/skills/NAME.md", skill_command),
         SlashCommand("/exit", "/exit", "leave (Ctrl-D too)", _exit),
     )
 }
 
 
+BUILT_IN = frozenset(name.lstrip("/") for name in COMMANDS)
+
+
 async def dispatch(conv: Conversation, line: str, commands: Mapping[str, SlashCommand] | None = None) -> bool:
-    """Run the slash command on ``line`` (one of ``commands``, default all); False ends the conversation."""
+    """Run the slash command on ``line`` (one of ``commands``, default all, with the workspace's custom commands);
+    False ends the conversation."""
     offered = COMMANDS if commands is None else commands
     name, _, arg = line.strip().partition(" ")
     command = offered.get(name)
+    if (
+        command is None
+        and offered is COMMANDS
+        and name[1:] in (custom := find_custom_commands(conv.workspace, taken=BUILT_IN))
+    ):
+        return await run_custom(conv, custom[name[1:]], arg)
     if command is None:
         matches = [c for c in offered if c.startswith(name)]
         if len(matches) != 1:

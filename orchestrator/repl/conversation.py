@@ -23,21 +23,28 @@ from rich.console import Console
 from rich.text import Text
 
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
+from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
+from orchestrator.extensions.skill_watch import watch_for
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
+from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
-from orchestrator.repl.price import price_parts
-from orchestrator.repl.style import language_block, styled
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
+from orchestrator.repl.preferences.price import price_parts
+from orchestrator.repl.preferences.style import language_block, styled
+from orchestrator.repl.turn_log import TurnLog, TurnRecord
+from orchestrator.repl.typeahead import with_turn_keys
 from orchestrator.ui.stream import TerminalRenderer
-from plans.storage import write_atomic
-from sessions.client import DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.session import Session
-from sessions.tail import TailBlock
+from plans import write_atomic
+from sessions import Session
+from sessions.prompt import TailBlock
+from sessions.wire import DeepSeekClient, DeepSeekError
 
+MAX_FILES_KEPT = 8
+"""Files a turn changed, named in its record (the picker of /rewind shows them)."""
 LAST_FILE = "repl.json"
 """Under ``.reasonix/``: the run id of the workspace's latest conversation, for ``--continue``."""
 
@@ -51,6 +58,8 @@ class ReplOptions:
     model: str = "flash"
     mode: Mode = "ask"
     resume: bool = False
+    run_id: str | None = None
+    """With ``resume``: the conversation to reopen (None: the last one)."""
     base_url: str | None = None
     sandbox: str | None = None
 
@@ -109,7 +118,16 @@ class Conversation:
         self.balance: str | None = None
         """The account balance, once ``/cost`` has read it."""
         self.run_id = ""
-        self.session: Session = self._open(resume=options.resume)
+        self.memory_updates = MemoryUpdates()
+        """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
+        self.skill_watch = watch_for(workspace)
+        """The skills the session's index holds; one added later is announced in the tail."""
+        self.checkpoints = TurnCheckpoints(workspace, notify=lambda text: self.say(text, "yellow"))
+        self.queued: list[str] = []
+        """Messages typed while a turn ran (:mod:`orchestrator.repl.typeahead`), run after it, oldest first."""
+        self.pending = ""
+        """What was typed during the turn without Enter: the next prompt starts with it."""
+        self.session: Session = self._open(resume=options.resume, run_id=options.run_id)
 
     # ------------------------------------------------------------------------------------------------ sessions
 
@@ -117,15 +135,20 @@ class Conversation:
     def journal_path(self) -> Path:
         return run_dir(self.workspace, self.run_id) / "executor.jsonl"
 
-    def _open(self, *, resume: bool) -> Session:
+    @property
+    def turn_log(self) -> TurnLog:
+        return TurnLog(run_dir(self.workspace, self.run_id))
+
+    def _open(self, *, resume: bool, run_id: str | None = None) -> Session:
         if resume:
-            found = last_run_id(self.workspace)
+            found = run_id or last_run_id(self.workspace)
             if found is None or not (run_dir(self.workspace, found) / "executor.jsonl").exists():
                 raise NothingToContinueError(
                     "there is no earlier conversation in this workspace to continue; start one with `reasonix code`"
                 )
             self.run_id = found
             run_state_dir(self.workspace, self.run_id)
+            write_atomic(state_subdir(self.workspace) / LAST_FILE, json.dumps({"run_id": self.run_id}) + "\n")
         else:
             self.run_id = new_run_id()
             run_state_dir(self.workspace, self.run_id)
@@ -141,6 +164,7 @@ class Conversation:
             system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
         )
         apply_mode(session, self.commands.gate, self.mode)
+        self.skill_watch.reset()
         return session
 
     def new_session(self) -> None:
@@ -154,15 +178,19 @@ class Conversation:
         """``base`` with the output style folded in (unchanged without one)."""
         return styled(base, self.style, self.resolved.config.conversation.styles)
 
-    def reopen(self) -> None:
-        """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off)."""
+    def reopen(self, run_id: str | None = None, *, keep_totals: bool = False) -> None:
+        """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off; after a
+        rewind or a fork: the journal cut or copied). ``keep_totals``: what this process spent stays counted."""
         if self.session.journal is not None:
             self.session.journal.close()
-        tracker = self.session.ledger.tracker
-        self.session = self._open(resume=True)
+        old = self.session.ledger
+        self.session = self._open(resume=True, run_id=run_id or self.run_id)
         # Nothing was resumed: the same process goes on, and the server still caches what it was sent. The rebuilt
         # session's tracker would explain the next request as the first after a resume; this one expects the hits.
-        self.session.ledger.tracker = tracker
+        self.session.ledger.tracker = old.tracker
+        if keep_totals:
+            new = self.session.ledger
+            new.requests, new.usage, new.cost_usd = old.requests, old.usage, old.cost_usd
 
     # ------------------------------------------------------------------------------------------------ status
 
@@ -220,31 +248,62 @@ class Conversation:
             tail.append(mode_block(self.mode))
         if self.language is not None and self.language != self.sent_language:
             tail.append(language_block(self.language))
+        tail.extend(self.memory_updates.drain())
+        tail.extend(self.skill_watch.news())
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
-        cancelled, before = False, self.session.cost_usd
+        number = len(self.turn_log.read()) + 1
+        offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
+        sent_before = self.sent_mode
+        before = None
+        cancelled, cost_before = False, self.session.cost_usd
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
-                await self.session.send(attached.text, tail=tail, model=model)
+                hooks = self.commands.hooks
+                if hooks is not None:
+                    hooks.run_id = hooks.session_id = self.run_id
+                first = not self.session.log.messages
+                if self.mode != "plan":  # plan mode cannot write: no checkpoint
+                    before = await self.checkpoints.before()
+                sent = await with_turn_keys(
+                    self,
+                    scope,
+                    lambda: hooked_send(self.session, attached.text, hooks=hooks, tail=tail, model=model, first=first),
+                )
+                if isinstance(sent, PromptBlocked):
+                    self.say(f"not sent: a user_prompt hook blocked the message: {sent.reason}", "yellow")
             except DeepSeekError as exc:
                 self.say(f"DeepSeek: {exc}", "red")
             finally:
                 self.turn_scope = None
                 self.sent_mode, self.sent_language = self.mode, self.language
-                self.turn_cost_usd = self.session.cost_usd - before
+                self.turn_cost_usd = self.session.cost_usd - cost_before
+                ref = await self.checkpoints.after(before, run_id=self.run_id, number=number, note=text)
+                self._record(TurnRecord(number=number, text=text, offset=offset, sent_mode=sent_before), ref)
         cancelled = scope.cancelled_caught
         self.renderer.end_line()
         if cancelled:
             self.say("interrupted: the turn was cancelled; the conversation goes on", "yellow")
             self.reopen()
 
+    def _record(self, record: TurnRecord, ref: TurnRef | None) -> None:
+        if ref is not None:
+            from orchestrator.checkpoints.ledger import Ledger
+
+            entries = Ledger(self.workspace).read()
+            changes = next((cp.changes for cp in entries if cp.seq == ref.seq + 1 and cp.run_id == ref.run_id), ())
+            files = tuple(f"{c.status} {c.path}" for c in changes[:MAX_FILES_KEPT])
+            record = record.model_copy(update={"run_id": ref.run_id, "step_id": ref.step_id, "seq": ref.seq})
+            record = record.model_copy(update={"files": files})
+        self.turn_log.append(record)
+
     async def watch_sigint(self) -> None:
         """SIGINT (Ctrl-C while a turn runs): cancel the turn; a second one before it has unwound exits at once."""
         if threading.current_thread() is not threading.main_thread():
             await trio.sleep_forever()
-        from orchestrator.cli.goal_command import hard_exit
+        from orchestrator.signals import hard_exit
 
         with trio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from orchestrator.errors import ReasonixError
 from orchestrator.repl.conversation import Conversation
-from sessions.errors import DeepSeekError
+from sessions.wire import DeepSeekError
 
 
 async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
@@ -20,8 +20,8 @@ async def run_goal(conv: Conversation, objective: str, *, review: bool) -> None:
     from orchestrator.goal.outcome import resume_command
     from orchestrator.goal.runner import AnyEvent
     from orchestrator.launch import GoalLaunch, launch_goal, plan_estimate
-    from orchestrator.policy.approval import terminal_asker
     from orchestrator.review.reviewer import AutoApprove, Reviewer, make_reviewer
+    from orchestrator.ui.approval import terminal_asker
     from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 
     name = "plan" if review else "goal"

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import trio
 
-from orchestrator.repl.commands import COMMANDS, SlashCommand, dispatch
+from orchestrator.extensions.custom_commands import find_custom_commands
+from orchestrator.repl.commands import BUILT_IN, COMMANDS, SlashCommand, dispatch
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.prompt import InputLine
 
@@ -16,7 +17,7 @@ async def run_loop(conv: Conversation, commands: Mapping[str, SlashCommand] = CO
     offered (``reasonix chat`` offers fewer)."""
     line = InputLine(
         conv.workspace,
-        list(commands),
+        _completions(conv, commands),
         on_shift_tab=conv.cycle_mode,
         status=conv.status,
         prompt_text=conv.prompt_text,
@@ -25,8 +26,18 @@ async def run_loop(conv: Conversation, commands: Mapping[str, SlashCommand] = CO
     async with conv.client, trio.open_nursery() as nursery:
         nursery.start_soon(conv.watch_sigint)
         while True:
+            if conv.queued:  # typed while the last turn ran
+                text = conv.queued.pop(0)
+                conv.say(f"❯ {text}", "bold")
+                if text.startswith("/"):
+                    if not await dispatch(conv, text, commands):
+                        break
+                    continue
+                await conv.turn(text)
+                continue
+            default, conv.pending = conv.pending, ""
             try:
-                text = await trio.to_thread.run_sync(line.read, abandon_on_cancel=True)
+                text = await trio.to_thread.run_sync(line.read, default, abandon_on_cancel=True)
             except KeyboardInterrupt:
                 if armed:
                     break
@@ -45,3 +56,10 @@ async def run_loop(conv: Conversation, commands: Mapping[str, SlashCommand] = CO
                 continue
             await conv.turn(text)
         nursery.cancel_scope.cancel()
+
+
+def _completions(conv: Conversation, commands: Mapping[str, SlashCommand]) -> list[str]:
+    """The names Tab completes: the commands offered, and the workspace's custom commands where all are offered."""
+    if commands is not COMMANDS:
+        return list(commands)
+    return [*COMMANDS, *(f"/{name}" for name in find_custom_commands(conv.workspace, taken=BUILT_IN))]

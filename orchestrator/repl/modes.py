@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from sessions import Session
 from sessions.permissions import PermissionGate
-from sessions.session import Session
-from sessions.tail import TailBlock
+from sessions.prompt import TailBlock
 
 Mode = Literal["ask", "auto", "plan"]
 CYCLE: tuple[Mode, ...] = ("ask", "auto", "plan")

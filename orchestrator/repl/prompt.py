@@ -1,6 +1,6 @@
 """The input line: prompt_toolkit with a per-workspace history (``.reasonix/repl_history``, Ctrl-R searches it),
 completion of slash commands and ``@path`` mentions, Shift+Tab to cycle the mode, Esc then Enter (or Alt+Enter) for
-a new line, and a bottom status line.
+a new line, Esc Esc on an empty line for ``/rewind``, and a bottom status line.
 
 prompt_toolkit runs its own event loop inside :meth:`PromptSession.prompt`; the conversation runs under trio, so
 :class:`InputLine` is read from a trio worker thread (``trio.to_thread.run_sync``). The terminal is in raw mode only
@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -24,6 +26,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from orchestrator.goal.store import StateDirError, ensure_state_dir
 
 HISTORY_FILE = "repl_history"
+REWIND_COMMAND = "/rewind"
+"""What Esc Esc on an empty line runs."""
 _SKIP = frozenset({".git", ".reasonix", "__pycache__", ".venv", "node_modules"})
 
 
@@ -98,6 +102,10 @@ class InputLine:
             else:
                 event.app.exit(exception=KeyboardInterrupt())
 
+        @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
+        def _rewind(event: KeyPressEvent) -> None:
+            event.app.exit(result=REWIND_COMMAND)
+
         @bindings.add("escape", "enter")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
@@ -113,5 +121,6 @@ class InputLine:
             prompt_continuation="… ",
         )
 
-    def read(self) -> str:
-        return self.session.prompt(self._prompt_text)
+    def read(self, default: str = "") -> str:
+        """One line; ``default``: what was typed during the last turn without Enter."""
+        return self.session.prompt(self._prompt_text, default=default)

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from orchestrator.ui.safe_text import neutralise
-from orchestrator.ui.wording import counted, shorten
+from orchestrator.text.safe_text import neutralise
+from orchestrator.text.wording import counted, shorten
 from sessions.wire import AssistantMessage, Message, UserMessage
 
 TURNS = 3

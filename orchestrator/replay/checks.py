@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.policy.verify import run_command
-from plans.schema import VerifyCommand
-from scenarios.format import Expectations
-from sessions.diagnostics import RequestDiagnostics
+from plans import VerifyCommand
+from scenarios import Expectations
+from sessions.accounting import RequestDiagnostics
 
 COMMAND_TIMEOUT_S = 120.0
 FIRST_REQUEST = "first request of the session"

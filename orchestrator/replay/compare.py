@@ -22,10 +22,10 @@ from pydantic import ValidationError
 
 from orchestrator.replay.report import ReplayReport
 from orchestrator.replay.runner import replay_scenario
-from orchestrator.ui.wording import counted
-from scenarios.emulator.latency import LatencyModel
-from scenarios.format import LoadedScenario, ScenarioSettings
-from sessions.events import UsageReported
+from orchestrator.text.wording import counted
+from scenarios import LoadedScenario, ScenarioSettings
+from scenarios.emulator import LatencyModel
+from sessions import UsageReported
 
 SCRIPTED_NOTE = (
     "Scripted replies are not a model: every setting is served the same replies in the same order. Under "

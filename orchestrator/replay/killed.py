@@ -15,8 +15,8 @@ from pathlib import Path
 
 import trio
 
+from scenarios import Scenario
 from scenarios.emulator import RunningEmulator
-from scenarios.format import Scenario
 
 KILLED_RUN_TIMEOUT_S = 300.0
 

@@ -27,17 +27,23 @@ from typing import Any
 import httpx
 import pathspec
 
+from orchestrator import executor_prompt
 from orchestrator.goal import prompts as goal_prompts
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.review.reviewer import ReviewDecision, Reviewer
-from orchestrator.task import prompts as prompts
-from plans.schema import Plan
-from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
-from scenarios.format import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
-from sessions.errors import DeepSeekError
-from sessions.sse import SseData, SseParser
-from sessions.stream import Reply, StreamAssembler, decode_chunk, reply_from_completion
-from sessions.wire import ChatCompletion
+from plans import Plan
+from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
+from scenarios.emulator import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
+from sessions.wire import (
+    ChatCompletion,
+    DeepSeekError,
+    Reply,
+    SseData,
+    SseParser,
+    StreamAssembler,
+    decode_chunk,
+    reply_from_completion,
+)
 
 SKIP_DIRS = frozenset({".git", ".reasonix", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"})
 MAX_FILE_BYTES = 256 * 1024
@@ -45,7 +51,7 @@ MAX_FILES = 2000
 KNOWN_SESSIONS: tuple[tuple[str, str], ...] = (
     ("planner", goal_prompts.PLANNER_SYSTEM_PROMPT),
     ("executor", goal_prompts.EXECUTOR_SYSTEM_PROMPT),
-    ("executor", prompts.EXECUTOR_RUN_SYSTEM),
+    ("executor", executor_prompt.EXECUTOR_RUN_SYSTEM),
 )
 DRIFT_DIFF_LINES = 60
 

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.summary import ReplayDetails, SessionFigures, Summary
-from orchestrator.ui.wording import counted
+from orchestrator.text.wording import counted
 
 
 class ReplayReport(BaseModel):

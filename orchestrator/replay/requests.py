@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from scenarios.format import Expectations
-from sessions.events import Compacted, ToolFinished, UsageReported
+from scenarios import Expectations
+from sessions import Compacted, ToolFinished, UsageReported
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ class RequestRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResultSeen:
     session: str
     tool: str
     is_error: bool
@@ -42,7 +42,7 @@ class ToolResult:
 class RequestLog:
     requests: list[RequestRecord] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)
-    tools: list[ToolResult] = field(default_factory=list)
+    tools: list[ToolResultSeen] = field(default_factory=list)
     _compacted: set[str] = field(default_factory=set)
 
     def __call__(self, event: Any) -> None:
@@ -66,7 +66,7 @@ class RequestLog:
         elif isinstance(event, Compacted):
             self._compacted.add(event.session)
         elif isinstance(event, ToolFinished):
-            self.tools.append(ToolResult(event.session, event.name, event.is_error, event.preview))
+            self.tools.append(ToolResultSeen(event.session, event.name, event.is_error, event.preview))
 
     def models(self) -> Counter[str]:
         """Requests per model id."""

@@ -29,7 +29,7 @@ from orchestrator.build import RunOptions, create_runner, goal_options, resume_r
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.events import Escalated
-from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalOutcome, GoalRunner, Mode
+from orchestrator.goal.runner import AnyEvent, GoalMode, GoalOptions, GoalOutcome, GoalRunner
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
 from orchestrator.replay.killed import KilledRunError, run_killed
@@ -39,13 +39,12 @@ from orchestrator.replay.requests import RequestLog, request_failures
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.summary import SessionFigures
 from orchestrator.task.run import TaskRun
-from orchestrator.ui.wording import counted
-from plans.schema import Plan
+from orchestrator.text.wording import counted
+from plans import Plan
+from scenarios import LoadedScenario, Scenario, ScenarioError
 from scenarios.emulator import open_emulator
-from scenarios.format import LoadedScenario, Scenario, ScenarioError
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.events import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions.wire import ClientSettings, DeepSeekClient, DeepSeekError
 
 REPLAY_KEY = "sk-replay-offline"
 """Sent to the in-process emulator, which accepts any non-empty key. No real key is ever read by a replay."""
@@ -175,7 +174,7 @@ async def _run_goal(
 ) -> _Result:
     s = scenario.settings
     config = Config(thinking=s.thinking)
-    mode: Mode = "plan" if scenario.command == "plan" else "goal"
+    mode: GoalMode = "plan" if scenario.command == "plan" else "goal"
     reviewer = reviewer_for(scenario)
     common: dict[str, Any] = dict(
         workspace=ws, client=client, reviewer=reviewer, on_event=tally, config_dir=config_dir, clock=peak_clock()

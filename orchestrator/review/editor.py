@@ -32,9 +32,8 @@ from typing import Any
 import trio
 
 from orchestrator.errors import ReasonixError
-from orchestrator.ui.wording import counted
-from plans import Plan, PlanReadError, PlanValidationError, Step, StepStatus, read_plan, revise
-from plans.revision import PLANNER_STEP_FIELDS
+from orchestrator.text.wording import counted
+from plans import PLANNER_STEP_FIELDS, Plan, PlanReadError, PlanValidationError, Step, StepStatus, read_plan, revise
 
 COMMENT = "//"
 ERROR_MARK = "//!"

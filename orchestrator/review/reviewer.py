@@ -26,11 +26,10 @@ from orchestrator.errors import ReviewScriptExhaustedError, ReviewUnavailableErr
 from orchestrator.events import ReviewDecided
 from orchestrator.policy.verify import pending_commands
 from orchestrator.review.editor import Problem, edit_plan, editor_command, is_unchanged
+from orchestrator.text.safe_text import neutralise, neutralise_model
+from orchestrator.text.wording import counted
 from orchestrator.ui.goal_lines import print_whole
-from orchestrator.ui.safe_text import neutralise, neutralise_model
-from orchestrator.ui.wording import counted
-from plans import Plan, find_issues
-from plans.render import plan_tree
+from plans import Plan, find_issues, plan_tree
 
 DecisionKind = Literal["approve", "revise", "edit", "cancel"]
 

@@ -23,9 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.serve.errors import (
-    BadRequestError,
     BodyTooLargeError,
     ForeignOriginError,
+    InvalidRequestError,
     MisdirectedHostError,
     ServeError,
     UnauthorizedError,
@@ -105,7 +105,7 @@ def _declared_length(scope: Scope) -> int | None:
     try:
         return int(raw)
     except ValueError:
-        raise BadRequestError(
+        raise InvalidRequestError(
             f"the Content-Length {raw!r} is not a number", "send the body's length in bytes"
         ) from None
 

@@ -21,7 +21,7 @@ class ServeError(ReasonixError):
         return {"error": str(self), "hint": self.hint}
 
 
-class BadRequestError(ServeError):
+class InvalidRequestError(ServeError):
     """The client is at fault: a body that does not validate, a workspace that is not a directory."""
 
     status = 400

@@ -6,7 +6,7 @@ One goal per workspace at a time (the run lock: a second is refused with 409), a
 Pausing cancels the goal's cancel scope, so it pauses resumable exactly as Ctrl-C pauses ``reasonix goal``; resuming
 launches it again with the new limits. A DeepSeek error pauses that goal (the reason is
 in its record and its events), never the service. Every run lives in its run directory as before, so a restarted service
-lists them (:mod:`orchestrator.checkpoints.history`, as ``reasonix runs`` does) and resumes paused ones on request.
+lists them (:mod:`orchestrator.runs.history`, as ``reasonix runs`` does) and resumes paused ones on request.
 """
 
 from __future__ import annotations
@@ -22,23 +22,22 @@ import trio
 from pydantic import ValidationError
 
 from orchestrator.build import GoalSetup, run_dir
-from orchestrator.cli.exits import leaves
 from orchestrator.errors import ReasonixError
 from orchestrator.events import TERMINAL_STATES
+from orchestrator.exits import leaves
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import RunStore, new_run_id
 from orchestrator.launch import GoalLaunch, ReviewerFactory, launch_goal
 from orchestrator.mcp.hub import McpHub
 from orchestrator.review.reviewer import AutoApprove, Reviewer
-from orchestrator.serve.errors import BadRequestError, RunConflictError, UnknownRunError
+from orchestrator.serve.errors import InvalidRequestError, RunConflictError, UnknownRunError
 from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
 from orchestrator.serve.review import ApiReviewer
 from orchestrator.serve.workspaces import KnownWorkspaces, api_workspace
-from plans import PlanError
-from plans.storage import write_atomic
-from sessions.errors import DeepSeekError
+from plans import PlanError, write_atomic
+from sessions.wire import DeepSeekError
 
 
 @dataclass
@@ -147,7 +146,7 @@ class GoalManager:
         try:
             launched = launch_goal(launch, env=self.env, reviewer=reviewer, on_event=on_event, on_notice=self.on_notice)
         except (ReasonixError, ValidationError) as exc:
-            raise BadRequestError(str(exc), "fix the workspace's configuration or the request") from None
+            raise InvalidRequestError(str(exc), "fix the workspace's configuration or the request") from None
         if launched.setup.notice and self.on_notice is not None:
             self.on_notice(f"{launch.workspace}: {launched.setup.notice}")
         return launched.runner, launched.mcp

@@ -76,7 +76,7 @@ class UndoResult(Ok):
     """Files changed after the agent left them (by hand): kept as they are, never overwritten."""
 
 
-class ErrorBody(BaseModel):
+class ErrorResponse(BaseModel):
     error: str
     hint: str
 
@@ -121,6 +121,19 @@ class RunDetail(RunInfo):
     resume_hint: str
 
 
+SERVICE_EVENT_KINDS: tuple[str, ...] = ("summary", "error")
+"""The events the service itself appends to a run's stream, last: the run's summary, or the error that stopped it."""
+
+
+class EventKinds(BaseModel):
+    """``GET /api/event-kinds``: every ``kind`` (the SSE event name) a run's stream may carry, from the event models:
+    a client listening by name (the dashboard) subscribes to these rather than to a list of its own."""
+
+    goal: list[str]
+    session: list[str]
+    service: list[str]
+
+
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     GoalRequest,
     ResumeRequest,
@@ -129,10 +142,11 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     GoalCreated,
     Ok,
     UndoResult,
-    ErrorBody,
+    ErrorResponse,
     RunInfo,
     RunList,
     RunDetail,
+    EventKinds,
 )
 
 

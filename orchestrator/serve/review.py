@@ -9,7 +9,7 @@ import trio
 from pydantic import ValidationError
 
 from orchestrator.review.reviewer import ReviewDecision
-from orchestrator.serve.errors import BadRequestError, InvalidPlanError, RunConflictError
+from orchestrator.serve.errors import InvalidPlanError, InvalidRequestError, RunConflictError
 from orchestrator.serve.models import ReviewRequest
 from plans import Plan
 
@@ -22,11 +22,11 @@ def _problems(exc: ValidationError) -> str:
 
 def decision_of(request: ReviewRequest, current: Plan | None) -> ReviewDecision:
     """The decision a review request asks for. :class:`InvalidPlanError` (422) for an edited plan that does not
-    validate; :class:`BadRequestError` (400) for a request that does not fit its decision."""
+    validate; :class:`InvalidRequestError` (400) for a request that does not fit its decision."""
     plan: Plan | None = None
     if request.decision == "edit":
         if request.plan is None:
-            raise BadRequestError(
+            raise InvalidRequestError(
                 "an 'edit' decision needs the edited plan", "send the plan document (as GET /api/runs/{id} shows it)"
             )
         data: dict[str, Any] = dict(request.plan)
@@ -42,7 +42,7 @@ def decision_of(request: ReviewRequest, current: Plan | None) -> ReviewDecision:
     try:
         return ReviewDecision(kind=request.decision, feedback=request.feedback, plan=plan)
     except ValidationError as exc:
-        error = InvalidPlanError if request.decision == "edit" else BadRequestError
+        error = InvalidPlanError if request.decision == "edit" else InvalidRequestError
         raise error(_problems(exc), "fix the request and send it again") from None
 
 

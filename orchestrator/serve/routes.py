@@ -12,10 +12,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from orchestrator.serve.errors import BadRequestError, UnknownRunError
+from orchestrator.events import GOAL_EVENT_KINDS, SESSION_EVENT_KINDS
+from orchestrator.serve.errors import InvalidRequestError, UnknownRunError
 from orchestrator.serve.events import PING_INTERVAL_S, sse_frames
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import (
+    SERVICE_EVENT_KINDS,
+    EventKinds,
     GoalCreated,
     GoalRequest,
     Ok,
@@ -48,7 +51,7 @@ async def _body(request: Request, model: type[M]) -> M:
             message = f"{where}: {first['msg']}" if where else str(first["msg"])
         else:
             message = f"the body is not JSON: {exc}"
-        raise BadRequestError(f"invalid request: {message}", "GET /api/schema describes every body") from None
+        raise InvalidRequestError(f"invalid request: {message}", "GET /api/schema describes every body") from None
 
 
 def _manager(request: Request) -> GoalManager:
@@ -61,7 +64,7 @@ def _after(request: Request) -> int:
     try:
         return max(0, int(raw))
     except ValueError:
-        raise BadRequestError(
+        raise InvalidRequestError(
             f"Last-Event-ID / after must be an event id (a number), not {raw!r}", "send the last id you received"
         ) from None
 
@@ -71,6 +74,12 @@ def _after(request: Request) -> int:
 
 async def schema(request: Request) -> Response:
     return JSONResponse(api_schema())
+
+
+async def event_kinds(request: Request) -> Response:
+    return _json(
+        EventKinds(goal=list(GOAL_EVENT_KINDS), session=list(SESSION_EVENT_KINDS), service=list(SERVICE_EVENT_KINDS))
+    )
 
 
 async def list_runs(request: Request) -> Response:
@@ -148,15 +157,29 @@ async def index(request: Request) -> Response:
     return FileResponse(page, headers={"cache-control": "no-store"})
 
 
+MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+}
+"""The page's files by suffix: set here, not guessed from the system's MIME table (which may lack ``.js``)."""
+
+
 async def static(request: Request) -> Response:
     root: Path = getattr(request.app.state, "static_dir", STATIC_DIR)
-    return FileResponse(static_file(root, request.path_params["path"]), headers={"cache-control": "no-store"})
+    path = static_file(root, request.path_params["path"])
+    return FileResponse(
+        path,
+        media_type=MEDIA_TYPES.get(path.suffix, "application/octet-stream"),
+        headers={"cache-control": "no-store", "x-content-type-options": "nosniff"},
+    )
 
 
 ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/static/{path:path}", static, methods=["GET"]),
     Route("/api/schema", schema, methods=["GET"]),
+    Route("/api/event-kinds", event_kinds, methods=["GET"]),
     Route("/api/runs", list_runs, methods=["GET"]),
     Route("/api/goals", start_goal, methods=["POST"]),
     Route("/api/runs/{run_id}", get_run, methods=["GET"]),

@@ -1,5 +1,5 @@
 """What the API says about runs, read from their run directories as ``reasonix runs`` reads them
-(:mod:`orchestrator.checkpoints.history`), plus what only the service knows (live, awaiting review, an error), and
+(:mod:`orchestrator.runs.history`), plus what only the service knows (live, awaiting review, an error), and
 undo through the checkpoint machinery (:mod:`orchestrator.checkpoints.undo`), non-interactive."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.build import run_dir
-from orchestrator.checkpoints.history import RunSummary, list_runs, summarize
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.outcome import resume_command
 from orchestrator.goal.store import GoalRecord, RunStore
+from orchestrator.runs.history import RunSummary, list_runs, summarize
 from orchestrator.serve.errors import RunConflictError, UnknownRunError
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import RunDetail, RunInfo, UndoResult

@@ -10,8 +10,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from orchestrator.serve.errors import BadRequestError
-from plans.storage import write_atomic
+from orchestrator.serve.errors import InvalidRequestError
+from plans import write_atomic
 
 STATE_FILE = "workspaces.json"
 
@@ -25,25 +25,25 @@ WORKSPACE_HINT = "send the absolute path of an existing project directory (not /
 
 
 def api_workspace(text: str, roots: Iterable[Path] = ()) -> Path:
-    """The workspace a client named, resolved, or :class:`BadRequestError`: it must be an absolute path (never
+    """The workspace a client named, resolved, or :class:`InvalidRequestError`: it must be an absolute path (never
     resolved against the service's own working directory) of an existing directory that is not ``/``, not a
     top-level directory (``/etc``, ``/home``, ``/tmp`` …), nor inside a system tree (:data:`SYSTEM_TREES`); with
     ``roots`` (``--workspace-root``), it must lie under one of them."""
     given = Path(text)
     if not given.is_absolute():
-        raise BadRequestError(
+        raise InvalidRequestError(
             f"workspace {text!r} is not an absolute path; the service resolves no relative path", WORKSPACE_HINT
         )
     path = given.resolve()
     if not path.is_dir():
         what = "is not a directory" if path.exists() else "does not exist"
-        raise BadRequestError(f"workspace {text!r} {what}", WORKSPACE_HINT)
+        raise InvalidRequestError(f"workspace {text!r} {what}", WORKSPACE_HINT)
     if path == Path("/") or path.parent == Path("/") or any(path.is_relative_to(t) for t in SYSTEM_TREES):
-        raise BadRequestError(f"workspace {text!r} is a system directory; goals never run there", WORKSPACE_HINT)
+        raise InvalidRequestError(f"workspace {text!r} is a system directory; goals never run there", WORKSPACE_HINT)
     allowed = [r.expanduser().resolve() for r in roots]
     if allowed and not any(path.is_relative_to(r) for r in allowed):
         listed = ", ".join(str(r) for r in allowed)
-        raise BadRequestError(
+        raise InvalidRequestError(
             f"workspace {text!r} is outside the service's workspace roots ({listed})",
             "send a directory under one of them; the service was started with --workspace-root",
         )

@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
+from orchestrator.checkpoints.turns import TurnCheckpoints
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.goal.store import new_run_id, run_state_dir
+from orchestrator.hooks.hooks import Hooks
+from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.subagents.task_tool import subagent_figures
 from orchestrator.summary import Summary, figures
-from sessions.client import DeepSeekClient
-from sessions.errors import DeepSeekError
-from sessions.events import SessionEvent
-from sessions.reply import ReplySource
-from sessions.session import Session
+from sessions import Session, SessionEvent
+from sessions.wire import DeepSeekClient, DeepSeekError, ReplySource
 
 RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter", "error", "cancelled"]
 
@@ -34,7 +35,7 @@ WHAT_TO_DO: dict[str, str] = {
 }
 
 
-class RunSummary(Summary):
+class TaskSummary(Summary):
     """The last line of ``reasonix run --json``: a :class:`~orchestrator.summary.Summary`, with the advice for a run
     that did not finish."""
 
@@ -67,13 +68,20 @@ class TaskRun:
         client: DeepSeekClient | None = None,
         reply_source: ReplySource | None = None,
         memory_config_dir: Path | None = None,
+        hooks: Hooks | None = None,
+        checkpoints: TurnCheckpoints | None = None,
     ) -> None:
         self.task = task
+        self.hooks = hooks
+        self.checkpoints = checkpoints
+        """With it, the workspace is checkpointed around the turn (``reasonix undo`` takes it back)."""
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
         self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
         self.client = client or build_client(resolved)
         run_state_dir(workspace, self.run_id)  # the key is there: from here on the run is journaled
+        if hooks is not None:
+            hooks.run_id = hooks.session_id = self.run_id
         self.session: Session = build_executor(
             resolved,
             workspace,
@@ -85,18 +93,26 @@ class TaskRun:
             memory_config_dir=memory_config_dir,
         )
 
-    async def execute(self) -> RunSummary:
+    async def execute(self) -> TaskSummary:
         """Run the task's turn. DeepSeek errors end the run with status ``error``; cancellation propagates (the
         session leaves its journal consistent), after which :meth:`summary` still reports what was spent."""
+        before = await self.checkpoints.before() if self.checkpoints is not None else None
         try:
-            result = await self.session.send(self.task, max_requests=self.options.max_requests)
+            result = await hooked_send(
+                self.session, self.task, hooks=self.hooks, first=True, max_requests=self.options.max_requests
+            )
         except DeepSeekError as exc:
             return self.summary("error", error=str(exc))
+        finally:
+            if self.checkpoints is not None:
+                await self.checkpoints.after(before, run_id=self.run_id, number=1, note=self.task)
+        if isinstance(result, PromptBlocked):
+            return self.summary("error", error=f"a user_prompt hook blocked the task: {result.reason}")
         return self.summary(result.status, text=result.text)
 
-    def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> RunSummary:
+    def summary(self, status: RunStatus, *, text: str = "", error: str | None = None) -> TaskSummary:
         session = self.session
-        return RunSummary(
+        return TaskSummary(
             command="run",
             run_id=self.run_id,
             status=status,
@@ -105,5 +121,10 @@ class TaskRun:
             error=error,
             model=session.settings.model,
             journal=str(self.journal_path),
-            **figures({session.name: (session.requests, session.usage, session.cost_usd)}),
+            **figures(
+                {
+                    session.name: (session.requests, session.usage, session.cost_usd),
+                    **subagent_figures(session.registry),
+                }
+            ),
         )

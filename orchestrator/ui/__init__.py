@@ -1,7 +1,7 @@
 """What the user sees: session events rendered on the terminal (rich) or as JSON lines for ``--json``, the goal view
-(plan tree, steps, escalations, the cost and cache footer), and the wording helpers. Renderers are plain callables
-``(event) -> None`` that keep only what display needs. Importing this package loads nothing: ``reasonix --help``
-imports ``ui.wording``.
+(plan tree, steps, escalations, the cost and cache footer), and the approval prompt before a command or a write.
+Renderers are plain callables ``(event) -> None`` that keep only what display needs. Importing this package loads
+nothing. The words themselves (plurals, shortening, model text made safe) are :mod:`orchestrator.text`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ from orchestrator.lazy import lazy_names
 if TYPE_CHECKING:
     from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer
-    from orchestrator.ui.wording import counted
 
 __all__ = [
     "GoalTerminalUI",
     "JsonLinesRenderer",
     "TerminalRenderer",
-    "counted",
     "summary_text",
 ]
 
@@ -28,7 +26,6 @@ _HOME = {
     "summary_text": "goal_view",
     "JsonLinesRenderer": "stream",
     "TerminalRenderer": "stream",
-    "counted": "wording",
 }
 """The module that defines each public name, relative to this package."""
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.text.safe_text import neutralise
+from orchestrator.text.wording import counted
 from orchestrator.ui.tool_lines import short
-from orchestrator.ui.wording import counted
-from sessions.events import RequestStarted, SessionEvent, StreamUpdate, ToolFinished, ToolStarted, TurnFinished
-from sessions.stream import ContentDelta, ReasoningDelta
+from sessions import RequestStarted, SessionEvent, StreamUpdate, ToolFinished, ToolStarted, TurnFinished
+from sessions.wire import ContentDelta, ReasoningDelta
 
 
 @dataclass

@@ -10,11 +10,10 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from orchestrator.events import Escalated, GoalStateChanged, ProAskedForPro, StepVerified
-from orchestrator.ui.safe_text import neutralise
+from orchestrator.text.safe_text import neutralise
+from orchestrator.text.wording import counted
 from orchestrator.ui.tool_lines import INDENT
-from orchestrator.ui.wording import counted
-from plans.render import verify_text
-from plans.schema import VerifyCommand
+from plans import VerifyCommand, verify_text
 
 VERIFY_TAIL_LINES = 12
 WHOLE_WIDTH = 10_000

@@ -21,44 +21,18 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from orchestrator.events import (
-    BranchMerged,
-    BranchRerun,
-    BudgetWarning,
-    Escalated,
-    GoalEvent,
-    GoalEventBase,
-    GoalFinished,
-    GoalStateChanged,
-    PlanProposed,
-    PlanRejected,
-    PlanRevised,
-    ProAskedForPro,
-    ReviewDecided,
-    StepReported,
-    StepStarted,
-    StepVerified,
-    WaveStarted,
-)
+from orchestrator.events import GoalEvent, GoalEventBase, GoalFinished, GoalStateChanged
 from orchestrator.policy.budget import BudgetTracker
 from orchestrator.summary import Summary
+from orchestrator.text.safe_text import neutralise_model
+from orchestrator.text.wording import counted
 from orchestrator.ui.branch_lines import BranchBoard
-from orchestrator.ui.goal_lines import escalation_line, print_whole, pro_marker_line, state_line, verify_failure_text
-from orchestrator.ui.safe_text import neutralise_model
+from orchestrator.ui.goal_event_lines import GOAL_EVENT_LINES
+from orchestrator.ui.goal_lines import print_whole
 from orchestrator.ui.spinner import Ticker
 from orchestrator.ui.stream import SESSION_SCALE, TerminalRenderer, cost_style
-from orchestrator.ui.tool_lines import short as _short
-from orchestrator.ui.wording import counted
-from plans.render import plan_tree
-from plans.schema import Plan
-from sessions.events import (
-    DiagnosticsReported,
-    RequestStarted,
-    SessionEvent,
-    StreamUpdate,
-    TurnFinished,
-    UsageReported,
-)
+from plans import Plan, plan_tree
+from sessions import DiagnosticsReported, RequestStarted, SessionEvent, StreamUpdate, TurnFinished, UsageReported
 
 AnyEvent = SessionEvent | GoalEvent
 SESSIONS = ("planner", "executor")
@@ -356,71 +330,32 @@ class GoalTerminalUI:
     def _goal(self, event: GoalEvent) -> None:
         if isinstance(event, GoalStateChanged | GoalFinished):
             self.branches.clear()
-        if isinstance(event, GoalStateChanged):
-            if event.state == "awaiting_review" and self._use_live:
-                self._reviewing = True
-                self.stop()  # the reviewer talks to the user on this console, below the plan printed whole
-                self.line(state_line(event))
-                self.show_plan(detail=True, live_too=True)
-                return
-            self.line(state_line(event))
-        elif isinstance(event, PlanProposed):
-            self.line(Text(f"plan r{event.revision} proposed", style="bold"))
-            for note in event.normalized:
-                self.line(Text(f"  normalized: {note}", style="dim"))
-            self.show_plan(detail=True)
-        elif isinstance(event, PlanRevised):
-            reason = f" ({event.reason})" if event.reason else ""
-            self.line(Text(f"plan revised to r{event.revision}{reason}", style="bold"))
-            if event.diff_text.strip():
-                self.line(Text(event.diff_text.rstrip("\n")))
-            self.show_plan(detail=True)
-        elif isinstance(event, PlanRejected):
-            errors = "; ".join(event.errors)
-            self.line(Text(f"✗ plan rejected (attempt {event.attempt}): {_short(errors, 200)}", style="yellow"))
-        elif isinstance(event, ReviewDecided):
-            how = " (automatic)" if event.automatic else ""
-            feedback = f": {_short(event.feedback, 100)}" if event.feedback else ""
-            self.line(Text(f"review: {event.decision}{how}{feedback}", style="dim"))
-            self._reviewing = False
-            self.start()
-        elif isinstance(event, StepStarted):
-            again = f" · attempt {event.attempt}" if event.attempt > 1 else ""
-            self.line(Text(f"◐ {event.step_id} {event.title}{again} · {event.model}", style="bold yellow"))
-        elif isinstance(event, StepReported):
-            self.line(Text(f"  {event.step_id} reported {event.status}: {_short(event.summary, 100)}", style="dim"))
-        elif isinstance(event, StepVerified):
-            if event.ok:
-                count = len(event.outcomes)
-                what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
-                self.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
-            else:
-                self.line(verify_failure_text(event))
-        elif isinstance(event, WaveStarted):
-            plan = self._plan_state() if self._plan_state is not None else None
-            titles = {s.id: s.title for s in plan.steps} if plan is not None else {}
-            self.line(self.branches.wave(event, titles))
-        elif isinstance(event, BranchMerged | BranchRerun):
-            self.line(self.branches.joined(event))
-        elif isinstance(event, Escalated):
-            self.line(escalation_line(event))
-        elif isinstance(event, ProAskedForPro):
-            self.line(pro_marker_line(event))
-        elif isinstance(event, BudgetWarning):
-            self.line(Text(f"⚠ budget: {_warning(event)}", style="yellow"))
-        elif isinstance(event, GoalFinished):
-            self.renderer.end_line()
+        # by class, or the nearest base class that has a line (a goal event declared elsewhere, as a subclass)
+        render = next((GOAL_EVENT_LINES[c] for c in type(event).__mro__ if c in GOAL_EVENT_LINES), None)
+        if render is not None:
+            render(self, event)
+        else:  # a kind without a line of its own yet: named, never dropped in silence
+            self.line(Text(f"· {event.kind}", style="dim"))
 
+    # ------------------------------------------------------------------------------------------------ for the lines
 
-def _warning(event: BudgetWarning) -> str:
-    share = event.used / event.limit if event.limit else 1.0
-    if event.resource == "usd":
-        amounts = f"${event.used:.4f} of ${event.limit:.2f}"
-    elif event.resource == "requests":
-        amounts = f"{event.used:g} of {event.limit:g} requests"
-    else:
-        amounts = f"{event.used:.1f} of {event.limit:g} minutes"
-    return f"{share * 100:.0f}% used ({amounts}); the goal pauses at 100%"
+    @property
+    def use_live(self) -> bool:
+        """The view draws a live region (a terminal): the plan is shown there, not printed."""
+        return self._use_live
+
+    def pause_for_review(self) -> None:
+        """The review starts: the live region stops, and leaves the plan out until :meth:`review_done`."""
+        self._reviewing = True
+        self.stop()
+
+    def review_done(self) -> None:
+        self._reviewing = False
+        self.start()
+
+    def step_titles(self) -> dict[str, str]:
+        plan = self._plan_state() if self._plan_state is not None else None
+        return {s.id: s.title for s in plan.steps} if plan is not None else {}
 
 
 def summary_text(summary: Summary) -> Text:

@@ -18,13 +18,13 @@ from rich.control import Control
 from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.text.safe_text import neutralise, neutralise_text
+from orchestrator.text.wording import counted
 from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_taken
-from orchestrator.ui.safe_text import neutralise, neutralise_text
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.tool_lines import short as _short
 from orchestrator.ui.tool_lines import tool_line
-from orchestrator.ui.wording import counted
-from sessions.events import (
+from sessions import (
     Compacted,
     DiagnosticsReported,
     JournalRecovered,
@@ -37,13 +37,7 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import (
-    ContentDelta,
-    ReasoningDelta,
-    StreamRestarted,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-)
+from sessions.wire import ContentDelta, ReasoningDelta, StreamRestarted, ToolCallArgumentsDelta, ToolCallStarted
 
 TURN_STATUS_WORDS = {"length": "cut at the output limit"}
 """How a turn's end status reads on the terminal (``--json`` and the journal keep the status itself)."""
@@ -92,7 +86,7 @@ class TerminalRenderer:
     """Streams reasoning (dimmed) and content as they arrive; one line per tool call, repair, compaction, restart;
     a cost and cache footer after every request.
 
-    Every text from the model or a tool is neutralised (:mod:`orchestrator.ui.safe_text`): its control characters
+    Every text from the model or a tool is neutralised (:mod:`orchestrator.text.safe_text`): its control characters
     are shown, never executed. ``spinner`` (default: on a real terminal) shows ``⠹ waiting for <model> · 2.4s``
     while a request has produced nothing yet, and again when a reply stalls mid-stream (:attr:`waiting` tracks it
     either way). ``clock`` is where the elapsed time comes from; ``tick=False`` leaves the redrawing to whoever calls
@@ -340,7 +334,7 @@ class TerminalRenderer:
             self.line(Text(f"cache: {d.change_reason}", style="yellow"))
         turn = self._turn_cost.get(event.session, 0.0)
         session = self._session_cost.get(event.session, 0.0)
-        self.line(footer(turn, session, d.cumulative_hit_ratio))
+        self.line(_tagged(event.session, footer(turn, session, d.cumulative_hit_ratio)))
 
     def _tool(self, event: ToolFinished) -> None:
         started = self._started.pop(event.call_id, None)
@@ -355,10 +349,17 @@ class TerminalRenderer:
             output=event.text or None,
             diff=not previewed,
         )
-        self.line(shown)
+        self.line(_tagged(event.session, shown))
         if event.text and (event.name == "bash" or event.name.startswith("mcp__")):
             self.outputs.append((shown.plain.split("\n", 1)[0], event.text))
             del self.outputs[:-KEPT_OUTPUTS]
+
+
+def _tagged(session: str, line: Text) -> Text:
+    """A subagent's line (its session is ``agent:NAME#N``) says whose it is."""
+    if not session.startswith("agent:"):
+        return line
+    return Text.assemble((f"[{session}] ", "cyan"), line)
 
 
 class JsonLinesRenderer:

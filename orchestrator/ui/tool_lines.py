@@ -6,7 +6,7 @@
 * ``bash <the whole command>``: never cut (a long line wraps; a multi-line command keeps its lines);
 * any other tool: its arguments in the order the model gave them, each value short.
 
-Everything shown from the arguments or the result is neutralised (:mod:`orchestrator.ui.safe_text`).
+Everything shown from the arguments or the result is neutralised (:mod:`orchestrator.text.safe_text`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.text import Text
 
-from orchestrator.ui.safe_text import neutralise
-from orchestrator.ui.wording import counted, shorten
+from orchestrator.text.safe_text import neutralise
+from orchestrator.text.wording import counted, shorten
 
 PREVIEW_LIMIT = 60
 """The raw argument preview, when the arguments themselves are not known."""

@@ -11,14 +11,24 @@ Standalone: ``reasonix emulate``. The script format: ``scenarios/README.md``; th
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator
 from scenarios.emulator.errors import ApiError, EmulatorError, ScriptExhausted, ScriptInvalid
 from scenarios.emulator.latency import LatencyModel
-from scenarios.emulator.script import ReplySpec, Script, SessionSpec, ToolCallSpec, fingerprint
+from scenarios.emulator.script import (
+    DropFault,
+    HttpStatusFault,
+    ReplySpec,
+    Script,
+    SessionSpec,
+    ToolCallSpec,
+    fingerprint,
+)
 from scenarios.emulator.server import RunningEmulator, open_emulator, serve
 
 __all__ = [
     "DEFAULT_MODELS",
     "ApiError",
+    "DropFault",
     "Emulator",
     "EmulatorError",
+    "HttpStatusFault",
     "LatencyModel",
     "ReplySpec",
     "RunningEmulator",

@@ -1,20 +1,18 @@
-"""Writes the library's regression scenarios of issue 18 as JSON (``python3 -m scenarios.library._build_regressions
-[NAME ...]``): each pins one regression with the format's newer fields (stream shapes, finish reasons, per-request
-expectations). The other scenarios are written by ``_build.py``; this module only reuses its helpers and, for
-``marker-split``, derives from ``executor_escalation()`` so the two stay one story told two ways.
+"""The library's regression scenarios of issue 18: each pins one regression with the format's newer fields (stream
+shapes, finish reasons, per-request expectations). ``marker-split`` derives from ``executor_escalation()`` so the two
+stay one story told two ways. ``python3 -m scenarios.library._build`` writes them with the rest.
 
 Every scenario is ``origin: scripted``: the replies are written by hand; they are not a model.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scenarios.library._build import call, executor_escalation, reply
+from scenarios.library._build_escalations import executor_escalation
+from scenarios.library._script import call, reply
 
 J = dict[str, Any]
 HERE = Path(__file__).parent
@@ -288,19 +286,3 @@ BUILDERS: list[Callable[[], J]] = [
     second_run_cache,
     kill_resume,
 ]
-
-
-def main(argv: list[str]) -> int:
-    wanted = set(argv)
-    for build in BUILDERS:
-        data = build()
-        if wanted and data["name"] not in wanted:
-            continue
-        path = HERE / f"{data['name']}.json"
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {path.name}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,5 @@
-"""Writes the library's tool-call repair scenarios of issue 31 as JSON (``python3 -m scenarios.library._build_repairs
-[NAME ...]``): the shapes DeepSeek writes its calls in when ``tool_calls`` stays empty. The other scenarios are
-written by ``_build.py`` and ``_build_regressions.py``; this module only reuses their helpers.
+"""The library's tool-call repair scenarios of issue 31: the shapes DeepSeek writes its calls in when ``tool_calls``
+stays empty. ``python3 -m scenarios.library._build`` writes them with the rest.
 
 Every scenario is ``origin: scripted``: the replies are written by hand; they are not a model.
 """
@@ -8,13 +7,12 @@ Every scenario is ``origin: scripted``: the replies are written by hand; they ar
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scenarios.library._build import call, reply
 from scenarios.library._build_regressions import _run_scenario
+from scenarios.library._script import call, reply
 
 J = dict[str, Any]
 HERE = Path(__file__).parent
@@ -85,19 +83,3 @@ def prose_call() -> J:
 
 
 BUILDERS: list[Callable[[], J]] = [prose_call]
-
-
-def main(argv: list[str]) -> int:
-    wanted = set(argv)
-    for build in BUILDERS:
-        data = build()
-        if wanted and data["name"] not in wanted:
-            continue
-        path = HERE / f"{data['name']}.json"
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {path.name}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

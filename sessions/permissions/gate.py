@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from sessions.permissions.rules import PathCandidates, Rules, Verdict, canonical
-from sessions.sandbox import describe
+from sessions.sandbox.base import describe
 from sessions.tools.errors import ToolInputError, WorkspaceEscapeError
 from sessions.tools.paths import display, resolve
 
@@ -81,6 +81,10 @@ def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
     return None
 
 
+def _denied(verdict: Verdict) -> str:
+    return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+
+
 @dataclass
 class PermissionGate:
     rules: Rules
@@ -105,7 +109,7 @@ class PermissionGate:
         else:
             rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind not in ('mcp', 'web') else subject})"
         if verdict.decision == "deny":
-            return f"refused by the rule {verdict.rule!r} in [permissions] deny; do not retry it, find another way"
+            return _denied(verdict)
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
             if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
                 return None
@@ -117,6 +121,19 @@ class PermissionGate:
             return None
         shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
         return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
+
+    def deny_refusal(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        """The refusal of a ``deny`` rule for this call, or None: what still holds for a call a hook allowed."""
+        found = getattr(tool, "rule_subject", None) or _subject(tool.name, args)
+        if found is None:
+            return None
+        kind, subject = found
+        paths = workspace_paths(Path(ctx.root))
+        if kind in ("read", "write") and paths(subject) is None:
+            return None
+        rules = self.rules
+        verdict = rules.for_command(subject, paths) if kind == "bash" else rules.for_path(kind, subject, paths)
+        return _denied(verdict) if verdict.decision == "deny" else None
 
     def _default_allows(self, kind: str, ctx: Any) -> bool:
         if kind == "read":

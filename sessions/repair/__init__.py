@@ -1,7 +1,7 @@
 """Tool-call repair (DESIGN §4 and §5): make a misbehaving model's tool calls executable.
 
 Repairs change what is *executed*, never the bytes that are re-sent: nothing here mutates or re-serializes an
-:class:`~sessions.wire.AssistantMessage`. The one entry point per assistant reply is :func:`prepare_calls`.
+:class:`~sessions.wire.messages.AssistantMessage`. The one entry point per assistant reply is :func:`prepare_calls`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from sessions.repair.errors import ToolSchemaError
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 MAX_LEAVES = 10
 MAX_DEPTH = 2

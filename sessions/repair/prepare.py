@@ -1,7 +1,7 @@
 """The one entry point the session calls per assistant reply: turn its tool calls into what gets executed.
 
-:func:`prepare_calls` never touches the :class:`~sessions.wire.AssistantMessage`: the message is appended to the log
-and re-sent exactly as it arrived (DESIGN §3.2). What changes is only what runs:
+:func:`prepare_calls` never touches the :class:`~sessions.wire.messages.AssistantMessage`: the message is appended to
+the log and re-sent exactly as it arrived (DESIGN §3.2). What changes is only what runs:
 
 * every entry of ``message.tool_calls`` gives one item of :attr:`PreparedBatch.items`, in call order: either a
   :class:`RepairedCall` to dispatch, or an :class:`ImmediateResult` that is the call's tool result without running
@@ -41,7 +41,7 @@ from sessions.repair.stall import repeated_name, run_together
 from sessions.repair.storm import StormGuard
 from sessions.repair.truncation import parse_arguments
 from sessions.repair.vet import ToolTable, trim_bodies, validates
-from sessions.wire import AssistantMessage
+from sessions.wire.messages import AssistantMessage
 
 MAX_SCAVENGED_CALLS = 3
 """Calls taken from one reply's text at most (``prepare_calls(max_scavenged=...)``): a reasoning that lists many

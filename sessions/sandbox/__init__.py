@@ -4,17 +4,31 @@ no network unless asked), :class:`NoSandbox` where none exists, and the allowlis
 (never the API key's variable)."""
 
 from sessions.sandbox.base import Launch, Sandbox, describe
+from sessions.sandbox.bounds import Bounds, release
 from sessions.sandbox.bwrap import BubblewrapSandbox
 from sessions.sandbox.choose import INSTALL_HINT, sandbox_for, sandbox_unavailable_reason
 from sessions.sandbox.env import command_env
 from sessions.sandbox.none import NoSandbox
-from sessions.sandbox.policy import BASE_ENV, DEFAULT_FORBID_READ, SANDBOX_MODES, SandboxMode, SandboxPolicy
+from sessions.sandbox.policy import (
+    BASE_ENV,
+    DEFAULT_FORBID_READ,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TMP_MB,
+    SANDBOX_MODES,
+    SandboxMode,
+    SandboxPolicy,
+)
 
 __all__ = [
     "BASE_ENV",
     "DEFAULT_FORBID_READ",
+    "DEFAULT_MAX_PROCESSES",
+    "DEFAULT_MEMORY_MB",
+    "DEFAULT_TMP_MB",
     "INSTALL_HINT",
     "SANDBOX_MODES",
+    "Bounds",
     "BubblewrapSandbox",
     "Launch",
     "NoSandbox",
@@ -23,6 +37,7 @@ __all__ = [
     "SandboxPolicy",
     "command_env",
     "describe",
+    "release",
     "sandbox_for",
     "sandbox_unavailable_reason",
 ]

@@ -4,7 +4,7 @@ clocks), because it is re-sent in every later request of the conversation (DESIG
 at dispatch and never changes the schemas (DESIGN §3.4). Adding a tool: DESIGN §9.
 """
 
-from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
+from sessions.tools.base import Gate, Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.errors import DuplicateToolError, EditMismatchError, ToolError, ToolInputError, WorkspaceEscapeError
 from sessions.tools.registry import ToolRegistry, default_registry
@@ -12,6 +12,7 @@ from sessions.tools.registry import ToolRegistry, default_registry
 __all__ = [
     "DuplicateToolError",
     "EditMismatchError",
+    "Gate",
     "PreparedCall",
     "Tool",
     "ToolArgs",

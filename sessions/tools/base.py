@@ -19,9 +19,10 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.sandbox import NoSandbox, Sandbox
+from sessions.sandbox.base import Sandbox
+from sessions.sandbox.none import NoSandbox
 from sessions.tools.schema import lean_schema
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

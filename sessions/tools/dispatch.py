@@ -5,7 +5,8 @@
 * In read-only mode a sandboxed tool (``bash``) may still run when the sandbox confines it: it runs in the sandbox's
   ``read-only`` mode, the workspace mounted read-only. Without a sandbox it is refused as before.
 * The context's permission gate (rules, approval mode) is consulted before each call; a refusal is an error result
-  like any other, appended to the conversation.
+  like any other, appended to the conversation. A gate with an ``after`` method also sees each result and may add
+  to it (post-tool hooks).
 * Consecutive calls to parallel-safe tools run concurrently in one nursery; any other call is a barrier that waits for
   the batch before it and runs alone. Results come back in call order whatever order they finish in.
 """
@@ -94,7 +95,9 @@ async def _gated(item: _Runnable, ctx: ToolContext) -> ToolResult:
         refused = await ctx.gate.check(item.tool, item.args, ctx)
         if refused is not None:
             return ToolResult.error(refused, data={"refused": "permission"})
-    return await run_one(item.tool, item.args, ctx)
+    result = await run_one(item.tool, item.args, ctx)
+    after = getattr(ctx.gate, "after", None)  # a gate may also see the result (post-tool hooks) and add to it
+    return result if after is None else await after(item.tool, item.args, result, ctx)
 
 
 async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolResult:

@@ -1,7 +1,7 @@
 """A name → tool table, and the built-in set.
 
-The order of :meth:`ToolRegistry.schemas` is canonical (sorted by name, as :func:`sessions.wire.encode_tools` sorts),
-so registering in a different order never changes the bytes of the prefix.
+The order of :meth:`ToolRegistry.schemas` is canonical (sorted by name, as :func:`sessions.wire.messages.encode_tools`
+sorts), so registering in a different order never changes the bytes of the prefix.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from sessions.tools.base import Tool
 from sessions.tools.errors import DuplicateToolError
-from sessions.wire import ToolSchema
+from sessions.wire.messages import ToolSchema
 
 
 class ToolRegistry:
@@ -44,20 +44,21 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
+def default_registry(*, use_ripgrep: bool | None = None, web_fetch: bool = False) -> ToolRegistry:
     """The built-ins: read_file, write_file, edit_file, list_dir, glob, grep, bash.
 
     ``use_ripgrep``: None picks ripgrep when it is installed; False forces the pure-Python grep and glob.
+    ``web_fetch``: add the opt-in ``web_fetch`` tool (``[tools] web_fetch``; off, the prefix is as before).
     """
-    from sessions.tools.bash import BashTool
-    from sessions.tools.edit_file import EditFileTool
-    from sessions.tools.glob_tool import GlobTool
-    from sessions.tools.grep import GrepTool
-    from sessions.tools.list_dir import ListDirTool
-    from sessions.tools.read_file import ReadFileTool
-    from sessions.tools.write_file import WriteFileTool
+    from sessions.tools.files.edit_file import EditFileTool
+    from sessions.tools.files.read_file import ReadFileTool
+    from sessions.tools.files.write_file import WriteFileTool
+    from sessions.tools.search.glob_tool import GlobTool
+    from sessions.tools.search.grep import GrepTool
+    from sessions.tools.search.list_dir import ListDirTool
+    from sessions.tools.shell.bash import BashTool
 
-    return ToolRegistry(
+    registry = ToolRegistry(
         [
             ReadFileTool(),
             WriteFileTool(),
@@ -68,3 +69,8 @@ def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
             BashTool(),
         ]
     )
+    if web_fetch:
+        from sessions.tools.web.fetch import WebFetchTool
+
+        registry.register(WebFetchTool())
+    return registry

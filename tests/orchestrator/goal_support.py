@@ -12,7 +12,7 @@ from orchestrator.build import create_runner
 from orchestrator.goal.runner import GoalOptions, GoalRunner
 from orchestrator.review.reviewer import Reviewer
 from scenarios.emulator import RunningEmulator, Script, open_emulator
-from sessions.client import ClientSettings, DeepSeekClient
+from sessions.wire.client import ClientSettings, DeepSeekClient
 
 PLANNER = "You are the planner of Reasonix"
 EXECUTOR = "You are the executor of Reasonix"

@@ -1,12 +1,18 @@
-"""Small scenarios for the replay tests: a Python package whose test fails until ``calc.ops.add`` exists."""
+"""Small scenarios for the replay tests: a Python package whose test fails until ``calc.ops.add`` exists; and a
+broken change for the cache guard to catch."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scenarios.format import LoadedScenario, load_scenario
+from sessions.prompt.prefix import build_prefix
+from sessions.session import Session
 
 from .goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
 
@@ -98,3 +104,16 @@ def three_step_scenario(**overrides: Any) -> dict[str, Any]:
     )
     data.update(overrides)
     return data
+
+
+def clock_in_system_prompt_every_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A realistic broken change: the system prompt carries the current time, refreshed at every user turn."""
+    original = Session.send
+
+    async def send(self: Session, text: str, **kwargs: Any) -> Any:
+        base = self.prefix.system.content.split("\n\nCurrent time:")[0]
+        stamped = f"{base}\n\nCurrent time: {datetime.now(UTC).isoformat()}"
+        self.prefix = build_prefix(stamped, self.prefix.tools)
+        return await original(self, text, **kwargs)
+
+    monkeypatch.setattr(Session, "send", send)

@@ -9,8 +9,8 @@ from pathlib import Path
 from orchestrator.config.model import load_config
 from orchestrator.config.rules_file import remember_rule
 from orchestrator.config.trust import record_trust, trust_path
-from orchestrator.policy.approval import terminal_asker
 from orchestrator.policy.commands import command_setup
+from orchestrator.ui.approval import terminal_asker
 from sessions.permissions import Question
 
 

@@ -20,7 +20,7 @@ from orchestrator.policy.budget import (
     BudgetTracker,
     BudgetUsage,
 )
-from sessions.reply import RequestEstimate
+from sessions.wire.reply import RequestEstimate
 
 
 def warned(result: list[BudgetWarning] | BudgetExceeded) -> tuple[str, float, float]:

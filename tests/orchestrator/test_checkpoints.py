@@ -4,8 +4,6 @@ what changed, never touches the user's repository, and an undo puts back every b
 from __future__ import annotations
 
 import os
-import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,47 +17,7 @@ from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.checkpoints.ledger import Ledger, undone_steps
 from orchestrator.checkpoints.snapshot import store_workspace, take_checkpoint
 from orchestrator.checkpoints.undo import NothingToUndoError, apply_undo, plan_undo
-
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "u",
-    "GIT_AUTHOR_EMAIL": "u@example.com",
-    "GIT_COMMITTER_NAME": "u",
-    "GIT_COMMITTER_EMAIL": "u@example.com",
-}
-
-
-def user_git(ws: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ws, env=GIT_ENV, check=True, capture_output=True, text=True).stdout
-
-
-def user_repo_state(ws: Path) -> dict[str, str]:
-    """What the user's git knows, asked of git itself."""
-    return {
-        "head": user_git(ws, "rev-parse", "HEAD"),
-        "index": user_git(ws, "ls-files", "--stage"),
-        "staged": user_git(ws, "diff", "--cached"),
-        "stash": user_git(ws, "stash", "list"),
-        "branches": user_git(ws, "branch", "-a", "-v"),
-        "refs": user_git(ws, "for-each-ref"),
-        "config": user_git(ws, "config", "--local", "--list"),
-    }
-
-
-def tree_state(root: Path) -> dict[str, tuple[str, bytes]]:
-    """Every path under ``root`` (outside .git and .reasonix): kind + mode, and its bytes or link target."""
-    out: dict[str, tuple[str, bytes]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", ".reasonix")]
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            st_ = os.lstat(path)
-            if stat.S_ISLNK(st_.st_mode):
-                out[rel] = ("link", os.readlink(path).encode())
-            else:
-                out[rel] = (f"file {stat.S_IMODE(st_.st_mode) & 0o111:o}", path.read_bytes())
-    return out
+from tests.support.git_repo import tree_state, user_git, user_repo_state
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from orchestrator.config.messages import leaf_keys
 from orchestrator.config.model import Config, load_config, user_config_path
 from orchestrator.config.trust import record_trust, trust_path
 from orchestrator.errors import ConfigError
-from sessions.prices import UnknownModelPriceError
-from sessions.wire import Usage
+from sessions.accounting.prices import UnknownModelPriceError
+from sessions.wire.messages import Usage
 
 
 @pytest.fixture

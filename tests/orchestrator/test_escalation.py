@@ -16,11 +16,11 @@ from orchestrator.policy.escalation import EscalationPolicy, Escalator
 from orchestrator.ui.goal_lines import pro_marker_line
 from scenarios.emulator import ReplySpec, RunningEmulator, Script, SessionSpec, ToolCallSpec
 from scenarios.emulator.script import DropFault
-from sessions.client import DeepSeekClient
 from sessions.events import RequestStarted, SessionEvent, StreamUpdate, UsageReported
 from sessions.session import Session, SessionSettings
-from sessions.stream import ContentDelta, Reply, StreamEvent, StreamRestarted, ToolCallStarted
-from sessions.wire import ChatRequest
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.messages import ChatRequest
+from sessions.wire.stream import ContentDelta, Reply, StreamEvent, StreamRestarted, ToolCallStarted
 from tests.sessions.session_support import emulated, make_session
 
 FLASH = "deepseek-v4-flash"

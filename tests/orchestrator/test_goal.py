@@ -8,68 +8,20 @@ import pytest
 
 from orchestrator.events import GoalStateChanged, PlanRejected, PlanRevised, StepStarted, StepVerified
 from sessions.events import DiagnosticsReported, ToolFinished
+from tests.support.goal_diamond import (
+    OPS,
+    TEST,
+    diamond_executor,
+    diamond_planner,
+    diamond_workspace,
+)
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 
 
-def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "proj"
-    (ws / "calc").mkdir(parents=True)
-    (ws / "calc" / "__init__.py").write_text("")
-    (ws / "README.md").write_text("# calc\nA tiny calculator package.\n")
-    return ws
-
-
-DIAMOND = [
-    step("S1", "Add calc/ops.py with add()", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"]),
-    step(
-        "S2",
-        "Add calc/mul.py",
-        deps=["S1"],
-        writes=["calc/mul.py"],
-        verify=["python3 -c 'from calc.mul import mul; assert mul(3, 4) == 12'"],
-    ),
-    step(
-        "S3",
-        "Add calc/neg.py",
-        deps=["S1"],
-        writes=["calc/neg.py"],
-        verify=["python3 -c 'from calc.neg import neg; assert neg(2) == -2'"],
-    ),
-    step(
-        "S4", "Add test_calc.py and run it", deps=["S2", "S3"], writes=["test_calc.py"], verify=["python3 test_calc.py"]
-    ),
-]
-OPS = "def add(a, b):\n    return a + b\n"
-MUL = "from calc.ops import add\n\n\ndef mul(a, b):\n    return a * b\n"
-NEG = "def neg(a):\n    return -a\n"
-TEST = (
-    "from calc.mul import mul\nfrom calc.neg import neg\n\n"
-    "assert mul(2, 5) == 10\nassert neg(mul(1, 3)) == -3\nprint('ok')\n"
-)
-
-
-def _planner_happy() -> list[dict[str, object]]:
-    return [
-        reply(call("list_dir", path="."), reasoning="Look at the package first."),
-        reply(call("submit_plan", objective="Grow calc", steps=DIAMOND)),
-        # after every step is verified:
-        reply(call("goal_verdict", verdict="complete", evidence=["test_calc.py passes"])),
-    ]
-
-
-def _executor_happy() -> list[dict[str, object]]:
-    return [
-        *executor_step("S1", "calc/ops.py", OPS),
-        *executor_step("S2", "calc/mul.py", MUL),
-        *executor_step("S3", "calc/neg.py", NEG),
-        *executor_step("S4", "test_calc.py", TEST),
-    ]
-
-
 @pytest.mark.parametrize("memory_sections", [0, 200])
 async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     # With and without a project memory of realistic size (AGENTS.md of a mid-sized repository, ~10k tokens). After a
     # session's first request, each request misses its new content plus up to 127 tokens of the 128-token unit, so
     # the ratio depends on the prefix size: ~92-93 % on this bare repository, >= 98.5 % with the project memory.
@@ -81,7 +33,7 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
         )
     )
     events: list[object] = []
-    async with goal_env(script(_planner_happy(), _executor_happy())) as (emu, client):
+    async with goal_env(script(diamond_planner(), diamond_executor())) as (emu, client):
         runner = new_runner(client, ws, "Grow calc: add, mul, neg and a test", events=events)
         outcome = await runner.run()
         stats = emu.stats()["sessions"]
@@ -114,9 +66,9 @@ async def test_happy_path_diamond(tmp_path: Path, memory_sections: int) -> None:
 
 async def test_a_second_goal_in_the_same_workspace_hits_from_its_first_request(tmp_path: Path) -> None:
     """DESIGN §7: no run id, clock, temp path or random order in a prefix: a new goal starts warm in each session."""
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     runs: list[list[object]] = [[], []]
-    twice = script(_planner_happy() * 2, _executor_happy() * 2)
+    twice = script(diamond_planner() * 2, diamond_executor() * 2)
     async with goal_env(twice) as (_emu, client):
         for i, objective in enumerate(["Grow calc: add, mul, neg and a test", "Grow calc once more"]):
             outcome = await new_runner(client, ws, objective, events=runs[i], run_id=f"run-{i + 1}").run()
@@ -131,7 +83,7 @@ async def test_a_second_goal_in_the_same_workspace_hits_from_its_first_request(t
 
 
 async def test_planner_write_is_refused_and_invalid_plans_are_fixed(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     cyclic = [step("S1", "a", deps=["S2"]), step("S2", "b", deps=["S1"])]
     unknown = [step("S1", "a", deps=["S9"])]
     good = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"])]
@@ -166,7 +118,7 @@ async def test_planner_write_is_refused_and_invalid_plans_are_fixed(tmp_path: Pa
 
 
 async def test_verification_fails_twice_then_the_planner_revises(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     bad = "def add(a, b):\n    return a - b\n"
     plan1 = [
         step(

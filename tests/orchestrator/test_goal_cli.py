@@ -7,76 +7,26 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
+from tests.support.goal_cli import (
+    MUL,
+    NEG,
+    VERDICT,
+    calc_executor,
+    calc_planning,
+    calc_workspace,
+    goal_script,
+    wait_for_stall,
+)
+
 from .run_support import ROOT, clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
 
 REASONIX = (sys.executable, "-m", "orchestrator")
-
-OPS = "def add(a, b):\n    return a + b\n"
-MUL = "def mul(a, b):\n    return a * b\n"
-NEG = "def neg(a):\n    return -a\n"
-
-STEPS = [
-    step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["python3 -c 'import calc.ops'"]),
-    step(
-        "S2",
-        "Add calc/mul.py",
-        deps=["S1"],
-        writes=["calc/mul.py"],
-        verify=["python3 -c 'from calc.mul import mul; assert mul(3, 4) == 12'"],
-    ),
-    step(
-        "S3",
-        "Add calc/neg.py",
-        deps=["S2"],
-        writes=["calc/neg.py"],
-        verify=["python3 -c 'from calc.neg import neg; assert neg(2) == -2'"],
-    ),
-]
-STALL = {"kind": "stall", "seconds": 120, "then": "drop"}
-"""The request is held for two minutes, then dropped; the reply stays for the retry (the next request)."""
-
-
-def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "calc").mkdir(parents=True)
-    (ws / ".git").mkdir()  # ends the upward search for standing memory here
-    (ws / "calc" / "__init__.py").write_text("")
-    return ws
-
-
-def _planning(steps: list[dict[str, Any]] = STEPS) -> list[dict[str, Any]]:
-    return [reply(call("submit_plan", objective="Grow calc", steps=steps))]
-
-
-VERDICT = [reply(call("goal_verdict", verdict="complete", evidence=["every step verified"]))]
-
-
-def _executor(stall_at: int | None = None) -> list[dict[str, Any]]:
-    replies = [
-        *executor_step("S1", "calc/ops.py", OPS),
-        *executor_step("S2", "calc/mul.py", MUL),
-        *executor_step("S3", "calc/neg.py", NEG),
-    ]
-    if stall_at is not None:
-        replies[stall_at] = {**replies[stall_at], "faults": [STALL]}
-    return replies
-
-
-def _script(planner: list[dict[str, Any]], executor: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "sessions": [
-            {"key": "planner", "system_contains": PLANNER, "replies": planner},
-            {"key": "executor", "system_contains": EXECUTOR, "replies": executor},
-        ]
-    }
 
 
 def _verified(goal: dict[str, Any]) -> list[str]:
@@ -91,18 +41,6 @@ def _goal_json(ws: Path, run_id: str) -> dict[str, Any]:
 
 def _kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e.get("kind") == kind]
-
-
-def _wait_for_stall(url: str, session: str, proc: subprocess.Popen[str], timeout: float = 60) -> None:
-    """Until the emulator holds a request of ``session`` in its stall (the process is then mid-turn)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        faults = emulator_stats(url)["sessions"].get(session, {}).get("faults_injected", {})
-        if faults.get("stall"):
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError(f"the {session} request never reached the stall")
 
 
 @pytest.fixture
@@ -124,8 +62,8 @@ def _lines_until(proc: subprocess.Popen[str], predicate: Any) -> Iterator[dict[s
 
 
 def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
-    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
         proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", "--json", env=env)
         stats = emulator_stats(url)["sessions"]
     assert proc.returncode == 0, proc.stderr
@@ -147,8 +85,8 @@ def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict
 
 
 def test_goal_on_the_terminal_shows_plan_steps_tools_and_footers(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
-    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
         proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -166,7 +104,7 @@ def test_goal_on_the_terminal_shows_plan_steps_tools_and_footers(tmp_path: Path,
 
 
 def test_goal_without_a_terminal_and_without_yes_stops_at_once(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--base-url", "http://127.0.0.1:9", env=env)
     assert proc.returncode == 2
     assert "standard input is not a terminal" in proc.stderr and "--yes" in proc.stderr
@@ -179,8 +117,8 @@ def test_resume_without_a_terminal_and_without_yes_refuses_a_plan_no_review_appr
     """Issue 22: a run paused by a limit right after planning has a plan nobody approved. Resumed without a terminal
     and without --yes, it used to build no reviewer and execute the plan unreviewed; it must refuse, as a new goal
     does, and say what to do, sending nothing."""
-    ws = _workspace(tmp_path)
-    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url)
         paused = reasonix("goal", "Grow calc", *base, "--yes", "--json", "--max-requests", "1", env=env)
         assert paused.returncode == 3, paused.stderr
@@ -208,7 +146,7 @@ def test_resume_without_a_terminal_and_without_yes_refuses_a_plan_no_review_appr
 
 def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -> None:
     """The missing key is the first thing to fix, even where review could not be asked for either."""
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     proc = reasonix("goal", "Grow calc", "--workspace", str(ws), env=env)
     assert proc.returncode == 2
     assert "no API key: set DEEPSEEK_API_KEY" in proc.stderr and "terminal" not in proc.stderr
@@ -225,7 +163,7 @@ def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -
     ],
 )
 def test_usage_errors_exit_2(tmp_path: Path, env: dict[str, str], args: list[str], message: str) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     proc = reasonix(*args, "--workspace", str(ws), "--yes", "--base-url", "http://127.0.0.1:9", env=env)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
@@ -235,9 +173,9 @@ def test_usage_errors_exit_2(tmp_path: Path, env: dict[str, str], args: list[str
 
 
 def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     # The plan run has only a planner; exec starts a new run whose planner is asked only for the verdict.
-    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
         planned = reasonix("plan", "Grow calc", "--workspace", str(ws), "--base-url", url, "--yes", env=env)
         assert planned.returncode == 0, planned.stderr
         saved = [line for line in planned.stdout.splitlines() if line.startswith("plan approved and saved: ")]
@@ -260,7 +198,7 @@ def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict
 
 
 def test_exec_refuses_an_invalid_plan_naming_its_problems(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text(
         json.dumps(
@@ -284,11 +222,11 @@ def test_exec_refuses_an_invalid_plan_naming_its_problems(tmp_path: Path, env: d
 
 
 def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     # A budget no request fits in: the gate refuses the planner's first request before it is sent, and the goal pauses
     # with nothing sent; resumed with a raised budget, it plans from the start.
-    planner = _planning() + VERDICT
-    with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
+    planner = calc_planning() + VERDICT
+    with emulator_process(goal_script(planner, calc_executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)
         assert paused.returncode == 3, paused.stderr
@@ -312,13 +250,13 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
 
 
 def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     # S2's first executor request stalls: the goal is mid-turn when it is interrupted.
-    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor(stall_at=3)), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         proc = start_reasonix("goal", "Grow calc", *base, env=env)
         try:
-            _wait_for_stall(url, "executor", proc)
+            wait_for_stall(url, "executor", proc)
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=60)
         finally:
@@ -342,15 +280,15 @@ def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, en
 
 
 def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Path, env: dict[str, str]) -> None:
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     # Killed while S2's first executor request is held by the emulator (S1 verified by then). The held request
     # delivered nothing, so the resumed run is served the same S2 replies, and then the rest.
-    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor(stall_at=3)), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         proc = start_reasonix("goal", "Grow calc", *base, env=env)
         try:
             before = list(_lines_until(proc, lambda e: e.get("kind") == "step_started" and e["step_id"] == "S2"))
-            _wait_for_stall(url, "executor", proc)
+            wait_for_stall(url, "executor", proc)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
@@ -382,11 +320,11 @@ def test_goal_record_writes_a_replayable_scenario_without_the_key(tmp_path: Path
     from orchestrator.replay.runner import replay
     from scenarios.format import load_scenario
 
-    ws = _workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     key = "sk-very-secret-key-1234567890"
     env = {**env, "DEEPSEEK_API_KEY": key}
     record = tmp_path / "recorded.json"
-    with emulator_process(_script(_planning() + VERDICT, _executor()), tmp_path, env) as url:
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
         proc = reasonix(
             "goal",
             "Grow calc",

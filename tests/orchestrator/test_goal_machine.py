@@ -23,8 +23,8 @@ from orchestrator.review.reviewer import ReviewDecision, ScriptedReviewer
 from orchestrator.task.run import TaskRun
 from orchestrator.ui.goal_view import GoalTerminalUI
 from plans.schema import Plan, Step, StepStatus
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import DeepSeekError
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import DeepSeekError
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 from .replay_support import goal_scenario, write

@@ -15,10 +15,10 @@ import pytest
 import trio
 from rich.console import Console
 
-from orchestrator.checkpoints.history import summarize
 from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
 from orchestrator.goal.parallel.wave import pick_wave
 from orchestrator.goal.runner import GoalOptions
+from orchestrator.runs.history import summarize
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_view import GoalTerminalUI
 from plans.schema import Plan

@@ -160,8 +160,8 @@ def test_a_wave_never_spends_past_budget_usd_and_pauses_resumable(tmp_path: Path
     emulator, priced, stays within it. The budget is set from today's flash prices, so peak and off-peak alike."""
     from datetime import UTC, datetime
 
-    from sessions.prices import default_price_book
-    from sessions.wire import Usage
+    from sessions.accounting.prices import default_price_book
+    from sessions.wire.messages import Usage
 
     book, now = default_price_book(), datetime.now(UTC)
     per_output_token = float(book.cost(Usage(completion_tokens=1_000_000), "deepseek-v4-flash", now).total) / 1e6

@@ -32,9 +32,10 @@ from orchestrator.events import (
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget, BudgetTracker, BudgetUsage
 from orchestrator.summary import SessionFigures, Summary
-from orchestrator.ui.goal_view import GoalTerminalUI, escalation_line, summary_text
+from orchestrator.ui.goal_lines import escalation_line
+from orchestrator.ui.goal_view import GoalTerminalUI, summary_text
 from plans.schema import Plan, StepStatus
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 from sessions.events import (
     DiagnosticsReported,
     StreamUpdate,
@@ -43,12 +44,12 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import ContentDelta, ReasoningDelta
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import ContentDelta, ReasoningDelta
+from tests.support.goal_diamond import diamond_executor, diamond_planner, diamond_workspace
 
 from .goal_support import goal_env, script, step
 from .run_support import ROOT
-from .test_goal import _executor_happy, _planner_happy, _workspace
 
 PLAN = Plan.model_validate(
     {
@@ -239,10 +240,10 @@ def test_summary_line_from_the_outcome_summary() -> None:
 
 async def test_a_real_goal_on_the_terminal_ui(tmp_path: Path) -> None:
     """The UI fed by a real goal (emulator, real tools and verify commands): one line per step state change."""
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     console, out = _console(120)
     holder: list[GoalTerminalUI] = []
-    async with goal_env(script(_planner_happy(), _executor_happy())) as (_emu, client):
+    async with goal_env(script(diamond_planner(), diamond_executor())) as (_emu, client):
         runner = create_runner(
             workspace=ws,
             client=client,
@@ -323,10 +324,7 @@ async def test_first_sigint_cancels_the_work_second_exits_at_once() -> None:
 
 
 def test_hard_exit_flushes_what_was_printed_and_exits_130() -> None:
-    code = (
-        "import sys; from orchestrator.cli.goal_command import hard_exit; "
-        "print('kept', end=''); sys.stderr.write('e'); "
-    )
+    code = "import sys; from orchestrator.signals import hard_exit; print('kept', end=''); sys.stderr.write('e'); "
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe is block-buffered
     proc = subprocess.run(
         [sys.executable, "-c", code + "hard_exit()"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
@@ -339,16 +337,15 @@ async def test_an_edit_at_review_shows_the_edited_tree_and_its_changes_once(tmp_
     the goal display and the next review round). A real goal, a real editor process, the reviewer and the display on
     one console as `reasonix goal` sets them up; and the judging turn is called that, not re-planning (item 32)."""
     from orchestrator.review.reviewer import TerminalReviewer
+    from tests.support.review import Typist, fake_editor
 
-    from .test_review import Typist, fake_editor
-
-    ws = _workspace(tmp_path)
+    ws = diamond_workspace(tmp_path)
     retitle = ('"title": "Add calc/mul.py"', '"title": "Add calc/mul.py with mul()"')
     editor, _home = fake_editor(tmp_path, [retitle])
     console, out = _console(120)
     holder: list[GoalTerminalUI] = []
     reviewer = TerminalReviewer(console, read_line=Typist("e", "a"), editor=editor, show_plan=False)
-    async with goal_env(script(_planner_happy(), _executor_happy())) as (_emu, client):
+    async with goal_env(script(diamond_planner(), diamond_executor())) as (_emu, client):
         runner = create_runner(
             workspace=ws,
             client=client,

@@ -29,7 +29,7 @@ from orchestrator.review.reviewer import ReviewDecision
 from plans.schema import Step
 from scenarios.emulator import Script
 from sessions.sandbox import DEFAULT_FORBID_READ, NoSandbox, SandboxPolicy
-from tests.sessions.sandbox.conftest import require_bwrap
+from tests.support.bwrap import require_bwrap
 
 from .goal_support import EXECUTOR, PLANNER, call, goal_env, reply, step
 from .run_support import ROOT, clean_env, emulator_process, emulator_stats, reasonix

@@ -16,18 +16,18 @@ from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import failure_digest, verify_feedback
 from orchestrator.summary import figures
-from orchestrator.task.run import RunSummary
+from orchestrator.task.run import TaskSummary
 from orchestrator.ui.goal_view import CostBoard, GoalTerminalUI, goal_footer, summary_text
 from orchestrator.ui.stream import TerminalRenderer
 from sessions.events import StreamUpdate, TurnFinished, UsageReported
-from sessions.stream import StreamRestarted
-from sessions.wire import Usage
+from sessions.wire.messages import Usage
+from sessions.wire.stream import StreamRestarted
 
 from .goal_support import call, goal_env, reply, script, step
 
 
-def _run_summary(status: str, model: str) -> RunSummary:
-    return RunSummary(
+def _run_summary(status: str, model: str) -> TaskSummary:
+    return TaskSummary(
         command="run",
         run_id="r",
         status=status,  # type: ignore[arg-type]

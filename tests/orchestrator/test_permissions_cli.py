@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from tests.orchestrator.run_support import clean_env, emulator_process, reasonix
-from tests.sessions.sandbox.conftest import require_bwrap
+from tests.support.bwrap import require_bwrap
 
 RIDE_ALONG = [
     "git status ${x:-$(touch P1)}",

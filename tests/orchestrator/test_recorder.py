@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.replay.recorder import CapturedExchange, canonical_lines, derive_script, to_recorded
 from orchestrator.replay.runner import replay
-from orchestrator.task.prompts import EXECUTOR_RUN_SYSTEM
 from scenarios.format import load_scenario
 
 from .goal_support import call, reply
@@ -126,7 +126,7 @@ async def test_a_recorded_goal_replays_both_sessions_without_drift(tmp_path: Pat
     from orchestrator.replay.runner import replay_scenario
     from orchestrator.review.reviewer import ScriptedReviewer
     from scenarios.emulator import Script, open_emulator
-    from sessions.client import ClientSettings, DeepSeekClient
+    from sessions.wire.client import ClientSettings, DeepSeekClient
 
     from .replay_support import goal_scenario
 

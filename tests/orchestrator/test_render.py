@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, cost_style, footer, summary_line
-from sessions.diagnostics import RequestDiagnostics
+from sessions.accounting.diagnostics import RequestDiagnostics
 from sessions.events import (
     Compacted,
     DiagnosticsReported,
@@ -22,7 +22,8 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.stream import (
+from sessions.wire.messages import Usage
+from sessions.wire.stream import (
     ContentDelta,
     KeepAlive,
     ReasoningDelta,
@@ -31,7 +32,6 @@ from sessions.stream import (
     ToolCallArgumentsDelta,
     ToolCallStarted,
 )
-from sessions.wire import Usage
 
 S = "executor"
 
@@ -241,7 +241,7 @@ def test_json_lines_renderer_writes_one_object_per_event() -> None:
         '"body_bytes": 1000, "prefix_fingerprint": "f", "messages": 2}\n'
         '{"session": "executor", "kind": "stream", "event": {"kind": "content_delta", "text": "héllo"}}\n'
         '{"session": "executor", "kind": "tool_finished", "call_id": "c1", "name": "bash", "is_error": false, '
-        '"preview": "ok", "chars": 2, "bounded": false}\n'
+        '"preview": "ok", "chars": 2, "bounded": false, "tail": "", "lines": 0}\n'
         '{"kind": "summary", "status": "done"}\n'
     )
     assert [json.loads(line) for line in buffer.getvalue().splitlines()][:3] == [

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from orchestrator.cli.main import main
 from orchestrator.replay.runner import peak_clock, replay
-from sessions.prefix import build_prefix
-from sessions.session import Session
 
 from .goal_support import EXECUTOR, PLANNER, call, reply
-from .replay_support import OPS, PLAN, WORKSPACE, goal_scenario, three_step_scenario, write
+from .replay_support import (
+    OPS,
+    PLAN,
+    WORKSPACE,
+    clock_in_system_prompt_every_turn,
+    goal_scenario,
+    three_step_scenario,
+    write,
+)
 
 
 def test_a_goal_replays_and_every_expectation_holds(tmp_path: Path) -> None:
@@ -129,19 +134,6 @@ def test_a_script_that_runs_out_is_a_failure_not_a_crash(tmp_path: Path) -> None
 # ------------------------------------------------------------------------------------------- the cache guard
 
 
-def _clock_in_system_prompt_every_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A realistic broken change: the system prompt carries the current time, refreshed at every user turn."""
-    original = Session.send
-
-    async def send(self: Session, text: str, **kwargs: Any) -> Any:
-        base = self.prefix.system.content.split("\n\nCurrent time:")[0]
-        stamped = f"{base}\n\nCurrent time: {datetime.now(UTC).isoformat()}"
-        self.prefix = build_prefix(stamped, self.prefix.tools)
-        return await original(self, text, **kwargs)
-
-    monkeypatch.setattr(Session, "send", send)
-
-
 def test_the_cache_guard_holds_for_the_unbroken_code(tmp_path: Path) -> None:
     report = replay(write(tmp_path, three_step_scenario()))
     assert report.ok, report.text_report()
@@ -168,7 +160,7 @@ def test_the_guard_after_the_first_request_leaves_each_first_request_out(tmp_pat
 def test_a_timestamp_in_the_prompt_fails_the_cache_guard_naming_the_prefix_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _clock_in_system_prompt_every_turn(monkeypatch)
+    clock_in_system_prompt_every_turn(monkeypatch)
     report = replay(write(tmp_path, three_step_scenario()))
     assert not report.ok
     guard = [f for f in report.failures if "hit ratio" in f]
@@ -186,7 +178,7 @@ def test_the_timestamp_also_fails_a_library_scenario(monkeypatch: pytest.MonkeyP
     assert guarded, "every library scenario declares a hit-ratio floor (tests/scenarios/test_scenario_files.py)"
     loaded = load_scenario(next((p for p in guarded if p.stem == "flagship"), guarded[0]))
     assert replay(loaded).ok
-    _clock_in_system_prompt_every_turn(monkeypatch)
+    clock_in_system_prompt_every_turn(monkeypatch)
     report = replay(loaded)
     assert any("hit ratio" in f and "prefix changed" in f for f in report.failures), report.text_report()
 

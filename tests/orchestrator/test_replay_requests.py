@@ -110,13 +110,13 @@ def test_a_second_run_hits_from_its_first_request_and_a_stamped_prompt_fails_it(
 ) -> None:
     from scenarios.format import LIBRARY, load_scenario
 
-    from .test_replay import _clock_in_system_prompt_every_turn
+    from .replay_support import clock_in_system_prompt_every_turn
 
     loaded = load_scenario(LIBRARY / "second-run-cache.json")
     report = replay(loaded)
     assert report.ok, report.text_report()
     assert report.requests == 4 and report.sessions["executor"].requests == 4  # both runs, one emulator
-    _clock_in_system_prompt_every_turn(monkeypatch)
+    clock_in_system_prompt_every_turn(monkeypatch)
     failures = replay(loaded).failures
     (failure,) = failures
     assert failure.startswith("run 2: executor first request hit ") and "expected at least 1024" in failure

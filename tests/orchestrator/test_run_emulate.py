@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sessions.journal import read_journal
-from sessions.wire import AssistantMessage
+from sessions.journal.jsonl import read_journal
+from sessions.wire.messages import AssistantMessage
 
 from .run_support import clean_env, emulator_process, emulator_stats, json_lines, reasonix, start_reasonix
 

@@ -68,16 +68,24 @@ def test_resume_takes_a_run_id_not_a_path(tmp_path: Path, name: str) -> None:
 
 
 def test_a_second_goal_resume_of_a_running_run_is_refused(tmp_path: Path) -> None:
+    from tests.support.goal_cli import (
+        VERDICT,
+        calc_executor,
+        calc_planning,
+        calc_workspace,
+        goal_script,
+        wait_for_stall,
+    )
+
     from .run_support import clean_env, emulator_process, reasonix, start_reasonix
-    from .test_goal_cli import VERDICT, _executor, _planning, _script, _wait_for_stall, _workspace
 
     env = clean_env(tmp_path)
-    ws = _workspace(tmp_path)
-    with emulator_process(_script(_planning() + VERDICT, _executor(stall_at=3)), tmp_path, env) as url:
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor(stall_at=3)), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         first = start_reasonix("goal", "Grow calc", *base, env=env)
         try:
-            _wait_for_stall(url, "executor", first)
+            wait_for_stall(url, "executor", first)
             (run_id,) = [p.name for p in (ws / ".reasonix" / "runs").iterdir()]
             second = reasonix("goal", "--resume", run_id, *base, env=env)
         finally:

@@ -12,11 +12,10 @@ import trio
 
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget
+from tests.support.goal_cli import VERDICT, calc_executor, calc_planning, calc_workspace, goal_script
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 from .run_support import clean_env, emulator_process, json_lines, reasonix
-from .test_goal_cli import VERDICT, _executor, _planning, _script
-from .test_goal_cli import _workspace as cli_workspace
 
 OPS = "def add(a, b):\n    return a + b\n"
 DONE = "20261101-090000-aaaaaa"
@@ -36,8 +35,19 @@ def _planner(steps: list[dict[str, object]], objective: str) -> list[dict[str, o
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four runs: complete, blocked, paused (budget), and a `reasonix run` task (an executor journal only)."""
     ws = tmp_path_factory.mktemp("runs") / "ws"
-    trio.run(_runs, ws)
+    with pytest.MonkeyPatch.context() as patch:  # the runs' checkpoint store, where every test's commands look
+        patch.setenv("XDG_STATE_HOME", str(_state_home(ws)))
+        trio.run(_runs, ws)
     return ws
+
+
+def _state_home(ws: Path) -> Path:
+    return ws.parent / "state-home"
+
+
+def _env(workspace: Path, tmp_path: Path) -> dict[str, str]:
+    """A clean user's environment whose state home holds the fixture runs' checkpoints."""
+    return {**clean_env(tmp_path), "XDG_STATE_HOME": str(_state_home(workspace))}
 
 
 async def _runs(ws: Path) -> None:
@@ -64,7 +74,7 @@ async def _runs(ws: Path) -> None:
 
 
 def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     text = reasonix("runs", "--workspace", str(workspace), env=env)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
@@ -92,7 +102,7 @@ def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp
 
 
 def test_runs_show_gives_the_plan_events_costs_and_checkpoints(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     shown = reasonix("runs", "show", DONE, "--workspace", str(workspace), env=env)
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
@@ -112,7 +122,7 @@ def test_runs_show_gives_the_plan_events_costs_and_checkpoints(workspace: Path, 
 def test_runs_show_without_an_id_shows_the_latest_and_a_shared_prefix_is_ambiguous(
     workspace: Path, tmp_path: Path
 ) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     latest = reasonix("runs", "show", "--workspace", str(workspace), env=env)
     assert latest.returncode == 0, latest.stderr
     assert latest.stdout.startswith(f"run {TASK} · run · ")
@@ -126,7 +136,7 @@ def test_runs_show_without_an_id_shows_the_latest_and_a_shared_prefix_is_ambiguo
 
 
 def test_an_unknown_run_lists_the_nearest_with_their_objectives(workspace: Path, tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
+    env = _env(workspace, tmp_path)
     shown = reasonix("runs", "show", "20261102-090000-bbbbbx", "--workspace", str(workspace), env=env)
     assert shown.returncode == 1
     assert "no run '20261102-090000-bbbbbx'" in shown.stderr
@@ -145,11 +155,11 @@ def test_runs_in_an_empty_workspace(tmp_path: Path) -> None:
 
 def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
-    ws = cli_workspace(tmp_path)
+    ws = calc_workspace(tmp_path)
     none = reasonix("goal", "--resume", "--workspace", str(ws), "--yes", "--base-url", "http://127.0.0.1:9", env=env)
     assert none.returncode == 2 and "no paused or interrupted run to resume" in none.stderr
-    planner = _planning() + VERDICT  # the budget refuses the first request: nothing is sent before the resume
-    with emulator_process(_script(planner, _executor()), tmp_path, env) as url:
+    planner = calc_planning() + VERDICT  # the budget refuses the first request: nothing is sent before the resume
+    with emulator_process(goal_script(planner, calc_executor()), tmp_path, env) as url:
         base = ("--workspace", str(ws), "--base-url", url, "--yes", "--json")
         paused = reasonix("goal", "Grow calc", *base, "--budget-usd", "0.0000001", env=env)
         assert paused.returncode == 3, paused.stderr
@@ -166,10 +176,10 @@ async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: P
 
     from rich.console import Console
 
-    from orchestrator.checkpoints.estimate import estimate_plan
     from orchestrator.review.reviewer import TerminalReviewer
+    from orchestrator.runs.estimate import estimate_plan
     from plans.schema import Plan
-    from sessions.prices import default_price_book
+    from sessions.accounting.prices import default_price_book
 
     plan = Plan.model_validate(
         {

@@ -17,12 +17,12 @@ from rich.text import Text
 
 from orchestrator.cli.main import main
 from orchestrator.events import Escalated, GoalStateChanged, StepReported, StepStarted, StepVerified, VerifyOutcome
+from orchestrator.text.safe_text import neutralise, neutralise_model, neutralise_text
 from orchestrator.ui.goal_view import GoalTerminalUI
-from orchestrator.ui.safe_text import neutralise, neutralise_model, neutralise_text
 from orchestrator.ui.stream import TerminalRenderer
 from plans.schema import Plan, StepStatus
 from sessions.events import RepairApplied, StreamUpdate, ToolFinished, ToolStarted
-from sessions.stream import ContentDelta, ReasoningDelta
+from sessions.wire.stream import ContentDelta, ReasoningDelta
 
 ERASE_UP = "\x1b[2K\x1b[1A"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

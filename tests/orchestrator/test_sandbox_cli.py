@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix
-from tests.sessions.sandbox.conftest import require_bwrap
+from tests.support.bwrap import require_bwrap
 
 KEY = "sk-test-key-that-must-never-leak-0123456789"
 

@@ -13,7 +13,7 @@ from orchestrator.ui.goal_view import GoalTerminalUI
 from orchestrator.ui.spinner import Ticker, WaitIndicator
 from orchestrator.ui.stream import TerminalRenderer
 from sessions.events import RequestStarted, StreamUpdate, TurnFinished
-from sessions.stream import ContentDelta, KeepAlive, ReasoningDelta, StreamRestarted
+from sessions.wire.stream import ContentDelta, KeepAlive, ReasoningDelta, StreamRestarted
 
 ERASE = "\x1b[1G\x1b[2K"
 SGR = re.compile("\x1b\\[[0-9;]*m")

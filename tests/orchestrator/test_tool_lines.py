@@ -116,14 +116,15 @@ def test_without_the_arguments_the_preview_is_read_or_cut() -> None:
 
 
 def test_json_events_do_not_change() -> None:
-    """``--json`` is an API: the full arguments ride on the event for the terminal only."""
+    """``--json`` is an API: the full arguments ride on the event for the terminal only (the JSON has them bounded,
+    ``args_shown``, as the session's tool batch fills it)."""
     buffer = io.StringIO()
     event = ToolStarted(session=S, call_id="c1", name="bash", args_preview='{"command": "ls"}', args={"command": "ls"})
     events: list[SessionEvent] = [event]
     JsonLinesRenderer(buffer)(events[0])
     assert buffer.getvalue() == (
         '{"session": "executor", "kind": "tool_started", "call_id": "c1", "name": "bash", '
-        '"args_preview": "{\\"command\\": \\"ls\\"}"}\n'
+        '"args_preview": "{\\"command\\": \\"ls\\"}", "args_shown": {}}\n'
     )
     assert event.model_dump(mode="json") == ToolStarted.model_validate_json(buffer.getvalue()).model_dump(mode="json")
 

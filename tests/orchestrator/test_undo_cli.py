@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.git_repo import tree_state, user_git, user_repo_state
+
 from .goal_support import EXECUTOR, PLANNER, call, reply, step
 from .run_support import clean_env, emulator_process, json_lines, reasonix
-from .test_checkpoints import tree_state, user_git, user_repo_state
 
 OPS = "def add(a, b):\n    return a + b\n"
 REWRITTEN = "def add(a, b):\n    return a - b  # rewritten\n"

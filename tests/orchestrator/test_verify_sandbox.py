@@ -12,7 +12,7 @@ import pytest
 from orchestrator.policy.verify import run_verify
 from plans.schema import Step, VerifyCommand
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
-from tests.sessions.sandbox.conftest import require_bwrap
+from tests.support.bwrap import require_bwrap
 
 
 @pytest.fixture

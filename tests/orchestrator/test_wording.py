@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orchestrator.text.wording import counted, shorten
 from orchestrator.ui.stream import summary_line
-from orchestrator.ui.wording import counted, shorten
 
 
 def test_counted_nouns() -> None:
@@ -23,3 +26,15 @@ def test_shorten_puts_text_on_one_line_and_cuts_it_with_an_ellipsis() -> None:
     assert shorten("abcdefghij", 10) == "abcdefghij"
     assert shorten("abcdefghijk", 10) == "abcdefghi…" and len(shorten("x" * 500, 80)) == 80
     assert shorten("abc", 0) == "…"
+
+
+@given(st.text(), st.integers(min_value=0, max_value=200))
+def test_shorten_gives_one_printable_line_within_the_limit(text: str, limit: int) -> None:
+    line = shorten(text, limit)
+    assert len(line) <= max(limit, 1) and line.isprintable() and "\n" not in line
+    assert line == shorten(line, limit)  # a shortened line is left as it is
+
+
+def test_shorten_turns_control_characters_into_spaces_and_drops_the_space_before_the_cut() -> None:
+    assert shorten("run\x1b[2K  it\r\nnow", 80) == "run [2K it now"
+    assert shorten("abcd efgh", 6) == "abcd…"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scenarios.emulator import Script, open_emulator
 from scenarios.emulator.accounting import Accountant
 from scenarios.emulator.render import render_request
-from sessions import tokens
+from sessions.accounting import tokens
 
 AUTH = {"Authorization": "Bearer test-key"}
 FLASH = "deepseek-v4-flash"

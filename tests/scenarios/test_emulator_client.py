@@ -1,4 +1,4 @@
-"""The emulator against our own client (sessions/client.py): recorded DeepSeek samples and the emulator's streams
+"""The emulator against our own client (sessions/wire/client.py): recorded DeepSeek samples and the emulator's streams
 assemble the same way, and every fault kind shows the client's reaction."""
 
 from __future__ import annotations
@@ -7,30 +7,21 @@ import itertools
 import json
 from typing import Any
 
-import httpx
 import pytest
 import trio
 
 from scenarios.emulator import Script, open_emulator
 from scenarios.emulator.render import CALL_BEGIN
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import (
+from sessions.repair.scavenge import scavenge_calls
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.errors import (
     AuthenticationError,
     BadRequestError,
     DeepSeekError,
     InvalidParameterError,
     RetriesExhaustedError,
 )
-from sessions.repair.scavenge import scavenge_calls
-from sessions.stream import (
-    Completed,
-    KeepAlive,
-    StreamEvent,
-    StreamRestarted,
-    assemble_sse,
-    reply_from_completion,
-)
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatCompletion,
     ChatRequest,
@@ -41,7 +32,16 @@ from sessions.wire import (
     ToolSchema,
     UserMessage,
 )
+from sessions.wire.stream import (
+    Completed,
+    KeepAlive,
+    StreamEvent,
+    StreamRestarted,
+    assemble_sse,
+    reply_from_completion,
+)
 from tests import wire_samples
+from tests.support.client import FAST, collect, raw_sse
 
 WIRE = wire_samples.WIRE
 needs_samples = pytest.mark.skipif(not WIRE.is_dir(), reason="the recorded DeepSeek samples are not on this machine")
@@ -54,7 +54,6 @@ WEATHER = ToolSchema(
         parameters={"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
     )
 )
-FAST = ClientSettings(backoff_initial_s=0.5, backoff_max_s=2, backoff_jitter_s=0, max_attempts=4, stall_timeout_s=20)
 
 
 def request(*messages: Message, stream: bool = True, **extra: Any) -> ChatRequest:
@@ -70,23 +69,6 @@ def one_session(*replies: dict[str, Any]) -> Script:
 def shape(events: list[StreamEvent]) -> list[str]:
     """The event sequence with runs of one kind folded: what a renderer sees, independent of fragment sizes."""
     return [kind for kind, _ in itertools.groupby(e.kind for e in events)]
-
-
-async def collect(client: DeepSeekClient, req: ChatRequest, body: bytes | None = None) -> list[StreamEvent]:
-    out: list[StreamEvent] = []
-    async with client.stream(req, body=body) as events:
-        async for event in events:
-            out.append(event)
-    return out
-
-
-async def raw_sse(base_url: str, req: ChatRequest) -> bytes:
-    from sessions.wire import encode_request
-
-    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": "Bearer k"}) as http:
-        r = await http.post("/chat/completions", content=encode_request(req))
-        assert r.status_code == 200, r.text
-        return r.content
 
 
 # --------------------------------------------------------------------------------- samples vs emulator streams

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from scenarios.emulator import Script, open_emulator
-from sessions.client import DeepSeekClient
-from sessions.sse import SseData, SseParser
-from sessions.stream import Completed, StreamAssembler, assemble_sse, decode_chunk
-from sessions.wire import ChatRequest, SystemMessage, UserMessage, encode_request
-from tests.scenarios.test_emulator_client import FAST, collect, raw_sse
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.messages import ChatRequest, SystemMessage, UserMessage, encode_request
+from sessions.wire.sse import SseData, SseParser
+from sessions.wire.stream import Completed, StreamAssembler, assemble_sse, decode_chunk
+from tests.support.client import FAST, collect, raw_sse
 
 SYSTEM = SystemMessage(content="You are the EXECUTOR. Keep edits small.")
 TEXT = "naïve café — 日本語 ✓ 🙂 done"

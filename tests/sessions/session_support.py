@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.emulator import RunningEmulator, Script, open_emulator
-from sessions.client import ClientSettings, DeepSeekClient
 from sessions.events import SessionEvent
-from sessions.memory import load_standing_memory
-from sessions.prefix import build_prefix
-from sessions.reply import ReplyRequest, stream_reply
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session, SessionSettings
-from sessions.stream import Reply, StreamEvent
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import default_registry
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.reply import ReplyRequest, stream_reply
+from sessions.wire.stream import Reply, StreamEvent
 
 SYSTEM = "You are the executor of a coding agent. Work in the workspace with the tools. [executor]"
 

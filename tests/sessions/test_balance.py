@@ -10,9 +10,9 @@ import pytest
 import trio
 
 from scenarios.emulator import open_emulator
-from sessions.balance import Balance
-from sessions.client import DeepSeekClient
-from sessions.errors import AuthenticationError, ConnectionFailedError, DeadlineExceededError, UnexpectedBodyError
+from sessions.wire.balance import Balance
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.errors import AuthenticationError, ConnectionFailedError, DeadlineExceededError, UnexpectedBodyError
 
 
 async def test_the_emulator_answers_the_balance_in_deepseeks_shape() -> None:

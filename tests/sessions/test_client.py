@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sessions.client import ClientSettings, DeepSeekClient, check_request, parse_retry_after
-from sessions.errors import (
+from sessions.wire.client import ClientSettings, DeepSeekClient, check_request, parse_retry_after
+from sessions.wire.errors import (
     AuthenticationError,
     BadRequestError,
     InsufficientBalanceError,
@@ -16,42 +16,20 @@ from sessions.errors import (
     RequestRefusedError,
     UnexpectedStatusError,
 )
-from sessions.reply import ChatClient
-from sessions.stream import Completed, KeepAlive, StreamEvent, assemble_sse
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
-    ChatRequest,
-    FunctionSchema,
     SystemMessage,
     Thinking,
     ToolMessage,
-    ToolSchema,
     UserMessage,
     encode_message,
     encode_request,
 )
+from sessions.wire.reply import ChatClient
+from sessions.wire.stream import Completed, KeepAlive, StreamEvent, assemble_sse
 from tests.sessions.fake_deepseek import V4_JSON, V4_SSE, V32_SSE, FakeDeepSeek, Scripted, error, sse, sse_lines
-from tests.sessions.test_stream import assert_v4_json_reply, assert_v4_stream_reply, assert_v32_stream_reply
-
-WEATHER = ToolSchema(
-    function=FunctionSchema(
-        name="weather",
-        description="Weather at a place.",
-        parameters={"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
-    )
-)
-
-
-def request(*, stream: bool = True, **kw: object) -> ChatRequest:
-    return ChatRequest.model_validate(
-        {
-            "model": "deepseek-v4-flash",
-            "messages": (SystemMessage(content="Be terse."), UserMessage(content="Weather in SF?")),
-            "tools": (WEATHER,),
-            "stream": stream,
-            **kw,
-        }
-    )
+from tests.support.client import sample_request
+from tests.support.wire_replies import assert_v4_json_reply, assert_v4_stream_reply, assert_v32_stream_reply
 
 
 def client(fake: FakeDeepSeek, **settings: object) -> DeepSeekClient:
@@ -67,12 +45,12 @@ async def test_v4_stream_through_the_client() -> None:
     fake = FakeDeepSeek(sse(b": keep-alive\n\n", *sse_lines(V4_SSE)))
     events: list[StreamEvent] = []
     async with client(fake) as c:
-        reply = await c.complete(request(), on_event=events.append)
+        reply = await c.complete(sample_request(), on_event=events.append)
     assert_v4_stream_reply(reply)
     expected_events, _ = assemble_sse(V4_SSE.read_bytes())
     assert events == [KeepAlive(), *expected_events]
     (seen,) = fake.seen
-    assert seen.body == encode_request(request())
+    assert seen.body == encode_request(sample_request())
     assert seen.headers["authorization"] == "Bearer sk-test"
     assert seen.headers["accept"] == "text/event-stream"
     assert json.loads(seen.body)["stream_options"] == {"include_usage": True}
@@ -84,7 +62,7 @@ async def test_v32_stream_arriving_in_odd_pieces() -> None:
     pieces = [raw[i : i + 7] for i in range(0, len(raw), 7)]  # splits lines and UTF-8 characters alike
     fake = FakeDeepSeek(sse(*pieces))
     async with client(fake) as c:
-        reply = await c.complete(request())
+        reply = await c.complete(sample_request())
     assert_v32_stream_reply(reply)
 
 
@@ -94,7 +72,7 @@ async def test_non_streamed_request_uses_the_json_path() -> None:
         Scripted(parts=[b"\n", b"\n", V4_JSON.read_bytes()], headers={"content-type": "application/json"})
     )
     events: list[StreamEvent] = []
-    async with client(fake) as c, c.stream(request(stream=False)) as stream:
+    async with client(fake) as c, c.stream(sample_request(stream=False)) as stream:
         events = [e async for e in stream]
     assert isinstance(events[-1], Completed)
     assert_v4_json_reply(events[-1].reply)
@@ -104,11 +82,11 @@ async def test_non_streamed_request_uses_the_json_path() -> None:
 
 
 async def test_given_body_is_sent_unchanged() -> None:
-    exact = encode_request(request())[:-2] + b"]}"  # any bytes the session joined; here equal to a fresh encode
+    exact = encode_request(sample_request())[:-2] + b"]}"  # any bytes the session joined; here equal to a fresh encode
     odd = exact.replace(b'"Be terse."', b'"Be  terse."')  # and bytes the client could not have produced itself
     fake = FakeDeepSeek(sse(*sse_lines(V4_SSE)))
     async with client(fake) as c:
-        await c.complete(request(), body=odd)
+        await c.complete(sample_request(), body=odd)
     assert fake.seen[0].body == odd
 
 
@@ -128,7 +106,7 @@ async def test_history_carries_reasoning_and_raw_arguments_byte_for_byte() -> No
     )
     fake = FakeDeepSeek(sse(*sse_lines(V4_SSE)))
     async with client(fake) as c:
-        await c.complete(request(messages=history))
+        await c.complete(sample_request(messages=history))
     sent = fake.seen[0].body
     messages = json.loads(sent)["messages"]
     assert messages[2]["reasoning_content"] == v4.message.reasoning_content
@@ -146,19 +124,22 @@ async def test_history_carries_reasoning_and_raw_arguments_byte_for_byte() -> No
 async def test_tool_choice_refused_in_thinking_mode(choice: object) -> None:
     fake = FakeDeepSeek()
     async with client(fake) as c:
-        for req in (request(tool_choice=choice), request(tool_choice=choice, thinking=Thinking(type="enabled"))):
+        for req in (
+            sample_request(tool_choice=choice),
+            sample_request(tool_choice=choice, thinking=Thinking(type="enabled")),
+        ):
             with pytest.raises(RequestRefusedError, match="thinking mode"):
                 await c.complete(req)
     assert fake.seen == []  # nothing was sent
-    check_request(request(tool_choice=choice, thinking=Thinking(type="disabled")))  # allowed without thinking
-    check_request(request(tool_choice="auto"))
+    check_request(sample_request(tool_choice=choice, thinking=Thinking(type="disabled")))  # allowed without thinking
+    check_request(sample_request(tool_choice="auto"))
 
 
 async def test_401_is_not_retried_and_says_how_to_set_the_key() -> None:
     fake = FakeDeepSeek(error(401, "Authentication Fails, Your api key: ****abcd is invalid"))
     async with client(fake, api_key_env="REASONIX_KEY") as c:
         with pytest.raises(AuthenticationError) as info:
-            await c.complete(request())
+            await c.complete(sample_request())
     assert len(fake.seen) == 1
     err = info.value
     assert err.status == 401 and not err.retryable
@@ -178,7 +159,7 @@ async def test_caller_faults_are_not_retried(status: int, cls: type[Exception], 
     fake = FakeDeepSeek(error(status, "The reasoning_content in the thinking mode must be passed back to the API."))
     async with client(fake) as c:
         with pytest.raises(cls, match=needle):
-            await c.complete(request())
+            await c.complete(sample_request())
     assert len(fake.seen) == 1
 
 
@@ -203,4 +184,4 @@ def test_the_chat_client_protocol_types_what_stream_gives() -> None:
     assert typing.get_origin(hint) is contextlib.AbstractAsyncContextManager
     assert typing.get_args(hint)[0] == AsyncIterator[StreamEvent]
     client: ChatClient = DeepSeekClient(base_url="http://127.0.0.1:9", api_key=None)  # the real client fits it
-    assert isinstance(client.stream(request()), contextlib.AbstractAsyncContextManager)
+    assert isinstance(client.stream(sample_request()), contextlib.AbstractAsyncContextManager)

@@ -11,13 +11,12 @@ import json
 import pytest
 import trio
 
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import ReplyTooLargeError, RetriesExhaustedError, StallTimeoutError, UnexpectedBodyError
-from sessions.stream import Completed, StreamEvent
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import ReplyTooLargeError, RetriesExhaustedError, StallTimeoutError, UnexpectedBodyError
+from sessions.wire.stream import Completed, StreamEvent
 from tests.sessions.fake_deepseek import V4_SSE, sse_lines
-from tests.sessions.test_client import request
-from tests.sessions.test_client_loopback import LoopbackServer
-from tests.sessions.test_stream import assert_v4_stream_reply
+from tests.support.client import LoopbackServer, sample_request
+from tests.support.wire_replies import assert_v4_stream_reply
 
 CAPTIVE_PORTAL = [
     b"<!DOCTYPE html>\n",
@@ -56,7 +55,7 @@ async def test_an_html_page_is_refused_at_once_and_names_the_base_url(
     server = LoopbackServer(CAPTIVE_PORTAL, content_type=content_type)
     async with server.running(), _client(server) as client:
         with pytest.raises(UnexpectedBodyError) as caught:
-            await client.complete(request())
+            await client.complete(sample_request())
     message = caught.value.message
     assert "not an event stream" in message
     assert f"http://127.0.0.1:{server.port}/v1" in message and "base_url" in message
@@ -71,7 +70,7 @@ async def test_an_html_page_on_the_json_path_is_refused_and_names_the_base_url(
     server = LoopbackServer(CAPTIVE_PORTAL, content_type=b"text/html")
     async with server.running(), _client(server) as client:
         with pytest.raises(UnexpectedBodyError) as caught:
-            await client.complete(request(stream=False))
+            await client.complete(sample_request(stream=False))
     message = caught.value.message
     assert "not JSON" in message and f"http://127.0.0.1:{server.port}/v1" in message and "base_url" in message
     assert len(server.bodies) == 1
@@ -82,7 +81,7 @@ async def test_a_stream_with_junk_after_data_is_still_read(autojump_clock: trio.
     lines = sse_lines(V4_SSE)
     server = LoopbackServer([lines[0], lines[1], b"......\n", *lines[2:]])
     async with server.running(), _client(server) as client:
-        reply = await client.complete(request())
+        reply = await client.complete(sample_request())
     assert_v4_stream_reply(reply)
 
 
@@ -97,7 +96,7 @@ async def test_a_runaway_reply_is_abandoned_with_a_typed_error(autojump_clock: t
     events: list[StreamEvent] = []
     async with server.running(), _client(server, max_reply_chars=100_000) as client:
         with pytest.raises(ReplyTooLargeError) as caught:
-            await client.complete(request(), on_event=events.append)
+            await client.complete(sample_request(), on_event=events.append)
     assert "100,000" in caught.value.message and "max_reply_chars" in caught.value.message
     assert len(server.bodies) == 1, "a runaway reply is not asked for again"
     assert not any(isinstance(e, Completed) for e in events)
@@ -113,7 +112,7 @@ async def test_reasoning_and_arguments_count_toward_the_cap(autojump_clock: trio
     server = LoopbackServer(lines, hold_open=True)
     async with server.running(), _client(server, max_reply_chars=1_000) as client:
         with pytest.raises(ReplyTooLargeError):
-            await client.complete(request())
+            await client.complete(sample_request())
 
 
 def test_the_default_cap_is_a_few_megabytes() -> None:
@@ -123,11 +122,11 @@ def test_the_default_cap_is_a_few_megabytes() -> None:
 async def test_a_reply_at_the_cap_is_accepted(autojump_clock: trio.testing.MockClock) -> None:
     server = LoopbackServer(sse_lines(V4_SSE))
     async with server.running(), _client(server) as client:
-        reply = await client.complete(request())
+        reply = await client.complete(sample_request())
     chars = len(reply.message.reasoning_content or "") + len(reply.message.tool_calls[0].function.arguments)
     server2 = LoopbackServer(sse_lines(V4_SSE))
     async with server2.running(), _client(server2, max_reply_chars=chars) as client:
-        assert_v4_stream_reply(await client.complete(request()))
+        assert_v4_stream_reply(await client.complete(sample_request()))
 
 
 # ------------------------------------------------------------------------------- a whole reply left hanging
@@ -142,7 +141,7 @@ async def test_a_whole_reply_without_done_on_an_open_connection_is_kept(
     events: list[StreamEvent] = []
     async with server.running(), _client(server) as client:
         start = trio.current_time()
-        reply = await client.complete(request(), on_event=events.append)
+        reply = await client.complete(sample_request(), on_event=events.append)
         waited = trio.current_time() - start
     assert_v4_stream_reply(reply)
     assert len(server.bodies) == 1, "the whole reply is not asked for again"
@@ -158,5 +157,5 @@ async def test_a_finished_reply_without_usage_left_hanging_is_still_a_stall(
     server = LoopbackServer(lines, hold_open=True)
     async with server.running(), _client(server, max_attempts=1) as client:
         with pytest.raises(RetriesExhaustedError) as caught:
-            await client.complete(request())
+            await client.complete(sample_request())
     assert isinstance(caught.value.last, StallTimeoutError)

@@ -8,8 +8,8 @@ import pytest
 import trio
 import trio.testing
 
-from sessions.client import ClientSettings, DeepSeekClient
-from sessions.errors import (
+from sessions.wire.client import ClientSettings, DeepSeekClient
+from sessions.wire.errors import (
     DeadlineExceededError,
     OverloadedError,
     ProtocolError,
@@ -19,7 +19,7 @@ from sessions.errors import (
     StallTimeoutError,
     StreamBrokenError,
 )
-from sessions.stream import (
+from sessions.wire.stream import (
     Completed,
     ContentDelta,
     KeepAlive,
@@ -29,8 +29,8 @@ from sessions.stream import (
     assemble_sse,
 )
 from tests.sessions.fake_deepseek import HANG, V4_SSE, FakeDeepSeek, error, fails, sse, sse_lines
-from tests.sessions.test_client import request
-from tests.sessions.test_stream import assert_v4_stream_reply
+from tests.support.client import sample_request
+from tests.support.wire_replies import assert_v4_stream_reply
 
 LINES = sse_lines(V4_SSE)
 DATA_LINES = [line for line in LINES if line.strip()]  # no blank separators: they are not data
@@ -50,7 +50,7 @@ def client(fake: FakeDeepSeek, **settings: object) -> DeepSeekClient:
 
 
 async def collect(c: DeepSeekClient) -> list[StreamEvent]:
-    async with c.stream(request()) as events:
+    async with c.stream(sample_request()) as events:
         return [e async for e in events]
 
 
@@ -85,7 +85,7 @@ async def test_backoff_is_exponential_capped_and_jittered(autojump_clock: trio.t
     fake = FakeDeepSeek(*(error(503, "Server overloaded") for _ in range(4)), sse(*LINES))
     start = trio.current_time()
     async with client(fake, max_attempts=5, backoff_initial_s=2, backoff_max_s=5, backoff_jitter_s=0.5) as c:
-        reply = await c.complete(request())
+        reply = await c.complete(sample_request())
     assert_v4_stream_reply(reply)
     times = [s.at - start for s in fake.seen]
     waits = [b - a for a, b in itertools.pairwise(times)]
@@ -98,7 +98,7 @@ async def test_retries_exhausted_wraps_the_last_error(autojump_clock: trio.testi
     fake = FakeDeepSeek(error(500, "boom 1"), error(503, "busy"), error(500, "boom 3"))
     async with client(fake, max_attempts=3, backoff_initial_s=1) as c:
         with pytest.raises(RetriesExhaustedError, match="gave up after 3 attempts") as info:
-            await c.complete(request())
+            await c.complete(sample_request())
     assert isinstance(info.value.last, ServerError) and info.value.last.server_message == "boom 3"
     assert info.value.attempts == 3 and info.value.status == 500
     assert isinstance(info.value.__cause__, ServerError)
@@ -107,7 +107,7 @@ async def test_retries_exhausted_wraps_the_last_error(autojump_clock: trio.testi
 async def test_connection_failure_is_retried(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(fails(httpx.ConnectError("connection refused")), sse(*LINES))
     async with client(fake) as c:
-        reply = await c.complete(request())
+        reply = await c.complete(sample_request())
     assert reply == EXPECTED_REPLY
     assert len(fake.seen) == 2
 
@@ -158,7 +158,7 @@ async def test_complete_returns_only_the_whole_reply_after_a_cut(autojump_clock:
     )
     seen: list[StreamEvent] = []
     async with client(fake) as c:
-        reply = await c.complete(request(), on_event=seen.append)
+        reply = await c.complete(sample_request(), on_event=seen.append)
     assert reply == EXPECTED_REPLY
     assert sum(isinstance(e, StreamRestarted) for e in seen) == 2
 
@@ -168,7 +168,7 @@ async def test_stall_after_the_configured_time(autojump_clock: trio.testing.Mock
     async with client(fake, stall_timeout_s=45, max_attempts=1) as c:
         start = trio.current_time()
         with pytest.raises(RetriesExhaustedError) as info:
-            await c.complete(request())
+            await c.complete(sample_request())
     assert isinstance(info.value.last, StallTimeoutError)
     assert "45s" in str(info.value)
     assert trio.current_time() - start == pytest.approx(45)
@@ -181,7 +181,7 @@ async def test_keep_alives_alone_do_not_reset_the_stall_timer(autojump_clock: tr
     events: list[StreamEvent] = []
     async with client(fake, stall_timeout_s=35, backoff_initial_s=1) as c:
         start = trio.current_time()
-        reply = await c.complete(request(), on_event=events.append)
+        reply = await c.complete(sample_request(), on_event=events.append)
     assert reply == EXPECTED_REPLY
     # The first attempt stalled 35 s after its last data line despite three keep-alives; then 1 s backoff.
     assert fake.seen[1].at - start == pytest.approx(36)
@@ -194,13 +194,13 @@ async def test_real_data_resets_the_stall_timer(autojump_clock: trio.testing.Moc
     slow = [part for line in DATA_LINES for part in (15, line)]  # a line every 15 s: 465 s in all, stall 20 s
     fake = FakeDeepSeek(sse(*slow))
     async with client(fake, stall_timeout_s=20) as c:
-        reply = await c.complete(request())
+        reply = await c.complete(sample_request())
     assert reply == EXPECTED_REPLY and len(fake.seen) == 1
 
 
 async def test_a_slow_caller_is_not_a_stall(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(sse(*LINES))
-    async with client(fake, stall_timeout_s=5, deadline_s=100) as c, c.stream(request()) as events:
+    async with client(fake, stall_timeout_s=5, deadline_s=100) as c, c.stream(sample_request()) as events:
         async for event in events:
             if isinstance(event, ReasoningDelta):
                 await trio.sleep(60)  # a renderer that takes its time: 15 × 60 s, neither stall nor deadline
@@ -215,7 +215,7 @@ async def test_deadline_is_not_retried(autojump_clock: trio.testing.MockClock) -
     async with client(fake, deadline_s=95, stall_timeout_s=30) as c:
         start = trio.current_time()
         with pytest.raises(DeadlineExceededError, match="deadline of 95s"):
-            await c.complete(request())
+            await c.complete(sample_request())
     assert trio.current_time() - start == pytest.approx(95)
     assert len(fake.seen) == 1 and fake.bodies[0].closed
 
@@ -224,7 +224,7 @@ async def test_protocol_errors_are_not_retried(autojump_clock: trio.testing.Mock
     fake = FakeDeepSeek(sse(LINES[0], b"data: {this is not json\n\n"))
     async with client(fake) as c:
         with pytest.raises(ProtocolError):
-            await c.complete(request())
+            await c.complete(sample_request())
     assert len(fake.seen) == 1 and fake.bodies[0].closed
 
 
@@ -232,7 +232,7 @@ async def test_error_status_inside_retries_keeps_status_and_retry_after(autojump
     fake = FakeDeepSeek(error(503, "Server overloaded", retry_after="2"))
     async with client(fake, max_attempts=1) as c:
         with pytest.raises(RetriesExhaustedError) as info:
-            await c.complete(request())
+            await c.complete(sample_request())
     last = info.value.last
     assert isinstance(last, OverloadedError) and last.status == 503 and last.retry_after == 2.0
 
@@ -240,13 +240,13 @@ async def test_error_status_inside_retries_keeps_status_and_retry_after(autojump
 async def test_breaking_out_early_closes_the_stream(autojump_clock: trio.testing.MockClock) -> None:
     fake = FakeDeepSeek(sse(*LINES[:3], HANG), sse(*LINES))
     async with client(fake) as c:
-        async with c.stream(request()) as events:
+        async with c.stream(sample_request()) as events:
             async for event in events:
                 assert isinstance(event, ReasoningDelta)
                 break  # e.g. escalation aborting a flash stream
         assert fake.bodies[0].closed
         # The client stays usable.
-        assert await c.complete(request()) == EXPECTED_REPLY
+        assert await c.complete(sample_request()) == EXPECTED_REPLY
 
 
 async def test_cancellation_closes_the_stream(autojump_clock: trio.testing.MockClock) -> None:
@@ -254,7 +254,7 @@ async def test_cancellation_closes_the_stream(autojump_clock: trio.testing.MockC
     got: list[StreamEvent] = []
     async with client(fake) as c:
         with trio.move_on_after(5) as scope:
-            await c.complete(request(), on_event=got.append)
+            await c.complete(sample_request(), on_event=got.append)
     assert scope.cancelled_caught
     assert fake.bodies[0].closed
     assert got and not any(isinstance(e, Completed) for e in got)
@@ -264,7 +264,7 @@ async def test_an_exception_in_the_callers_block_comes_out_unwrapped(autojump_cl
     fake = FakeDeepSeek(sse(*LINES))
     async with client(fake) as c:
         with pytest.raises(KeyError, match="mine"):
-            async with c.stream(request()) as events:
+            async with c.stream(sample_request()) as events:
                 async for _ in events:
                     raise KeyError("mine")
     assert fake.bodies[0].closed
@@ -274,7 +274,7 @@ async def test_a_crash_in_the_reader_surfaces_as_itself(autojump_clock: trio.tes
     fake = FakeDeepSeek(sse(*LINES[:4], HANG))
     async with client(fake, stall_timeout_s=5) as c:
         with pytest.raises(AssertionError, match="script is exhausted"):  # the fake's own failure, not a masked one
-            await c.complete(request())
+            await c.complete(sample_request())
 
 
 async def test_rate_limit_error_is_retryable_and_typed() -> None:

@@ -1,6 +1,6 @@
-from sessions.diagnostics import CacheTracker
-from sessions.tail import TailBlock, compose_user_turn
-from sessions.wire import Usage
+from sessions.accounting.diagnostics import CacheTracker
+from sessions.prompt.tail import TailBlock, compose_user_turn
+from sessions.wire.messages import Usage
 
 
 def _u(prompt: int, hit: int) -> Usage:

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions.journal import Journal, JournalHeader, read_journal
+from sessions.journal.jsonl import Journal, JournalHeader, read_journal
 from sessions.log import MessageLog, encode_for_log
-from sessions.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+from sessions.wire.messages import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
 
 
 def _header() -> JournalHeader:

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory import load_standing_memory
-from sessions.prefix import build_prefix
-from sessions.wire import FunctionSchema, ToolSchema
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
+from sessions.wire.messages import FunctionSchema, ToolSchema
 
 
 def _tool(name: str) -> ToolSchema:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions.prices import (
+from sessions.accounting.prices import (
     FamilyPrice,
     NoPriceTableError,
     PriceDataError,
@@ -21,7 +21,7 @@ from sessions.prices import (
     default_price_book,
     parse_price_data,
 )
-from sessions.wire import ChatCompletion, StreamChunk, Usage
+from sessions.wire.messages import ChatCompletion, StreamChunk, Usage
 from tests import wire_samples
 
 WIRE = wire_samples.WIRE

@@ -1,4 +1,4 @@
-"""The request gate (sessions/reply.py): asked before every request a session sends (a turn's requests and a
+"""The request gate (sessions/wire/reply.py): asked before every request a session sends (a turn's requests and a
 compaction's digest), released once each has ended; a refusal sends nothing and, before a turn's first request,
 logs nothing. ``sessions/`` defines the gate; these tests supply one of their own, as the orchestrator does."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.events import SessionEvent, UsageReported
-from sessions.reply import RequestEstimate
 from sessions.session import SessionSettings
+from sessions.wire.reply import RequestEstimate
 
 from .session_support import emulated, make_session
 

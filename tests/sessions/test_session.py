@@ -19,9 +19,9 @@ from sessions.events import (
     TurnFinished,
     UsageReported,
 )
-from sessions.journal import read_journal
+from sessions.journal.jsonl import read_journal
 from sessions.session import DIGEST_FINGERPRINT, INTERRUPTED_RESULT, INTERRUPTED_WHILE_RUNNING, SessionSettings
-from sessions.wire import AssistantMessage, Message, ToolMessage
+from sessions.wire.messages import AssistantMessage, Message, ToolMessage
 
 from .session_support import BodyRecorder, emulated, make_session
 

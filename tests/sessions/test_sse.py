@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions.errors import ProtocolError
-from sessions.sse import DONE, SseComment, SseData, SseItem, SseParser, parse_line, parse_sse
+from sessions.wire.errors import ProtocolError
+from sessions.wire.sse import DONE, SseComment, SseData, SseItem, SseParser, parse_line, parse_sse
 from tests.sessions.fake_deepseek import V4_SSE, V32_SSE
 
 BODY = (

@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from sessions import tokens
+from sessions.accounting import tokens
 
 
 def test_counts_with_the_deepseek_vocabulary() -> None:
@@ -13,6 +13,6 @@ def test_counts_with_the_deepseek_vocabulary() -> None:
 
 
 def test_importing_the_module_does_not_load_the_vocabulary() -> None:
-    code = "import sys, sessions.tokens; print('tokenizers' in sys.modules)"
+    code = "import sys, sessions.accounting.tokens; print('tokenizers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

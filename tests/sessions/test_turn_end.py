@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
-from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, TurnFinished
-from sessions.memory import load_standing_memory
-from sessions.prefix import build_prefix
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.registry import default_registry
-from sessions.wire import ToolMessage, UserMessage
+from sessions.wire.client import DeepSeekClient
+from sessions.wire.messages import ToolMessage, UserMessage
 
 from .session_support import SYSTEM, BodyRecorder, emulated
 

@@ -13,7 +13,7 @@ from scenarios.emulator import ReplySpec, Script, SessionSpec
 from scenarios.emulator.script import StallFault
 from sessions.events import DiagnosticsReported, RequestStarted, SessionEvent, StreamUpdate, TurnFinished, UsageReported
 from sessions.session import OUTPUT_LIMIT_TOKENS, SessionSettings
-from sessions.stream import StreamRestarted
+from sessions.wire.stream import StreamRestarted
 
 from .session_support import BodyRecorder, emulated, make_session
 

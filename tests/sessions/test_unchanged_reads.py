@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
-from sessions import tokens
+from sessions.accounting import tokens
 from sessions.session import Session, SessionSettings
-from sessions.wire import ToolMessage
+from sessions.wire.messages import ToolMessage
 
 from .session_support import emulated, make_session
 

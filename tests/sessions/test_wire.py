@@ -3,7 +3,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
     FunctionCall,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
+        acp,
         chat,
         checkpoints,
         code,
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
         emulate,
         exec_plan,
         goal,
+        headless,
         mcp,
         plan,
         plans,
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "acp",
     "chat",
     "checkpoints",
     "code",
@@ -39,6 +42,7 @@ __all__ = [
     "emulate",
     "exec_plan",
     "goal",
+    "headless",
     "mcp",
     "plan",
     "plans",

@@ -65,8 +65,7 @@ async def _answer(resolved: object, workspace: Path, client: object, model: str,
     from orchestrator.config.model import ResolvedConfig
     from orchestrator.goal.store import new_run_id, run_state_dir
     from orchestrator.repl.chat import answer_once, build_chat
-    from sessions.client import DeepSeekClient
-    from sessions.errors import DeepSeekError
+    from sessions.wire import DeepSeekClient, DeepSeekError
 
     assert isinstance(resolved, ResolvedConfig) and isinstance(client, DeepSeekClient)
     run_id = new_run_id()
@@ -98,11 +97,12 @@ def _repl(resolved: object, workspace: Path, client: object, args: argparse.Name
     from orchestrator.config.model import ResolvedConfig
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.commands import CommandSetup
-    from orchestrator.repl import ReplOptions, run_loop
     from orchestrator.repl.chat import ChatConversation, chat_commands
-    from sessions.client import DeepSeekClient
+    from orchestrator.repl.conversation import ReplOptions
+    from orchestrator.repl.loop import run_loop
     from sessions.permissions import PermissionGate, Rules
     from sessions.sandbox import NoSandbox
+    from sessions.wire import DeepSeekClient
 
     assert isinstance(resolved, ResolvedConfig) and isinstance(client, DeepSeekClient)
     console = Console(highlight=False, soft_wrap=True)

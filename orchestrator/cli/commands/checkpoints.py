@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.checkpoints.ledger import Change, Checkpoint
+    from orchestrator.checkpoints.ledger import Checkpoint, FileChange
 
 MAX_FILES_SHOWN = 8
 
@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checkpoints as JSON")
 
 
-def _files(changes: tuple[Change, ...], total: int) -> str:
+def _files(changes: tuple[FileChange, ...], total: int) -> str:
     shown = [f"{c.status} {c.path}" for c in changes[:MAX_FILES_SHOWN]]
     more = total - len(shown)
     return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "") if shown else "no files changed"
@@ -35,8 +35,8 @@ def _files(changes: tuple[Change, ...], total: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from orchestrator.build import WorkspaceError, check_workspace
     from orchestrator.checkpoints.git import ShadowRepo
-    from orchestrator.checkpoints.history import shorten
     from orchestrator.checkpoints.ledger import Ledger, run_ids, step_runs, undone_steps
+    from orchestrator.text.wording import shorten
 
     try:
         workspace = check_workspace(args.workspace)
@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not runs:
         where = ShadowRepo(workspace).store_dir
-        print(f"no checkpoints yet: a goal takes one before each step (they live in {where})")
+        print(
+            f"no checkpoints yet: a turn that writes takes one, and a goal one before each step (they live in {where})"
+        )
         return 0
     for run_id in reversed(runs):  # newest first, like `reasonix runs`
         steps = step_runs(entries, run_id)

@@ -4,7 +4,7 @@ conversation itself lives in :mod:`orchestrator.repl`.
 One executor session, built as ``reasonix run`` builds it; each message is a turn streamed with the same tool lines,
 diffs and permission prompts. Shift+Tab cycles the mode (ask → auto → plan) without touching the cached prefix;
 slash commands (``/help``) run plans and goals inline, show cost and context, undo. ``--continue`` reopens the last
-conversation from its journal.
+conversation from its journal, ``--resume`` one picked from the workspace's conversations (forks included).
 
 Exit status: 0 when the conversation ends (/exit, Ctrl-D, Ctrl-C twice); 2 without a terminal or for a configuration
 problem; 130 for a Ctrl-C pressed twice while a turn unwinds.
@@ -42,6 +42,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="reopen the last conversation of this workspace from its journal",
     )
+    parser.add_argument(
+        "--resume",
+        dest="pick",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="RUN_ID",
+        help="reopen a conversation of this workspace: the one named, or one picked from a list",
+    )
     from orchestrator.cli.options import add_command_options
 
     add_command_options(parser)
@@ -61,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
-    from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
-    from orchestrator.repl import Conversation, Mode, NothingToContinueError, ReplOptions, run_loop
+    from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions
+    from orchestrator.repl.loop import run_loop
+    from orchestrator.repl.modes import Mode
+    from orchestrator.ui.approval import terminal_asker
     from sessions.permissions import Question
 
     console = Console(highlight=False, soft_wrap=True)
@@ -78,6 +89,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         workspace = check_workspace(args.workspace)
         offer_setup(workspace, args.base_url, os.environ)
+        if args.pick is not None:
+            picked = _pick(workspace, args.pick)
+            if picked is None:
+                return 1
+            args.resume, run_id = True, picked
+        else:
+            run_id = None
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         commands = command_setup(
             resolved,
@@ -92,7 +110,12 @@ def run(args: argparse.Namespace) -> int:
             commands=commands,
             console=console,
             options=ReplOptions(
-                model=args.model, mode=mode, resume=args.resume, base_url=args.base_url, sandbox=args.sandbox
+                model=args.model,
+                mode=mode,
+                resume=args.resume,
+                run_id=run_id,
+                base_url=args.base_url,
+                sandbox=args.sandbox,
             ),
         )
         renderer_of.append(conv)
@@ -113,3 +136,37 @@ def run(args: argparse.Namespace) -> int:
             console.print(line, soft_wrap=True, highlight=False)
     trio.run(run_loop, conv)
     return 0
+
+
+def _pick(workspace: Path, named: str) -> str | None:
+    """The conversation ``--resume`` reopens: ``named`` (an id or a unique prefix), else one picked from the list."""
+    from orchestrator.repl.turn_log import conversations
+    from orchestrator.text.wording import shorten
+
+    found = conversations(workspace / ".reasonix" / "runs")
+    if not found:
+        print("reasonix code: there is no conversation in this workspace yet; start one with `reasonix code`")
+        return None
+    if named:
+        matches = [c.run_id for c in found if c.run_id == named] or [
+            c.run_id for c in found if c.run_id.startswith(named)
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        print(f"reasonix code: no single conversation {named!r}; pick one:")
+    print("conversations of this workspace, the latest first:")
+    for i, c in enumerate(found, start=1):
+        print(f"  {i:>3}. {c.run_id}  {c.turns} turn{'s' if c.turns != 1 else ''} · {shorten(c.first, 50)}")
+        if c.turns > 1:
+            print(f"       last: {shorten(c.last, 70)}")
+    while True:
+        try:
+            typed = input(f"reopen which? [1-{len(found)}, Enter: the latest] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return None
+        if not typed:
+            return found[0].run_id
+        if typed.isdigit() and 1 <= int(typed) <= len(found):
+            return found[int(typed) - 1].run_id
+        print(f"type a number from 1 to {len(found)}")

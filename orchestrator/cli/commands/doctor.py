@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     from orchestrator.build import DEFAULT_BASE_URL as DEFAULT
     from orchestrator.build import LOCAL_PLACEHOLDER_KEY
+    from orchestrator.check import Check
     from orchestrator.cli.doctor_checks import (
-        Check,
         check_balance,
         check_config,
         check_key,
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         probe_base_url,
     )
     from orchestrator.mcp.doctor import check_mcp
-    from orchestrator.ui.wording import counted
+    from orchestrator.text.wording import counted
 
     console = Console(highlight=False, soft_wrap=True)
 

@@ -58,9 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
-    from scenarios.emulator import LatencyModel, Script, ScriptInvalid
-    from scenarios.emulator.app import Emulator
-    from scenarios.emulator.server import serve
+    from scenarios.emulator import Emulator, LatencyModel, Script, ScriptInvalid, serve
 
     try:
         latency = LatencyModel.parse(args.latency)

@@ -2,7 +2,7 @@
 planning or review. The plan file is read by ``plans.loader`` and validated first; an invalid one is refused with every
 problem named.
 
-Exit status (the table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, or an invalid plan file;
+Exit status (the table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked, or an invalid plan file;
 2 a usage or configuration problem; 3 paused (the resume command is printed); 130 interrupted by Ctrl-C.
 """
 
@@ -13,10 +13,11 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from orchestrator.cli.options import add_connection_options
+    from orchestrator.cli.options import add_connection_options, add_unattended_options
 
     parser.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="an approved plan document (JSON)")
     add_connection_options(parser)
+    add_unattended_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,9 +4,12 @@ run directory; a step that was verified never runs again.
 
 The objective is the argument, ``-`` for standard input, or ``--objective-file FILE`` (``orchestrator/cli/options.py``).
 
-Exit status (the one table is in ``orchestrator/cli/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
+Exit status (the one table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
 stopped by a DeepSeek error (the resume command is printed); 2 a usage or configuration problem; 3 paused (the resume
 command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
+
+``--unattended`` never asks anything, waits out DeepSeek's outages and ends in one terminal state with
+``summary.md`` in the run directory (:mod:`orchestrator.unattended`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_record_option,
         add_review_option,
         add_text_argument,
+        add_unattended_options,
     )
 
     add_text_argument(parser, "objective", "what the goal should achieve")
@@ -32,6 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_review_option(parser)
     add_connection_options(parser)
+    add_unattended_options(parser)
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="json: as --json; stream-json: the events in reasonix -p's stream-json envelope (docs/stream-json.md)",
+    )
     add_record_option(parser)
 
 

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.cli.exits import ExitCode
-from orchestrator.ui.wording import counted
+from orchestrator.exits import ExitCode
+from orchestrator.text.wording import counted
 
 if TYPE_CHECKING:
     from plans import Plan
@@ -53,8 +53,7 @@ def _fail(code: int, *lines: str) -> _Failed:
 
 
 def _read(path: Path, lenient: bool) -> Plan:
-    from plans.errors import PlanFileError
-    from plans.loader import load_plan_file
+    from plans import PlanFileError, load_plan_file
 
     try:
         loaded = load_plan_file(path, lenient=lenient)
@@ -86,9 +85,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from plans import find_issues
-    from plans.render import prompt_text, render_terminal, to_markdown, to_mermaid
-    from plans.storage import dump_plan
+    from plans import dump_plan, find_issues, prompt_text, render_terminal, to_markdown, to_mermaid
 
     plan = _read(args.file, args.lenient)
     issues = find_issues(plan)
@@ -99,7 +96,7 @@ def _show(args: argparse.Namespace) -> int:
         )
     fmt = args.format
     if fmt != "json":  # shown to a person: control characters made visible, not executed (JSON escapes them)
-        from orchestrator.ui.safe_text import neutralise_model
+        from orchestrator.text.safe_text import neutralise_model
 
         plan = neutralise_model(plan)
     if fmt in ("tree", "table"):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from orchestrator.replay.report import ReplayReport
-    from scenarios.format import LoadedScenario
+    from scenarios import LoadedScenario
 
 FLAGSHIP = "flagship"
 
@@ -50,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def resolve(arg: str | None) -> list[Path]:
     """The scenario paths to replay. Raises ScenarioError naming what exists when nothing matches."""
-    from scenarios.format import LIBRARY, ScenarioError, library_paths
+    from scenarios import LIBRARY, ScenarioError, library_paths
 
     if arg is None:
         found = [p for p in library_paths() if p.name in (FLAGSHIP, FLAGSHIP + ".json")]
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.cli.exits import ExitCode
-    from scenarios.format import ScenarioError, library_paths, load_scenario
+    from orchestrator.exits import ExitCode
+    from scenarios import ScenarioError, library_paths, load_scenario
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     console = Console(highlight=False, soft_wrap=True)
@@ -161,7 +161,7 @@ def _list(console: Console, err: Console) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from scenarios.format import ScenarioError, library_paths, load_scenario
+    from scenarios import ScenarioError, library_paths, load_scenario
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     for column in ("scenario", "origin", "command", "what it exercises"):

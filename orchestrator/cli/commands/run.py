@@ -7,7 +7,7 @@ writes the run as a replayable scenario (``reasonix replay FILE``); the API key 
 
 The task is the argument, ``-`` for standard input, or ``--task-file FILE`` (see ``orchestrator/cli/options.py``).
 
-Exit status (the table is in ``orchestrator/cli/exits.py``): 0 when the task finished; 1 when the model or DeepSeek
+Exit status (the table is in ``orchestrator/exits.py``): 0 when the task finished; 1 when the model or DeepSeek
 stopped it (the message says what to do); 2 for a usage or configuration problem; 130 when interrupted (Ctrl-C cancels
 cleanly; the run stays journaled under ``<workspace>/.reasonix/runs/``).
 """
@@ -59,16 +59,17 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from orchestrator.build import RunOptions, build_client, check_workspace
-    from orchestrator.cli.exits import ExitCode
+    from orchestrator.checkpoints.turns import TurnCheckpoints
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.cli.signals import run_interruptible
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.exits import ExitCode
     from orchestrator.mcp.hub import McpHub
-    from orchestrator.policy.approval import terminal_asker
     from orchestrator.policy.commands import command_setup
     from orchestrator.replay.recorder import Recorder
-    from orchestrator.task.run import RunSummary, TaskRun
+    from orchestrator.signals import run_interruptible
+    from orchestrator.task.run import TaskRun, TaskSummary
+    from orchestrator.ui.approval import terminal_asker
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -113,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
 
+    def notice(text: str) -> None:
+        err.print(Text(f"reasonix run: {text}", style="yellow"))
+
     def make_task_run() -> TaskRun:
         """Built once the MCP servers are up: their tools are in the frozen prefix."""
         return TaskRun(
@@ -129,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
             ),
             on_event=json_out if json_out is not None else terminal,
             client=client,
+            hooks=commands.hooks,
+            checkpoints=None if read_only else TurnCheckpoints(workspace, notify=notice),
         )
 
     if commands.notice:
@@ -136,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     problem: list[str] = []
     started: list[TaskRun] = []
 
-    async def work() -> RunSummary | None:
+    async def work() -> TaskSummary | None:
         async with hub.open():
             try:
                 task_run = make_task_run()
@@ -162,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = started[0].summary("cancelled")
     summary = outcome
     if recorder is not None:
-        from scenarios.format import ScenarioSettings
+        from scenarios import ScenarioSettings
 
         config = resolved.config
         settings = ScenarioSettings(

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.checkpoints.history import RunSummary
+    from orchestrator.runs.history import RunSummary
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
 
 
 def _list(runs: list[RunSummary], as_json: bool) -> int:
-    from orchestrator.checkpoints.history import shorten
+    from orchestrator.text.wording import shorten
 
     if as_json:
         print(json.dumps([summary_json(r) for r in runs], ensure_ascii=False, indent=2))
@@ -92,43 +93,51 @@ def _list(runs: list[RunSummary], as_json: bool) -> int:
     return 0
 
 
+def _joined(items: Any) -> str:
+    return ", ".join(str(i) for i in items) if isinstance(items, list) else ""
+
+
+EVENT_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "goal_state": lambda e: f"» {e.get('state')}" + (f": {e['reason']}" if e.get("reason") else ""),
+    "plan_proposed": lambda e: f"plan r{e.get('revision')} proposed",
+    "plan_rejected": lambda e: f"plan rejected (attempt {e.get('attempt')}): {'; '.join(e.get('errors', []))}",
+    "plan_revised": lambda e: f"plan revised to r{e.get('revision')} ({e.get('reason', '')})",
+    "review": lambda e: f"review: {e.get('decision')}" + (" (automatic)" if e.get("automatic") else ""),
+    "step_started": lambda e: (
+        f"◐ {e.get('step_id', '')} {e.get('title', '')} · attempt {e.get('attempt')} · {e.get('model')}"
+    ),
+    "step_reported": lambda e: f"  {e.get('step_id', '')} reported {e.get('status')}: {e.get('summary', '')}",
+    "step_verified": lambda e: (
+        f"{'✓' if e.get('ok') else '✗'} {e.get('step_id', '')} {'verified' if e.get('ok') else 'failed verification'}"
+    ),
+    "wave_started": lambda e: f"⇉ wave: {_joined(e.get('step_ids'))} at once, each in its own branch",
+    "branch_merged": lambda e: (
+        f"⇢ {e.get('step_id', '')} merged" + (f": {_joined(e.get('changed'))}" if e.get("changed") else "")
+    ),
+    "branch_rerun": lambda e: f"↺ {e.get('step_id', '')} not merged, runs again alone: {e.get('reason', '')}",
+    "escalation": lambda e: f"↑ {e.get('session')} escalated to {e.get('to_model')}: {e.get('reason', '')}",
+    "pro_asked_for_pro": lambda e: f"↑ {e.get('session')}: {e.get('model')} asked for pro: {e.get('reason', '')}",
+    "budget_warning": lambda e: f"! budget: {e.get('resource')} {e.get('used')} of {e.get('limit')}",
+    "goal_waiting": lambda e: f"… waited {e.get('wait_s', 0):.0f} s (outage {e.get('attempt')}): {e.get('reason', '')}",
+    "goal_finished": lambda e: f"■ {e.get('status')}: {e.get('summary', '')}",
+}
+"""``runs show``'s line for each goal event kind (``orchestrator.events.GOAL_EVENT_KINDS``; a test holds that every
+kind has one). Session events are summed up under "cost per session" instead."""
+
+
 def _event_line(event: dict[str, Any]) -> str | None:
-    kind = event.get("kind")
-    step = event.get("step_id", "")
-    if kind == "goal_state":
-        reason = f": {event['reason']}" if event.get("reason") else ""
-        return f"» {event.get('state')}{reason}"
-    if kind == "plan_proposed":
-        return f"plan r{event.get('revision')} proposed"
-    if kind == "plan_revised":
-        return f"plan revised to r{event.get('revision')} ({event.get('reason', '')})"
-    if kind == "plan_rejected":
-        return f"plan rejected (attempt {event.get('attempt')}): {'; '.join(event.get('errors', []))}"
-    if kind == "review":
-        auto = " (automatic)" if event.get("automatic") else ""
-        return f"review: {event.get('decision')}{auto}"
-    if kind == "step_started":
-        return f"◐ {step} {event.get('title', '')} · attempt {event.get('attempt')} · {event.get('model')}"
-    if kind == "step_reported":
-        return f"  {step} reported {event.get('status')}: {event.get('summary', '')}"
-    if kind == "step_verified":
-        return f"{'✓' if event.get('ok') else '✗'} {step} {'verified' if event.get('ok') else 'failed verification'}"
-    if kind == "escalation":
-        return f"↑ {event.get('session')} escalated to {event.get('to_model')}: {event.get('reason', '')}"
-    if kind == "budget_warning":
-        return f"! budget: {event.get('resource')} {event.get('used')} of {event.get('limit')}"
-    if kind == "goal_finished":
-        return f"■ {event.get('status')}: {event.get('summary', '')}"
-    return None
+    line = EVENT_LINES.get(str(event.get("kind")))
+    return line(event) if line is not None else None
 
 
 def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
     from rich.console import Console
 
-    from orchestrator.checkpoints.history import run_events, run_plan, shorten
     from orchestrator.checkpoints.ledger import Ledger
+    from orchestrator.runs.history import run_events, run_plan
+    from orchestrator.text.wording import shorten
     from orchestrator.ui.goal_lines import print_whole
-    from plans.render import plan_tree
+    from plans import plan_tree
 
     plan = run_plan(workspace, run.run_id)
     events = run_events(workspace, run.run_id)
@@ -169,8 +178,8 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from orchestrator.build import WorkspaceError, check_workspace
-    from orchestrator.checkpoints.history import list_runs, resolve_run
     from orchestrator.goal.store import RunNotFoundError
+    from orchestrator.runs.history import list_runs, resolve_run
 
     try:
         workspace = check_workspace(args.workspace)

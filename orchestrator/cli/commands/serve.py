@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.serve.errors import RemoteBindError
     from orchestrator.serve.manager import open_manager
     from orchestrator.serve.workspaces import default_state_dir
-    from orchestrator.ui.wording import counted
+    from orchestrator.text.wording import counted
 
     try:
         check_bind(args.host, allow_remote=args.allow_remote)

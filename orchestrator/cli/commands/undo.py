@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.checkpoints.git import ShadowRepo
-    from orchestrator.checkpoints.undo import UndoPlan
+    pass
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,52 +41,11 @@ class _Stop(Exception):
         self.message = message
 
 
-MAX_DIFF_LINES = 40
-ACTIONS = {"A": "remove (the step created it)", "D": "bring back (the step deleted it)"}
-
-
-def _describe(plan: UndoPlan) -> list[str]:
-    steps = ", ".join(dict.fromkeys(sr.before.step_id for sr in plan.steps))
-    from orchestrator.ui.wording import counted
-
-    lines = [f"taking back {steps} of run {plan.run_id}: {counted(len(plan.restore), 'file')}"]
-    if plan.cut_off:
-        lines.append("  (the step was cut off before it ended: every change since its checkpoint needs your word)")
-    for c in plan.restore:
-        conflict = c.path in plan.conflicts
-        note = " — changed again since the agent" if conflict and not plan.cut_off else ""
-        lines.append(f"{'  ! ' if conflict else '    '}{c.path}: {ACTIONS.get(c.status, 'restore')}{note}")
-    return lines
-
-
-async def _conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
-    out = await repo.git("diff", plan.agent_tree, plan.now.tree, "--", *(f":(literal){p}" for p in plan.conflicts))
-    lines = out.decode("utf-8", "replace").rstrip().splitlines()
-    if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"… ({len(lines) - MAX_DIFF_LINES} more lines)"]
-    return "\n".join(lines)
-
-
-def _ask(plan: UndoPlan, stat: str) -> bool | None:
-    """True: overwrite; False: keep them; None: cancel."""
-    print(f"\nchanged after the agent (by hand, or by a later run): {', '.join(plan.conflicts)}")
-    print("what changed since the agent left it:\n" + stat)
-    while True:
-        try:
-            answer = input(
-                "[k]eep your versions and undo the rest, [o]verwrite them (kept in a checkpoint), [c]ancel? "
-            )
-        except EOFError:
-            return None
-        choice = answer.strip().lower()[:1]
-        if choice in ("k", "o", "c"):
-            return {"k": False, "o": True, "c": None}[choice]
-
-
 async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
     from orchestrator.checkpoints.git import ShadowRepo, find_git
     from orchestrator.checkpoints.ledger import Ledger, run_ids
     from orchestrator.checkpoints.undo import apply_undo, plan_undo
+    from orchestrator.ui.undo_lines import ask_about_conflicts, conflict_stat, describe
 
     if find_git() is None:
         raise _Stop(2, "git is not installed (or not on PATH): checkpoints and undo need it")
@@ -103,10 +61,10 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
         raise _Stop(2, "--step needs --run: say which run, e.g. reasonix undo --run RUN_ID --step S2")
     plan = await plan_undo(repo, run_id=run_id, step_id=args.step)
     if not args.json:
-        print("\n".join(_describe(plan)))
+        print("\n".join(describe(plan)))
     overwrite = bool(args.force)
     if plan.conflicts and not args.force and not args.keep:
-        stat = await _conflict_stat(repo, plan)
+        stat = await conflict_stat(repo, plan)
         if not sys.stdin.isatty():
             raise _Stop(
                 1,
@@ -114,7 +72,7 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
                 "and there is no terminal to ask on.\n" + stat + "\nRe-run with --keep to undo everything else and "
                 "keep those files, or --force to overwrite them (their current content is kept in a checkpoint).",
             )
-        decided = _ask(plan, stat)
+        decided = ask_about_conflicts(plan, stat)
         if decided is None:
             raise _Stop(1, "cancelled; nothing was changed")
         overwrite = decided
@@ -136,7 +94,8 @@ async def _undo(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
 def _unknown(workspace: Path, run_id: str, known: list[str]) -> str:
     import difflib
 
-    from orchestrator.checkpoints.history import list_runs, shorten
+    from orchestrator.runs.history import list_runs
+    from orchestrator.text.wording import shorten
 
     runs = {r.run_id: r for r in list_runs(workspace)}
     if run_id in runs:

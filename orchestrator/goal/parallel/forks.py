@@ -15,15 +15,13 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from orchestrator.checkpoints.history import FORKS_DIR, usage_events
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
+from orchestrator.goal.store import FORKS_DIR, usage_events
 from orchestrator.goal.tools import Mailbox, executor_tools
-from sessions.events import SessionEvent
-from sessions.reply import ReplyRequest, ReplySource
-from sessions.stream import Reply, StreamEvent
-from sessions.tools.registry import default_registry
-from sessions.wire import Usage
+from sessions import SessionEvent
+from sessions.tools import default_registry
+from sessions.wire import Reply, ReplyRequest, ReplySource, StreamEvent, Usage
 
 _KEPT_EVENTS = frozenset({"cache"})
 """Events of the executor's journal a fork keeps: its cache diagnostics go on from the executor's (so a first request
@@ -101,10 +99,11 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
         settings=executor.settings,
         journal_path=journal,
         on_event=on_event,
-        reply_source=KeyedSource(ctx.escalator, key),
+        reply_source=KeyedSource(ctx.replies, key),
         resume=True,
         root=root,
         env=env,
         request_gate=ctx.budget,  # the goal's one ledger: a fork's requests count and are capped with every other
     )
+    session.task_state = ctx.task_state
     return Lane(session, mailbox, root, key, step_id, dict(env))

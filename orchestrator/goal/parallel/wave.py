@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 import trio
 
-from orchestrator.branches import BranchError, BranchWorkspace
+from orchestrator.branches.outcome import BranchError
+from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
 from orchestrator.goal.executing import BranchVerified, run_step, work_on_step
@@ -31,8 +32,7 @@ from orchestrator.goal.parallel.forks import open_fork
 from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify
-from plans.graph import paths_overlap
-from plans.schema import Plan, Step, StepStatus
+from plans import Plan, Step, StepStatus, paths_overlap
 
 Outcome = Executing | Replanning | Ended | BranchVerified
 DISCARD_TIMEOUT_S = 30.0
@@ -49,8 +49,7 @@ async def run_wave(ctx: GoalContext, steps: Sequence[Step]) -> Executing | Repla
             for step in steps:
                 branches[step.id] = await BranchWorkspace.open(ctx.workspace, ctx.store.dir, step.id)
         except BranchError as exc:  # no copy of the workspace (git missing, a full disk): one step at a time
-            ctx.options = ctx.options.model_copy(update={"parallel": 1})
-            ctx.checkpoints.notify(f"steps run one at a time for the rest of this run: {exc}")
+            ctx.one_step_at_a_time(str(exc))
             async with ctx.checkpoints.step(steps[0].id):
                 return await run_step(ctx, steps[0])
         for step in steps:

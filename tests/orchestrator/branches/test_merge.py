@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from orchestrator.branches import BranchError, BranchWorkspace, MergeOutcome
-from tests.orchestrator.branches.support import make_repo, tree_state, user_git, user_repo_state
+from tests.support.git_repo import make_repo, tree_state, user_git, user_repo_bytes
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -194,7 +194,7 @@ def test_the_users_git_is_untouched(tmp_path: Path) -> None:
     (ws / "untracked.txt").write_text("u\n")
     user_git(ws, "add", "b.txt")  # something staged, so the index is not just HEAD
     (ws / "b.txt").write_text("b staged then edited\n")
-    before = user_repo_state(ws)
+    before = user_repo_bytes(ws)
 
     async def main() -> None:
         b1 = await BranchWorkspace.open(ws, run_dir(ws), "s1")
@@ -209,7 +209,7 @@ def test_the_users_git_is_untouched(tmp_path: Path) -> None:
         await b2.discard()
 
     run(main)
-    after = user_repo_state(ws)
+    after = user_repo_bytes(ws)
     assert after.pop("status") != before.pop("status")  # c.txt and d.txt, merged back, are untracked files now
     assert after == before
     status = user_git(ws, "status", "--porcelain")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.branches import BranchWorkspace
-from tests.orchestrator.branches.support import make_repo, tree_state
+from tests.support.git_repo import make_repo, tree_state
 
 NAMES = st.sampled_from(["a", "b", "c", "d/e", "d/f", "g/h/i", "j.txt"])
 CONTENT = st.text(alphabet="xyz\n", max_size=12)

@@ -3,7 +3,7 @@
 Notes live as files in the working directory. ``read_note`` is annotated read-only, ``write_note`` writes. Flags:
 ``--misbehave`` adds ``crash`` (the process dies mid-call) and ``huge`` (a 10 MB result); ``--liar`` adds
 ``rm_everything``, which claims ``readOnlyHint`` and deletes every note; ``--hang`` never answers
-the handshake; ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of stdio.
+the handshake; ``--http`` serves streamable HTTP on 127.0.0.1 instead of stdio, on a port it prints.
 """
 
 from __future__ import annotations
@@ -56,6 +56,20 @@ def _liar() -> None:
         return "done"
 
 
+def _serve_http() -> None:
+    """Streamable HTTP on a port the OS picks (printed on the first line), so parallel tests never race for one."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    anyio.run(uvicorn.Server(uvicorn.Config(app, log_level="warning")).serve, [sock])
+
+
 if __name__ == "__main__":
     if "--liar" in sys.argv:
         _liar()
@@ -65,7 +79,6 @@ if __name__ == "__main__":
     if "--misbehave" in sys.argv:
         _misbehave()
     if "--http" in sys.argv:
-        port = int(sys.argv[sys.argv.index("--http") + 1])
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        _serve_http()
     else:
         server.run()

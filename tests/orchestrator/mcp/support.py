@@ -3,7 +3,6 @@ loopback), and the configuration that names them."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -27,25 +26,20 @@ def mcp_config(start_timeout_s: float = 30.0, call_timeout_s: float = 60.0, **se
     return McpConfig(servers=servers, start_timeout_s=start_timeout_s, call_timeout_s=call_timeout_s)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def notes_http_server(cwd: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The notes server serving streamable HTTP on 127.0.0.1 (a subprocess); yields its endpoint URL and process."""
-    port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(NOTES_SERVER), "--http", str(port)],
+        [sys.executable, str(NOTES_SERVER), "--http"],
         cwd=cwd,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/mcp"
     try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip().decode()  # the port the OS gave it
+        assert port.isdigit(), f"the HTTP MCP server printed no port (exit status {proc.poll()})"
+        url = f"http://127.0.0.1:{port}/mcp"
         deadline = time.monotonic() + 60
         while True:  # readiness: the port answers (any HTTP status)
             try:
@@ -63,3 +57,5 @@ def notes_http_server(cwd: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -20,7 +20,7 @@ from orchestrator.errors import ConfigError
 from orchestrator.mcp.hub import McpHub
 from orchestrator.mcp.tool import McpArgs
 from sessions.tools.base import ToolContext
-from tests.sessions.sandbox.conftest import require_bwrap
+from tests.support.bwrap import require_bwrap
 
 from .support import NOTES_SERVER, mcp_config
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from orchestrator.build import RunOptions, build_executor
 from orchestrator.config.model import ResolvedConfig, load_config
 from orchestrator.mcp.hub import McpHub
-from sessions.client import DeepSeekClient
 from sessions.permissions import PermissionGate, Rules
 from sessions.session import Session
 from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
+from sessions.wire.client import DeepSeekClient
 
 from .support import mcp_config, notes_stdio
 

@@ -15,18 +15,18 @@ from rich.console import Console
 
 from orchestrator.build import build_client
 from orchestrator.config.model import ConversationConfig, load_config
+from orchestrator.executor_prompt import CHAT_SYSTEM, EXECUTOR_RUN_SYSTEM
 from orchestrator.policy.commands import command_setup
 from orchestrator.repl import Conversation, ReplOptions
 from orchestrator.repl.chat import CHAT_SESSION, ChatConversation, chat_commands
 from orchestrator.repl.commands import dispatch
-from orchestrator.repl.price import ALERT, WARN, cache_savings, cost_style, price_parts
-from orchestrator.task.prompts import CHAT_SYSTEM, EXECUTOR_RUN_SYSTEM
+from orchestrator.repl.preferences.price import ALERT, WARN, cache_savings, cost_style, price_parts
 from scenarios.emulator import Script, open_emulator
+from sessions.accounting import default_price_book
 from sessions.journal import read_journal
-from sessions.prices import default_price_book
+from tests.support.conversation import Recording
 
 from ..run_support import ROOT, clean_env, emulator_process, emulator_stats
-from .test_modes_cache import Recording
 
 
 def _ws(tmp_path: Path, user_toml: str = "") -> Path:

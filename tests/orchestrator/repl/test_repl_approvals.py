@@ -12,8 +12,9 @@ from typing import Any
 
 import pexpect
 
+from tests.support.repl_pty import executor_script, exit_code, repl_workspace, spawn_code
+
 from ..run_support import ROOT, clean_env, emulator_process, emulator_stats
-from .test_repl_pty import _exit, _script, _spawn, _workspace
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -27,11 +28,11 @@ def _bash(command: str) -> dict[str, Any]:
 
 
 def test_an_edit_shows_its_diff_before_one_key_approves_it(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [_edit("calc.py", "a - b", "a + b"), {"content": "Fixed add()."}]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("fix add()")
         child.expect("edit_file wants to change")
@@ -45,16 +46,16 @@ def test_an_edit_shows_its_diff_before_one_key_approves_it(tmp_path: Path) -> No
         child.expect("Fixed add\\(\\).")
         assert "+a + b" not in ANSI.sub("", child.before)  # the diff is not shown a second time
         child.expect("ask ❯")
-        _exit(child)
+        exit_code(child)
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
 def test_ctrl_c_at_the_prompt_cancels_the_turn_and_the_next_line_is_a_message(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [_edit("calc.py", "a - b", "a + b"), {"content": "calc.py holds add()."}]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("fix add()")
         child.expect("\\[n\\] no: ")
@@ -64,18 +65,18 @@ def test_ctrl_c_at_the_prompt_cancels_the_turn_and_the_next_line_is_a_message(tm
         child.sendline("summarize calc.py")
         child.expect("calc.py holds add\\(\\).")
         child.expect("ask ❯")
-        _exit(child)
+        exit_code(child)
         assert emulator_stats(url)["sessions"]["executor"]["requests"] == 2
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing was approved
 
 
 def test_a_command_cannot_redraw_the_prompt_into_another_one(tmp_path: Path) -> None:
     """Issue 22 item 4: ``touch PWNED # ESC[2K CR  git status ESC[K`` must not show as ``  git status``."""
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [_bash("touch PWNED # \x1b[2K\r  git status\x1b[K"), {"content": "Declined."}]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("status please")
         child.expect("bash wants to run:")
@@ -87,17 +88,17 @@ def test_a_command_cannot_redraw_the_prompt_into_another_one(tmp_path: Path) -> 
         child.sendline("")
         child.expect("Declined.")
         child.expect("ask ❯")
-        _exit(child)
+        exit_code(child)
     assert not (ws / "PWNED").exists()
 
 
 def test_a_command_shows_its_output_tail_and_output_shows_all_of_it(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     command = "for i in $(seq 1 30); do echo line$i; done"
     replies = [_bash(command), {"content": "Printed."}]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env, "--mode", "auto")
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env, "--mode", "auto")
         child.expect("auto ❯")
         child.sendline("count")
         child.expect("· ok")
@@ -110,33 +111,33 @@ def test_a_command_shows_its_output_tail_and_output_shows_all_of_it(tmp_path: Pa
         child.expect("line1\r\n")
         child.expect("line30")
         child.expect("auto ❯")
-        _exit(child)
+        exit_code(child)
 
 
 def test_a_refusal_reason_is_shown_whole(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x\n"}}]},
         {"content": "Refused, as expected."},
     ]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env, "--mode", "plan")
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env, "--mode", "plan")
         child.expect("plan ❯")
         child.sendline("write notes")
         child.expect("Refused, as expected.")
         flat = " ".join(ANSI.sub("", child.before).split())
         assert "describe the change in your plan instead" in flat  # the end of the reason, not cut
         child.expect("plan ❯")
-        _exit(child)
+        exit_code(child)
 
 
 def test_a_markdown_reply_is_rendered_on_a_terminal(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     reply = "## Summary\n\nadd() is **wrong**:\n\n```python\nreturn a - b\n```\n\nFix it."
-    with emulator_process(_script([{"content": reply}]), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script([{"content": reply}]), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("explain")
         child.expect("Fix it.")
@@ -144,13 +145,13 @@ def test_a_markdown_reply_is_rendered_on_a_terminal(tmp_path: Path) -> None:
         # what the screen ends up showing: the last rendering after the raw text it replaced
         shown = ANSI.sub("", child.before.rpartition("\x1b[J")[0] + child.before.rpartition("\x1b[J")[2])
         assert "**wrong**" not in shown.rpartition("Summary")[2] and "```" not in shown.rpartition("return a - b")[2]
-        _exit(child)
+        exit_code(child)
 
 
 def test_bare_reasonix_takes_the_flags_of_code(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
-    with emulator_process(_script([{"content": "Hi."}]), tmp_path, env) as url:
+    with emulator_process(executor_script([{"content": "Hi."}]), tmp_path, env) as url:
         child = pexpect.spawn(
             sys.executable,
             ["-m", "orchestrator", "--base-url", url, "--workspace", str(ws), "--mode", "plan"],
@@ -164,4 +165,4 @@ def test_bare_reasonix_takes_the_flags_of_code(tmp_path: Path) -> None:
         child.sendline("hi")
         child.expect("Hi.")
         child.expect("plan ❯")
-        _exit(child)
+        exit_code(child)

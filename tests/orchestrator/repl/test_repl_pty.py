@@ -6,58 +6,26 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pexpect
 
-from sessions.journal import read_journal
+from sessions.journal.jsonl import read_journal
+from tests.support.repl_pty import executor_script, exit_code, repl_workspace, spawn_code
 
-from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, reasonix
+from ..run_support import clean_env, emulator_process, emulator_stats, reasonix
 
 SHIFT_TAB = "\x1b[Z"
 
 
-def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    return ws
-
-
-def _script(replies: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sessions": [{"key": "executor", "replies": replies}]}
-
-
-def _spawn(ws: Path, url: str, env: dict[str, str], *extra: str) -> pexpect.spawn:
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "orchestrator", "code", "--workspace", str(ws), "--base-url", url, *extra],
-        env={**env, "TERM": "xterm", "COLUMNS": "120", "LINES": "40"},
-        cwd=str(ROOT),
-        encoding="utf-8",
-        timeout=60,
-        dimensions=(40, 120),
-    )
-    return child
-
-
-def _exit(child: pexpect.spawn) -> None:
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0, child.before
-
-
 def test_a_question_is_answered_and_the_session_ends_with_ctrl_d(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
         {"content": "add() subtracts: it returns a - b."},
     ]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("what does @calc.py do?")
         child.expect("attached: calc.py")
@@ -78,15 +46,15 @@ def test_a_question_is_answered_and_the_session_ends_with_ctrl_d(tmp_path: Path)
 
 
 def test_plan_mode_refuses_a_write_and_the_conversation_still_hits_the_cache(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
         {"content": "Hello."},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x\n"}}]},
         {"content": "The write was refused in plan mode. Plan: create notes.txt."},
     ]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("hello")
         child.expect("Hello.")
@@ -98,7 +66,7 @@ def test_plan_mode_refuses_a_write_and_the_conversation_still_hits_the_cache(tmp
         child.sendline("create notes.txt")
         child.expect("The write was refused")
         child.expect("plan ❯")
-        _exit(child)
+        exit_code(child)
         stats = emulator_stats(url)["sessions"]["executor"]
     assert not (ws / "notes.txt").exists()
     assert stats["requests"] == 3
@@ -110,13 +78,13 @@ def test_plan_mode_refuses_a_write_and_the_conversation_still_hits_the_cache(tmp
     texts = [m.model_dump_json() for m, _ in journal.messages]
     assert any("refused: write_file can change the workspace" in t for t in texts)
     # `reasonix runs` names the conversation by what the user said, not by the mode block in front of it.
-    from orchestrator.checkpoints import list_runs
+    from orchestrator.runs import list_runs
 
     assert [r.objective for r in list_runs(ws)] == ["hello"]
 
 
 def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
         {"content": "Hello."},
@@ -126,8 +94,8 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
         },
         {"content": "Here after the interruption."},
     ]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("hello")  # a request that completes first: the tracker has something to go on from
         child.expect("Hello.")
@@ -157,25 +125,25 @@ def test_ctrl_c_cancels_the_turn_and_the_conversation_goes_on(tmp_path: Path) ->
 
 
 def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_cache(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [{"content": "First answer."}, {"content": "Second answer, after --continue."}]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("first question")
         child.expect("First answer.")
-        _exit(child)
+        exit_code(child)
         first = emulator_stats(url)["sessions"]["executor"]
 
-        child = _spawn(ws, url, env, "--continue")
+        child = spawn_code(ws, url, env, "--continue")
         child.expect("continuing")
         child.expect("❯ first question")  # issue 23 item 10: the last turns of the conversation it continues
         child.expect("First answer.")
         child.expect("ask ❯")
         child.sendline("second question")
         child.expect("Second answer")
-        _exit(child)
+        exit_code(child)
         both = emulator_stats(url)["sessions"]["executor"]
     second_prompt = both["prompt_tokens"] - first["prompt_tokens"]
     second_hits = both["hit_tokens"] - first["hit_tokens"]
@@ -187,7 +155,7 @@ def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_c
 def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_path: Path) -> None:
     from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
 
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     first = [step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=["true"])]
     revised = [
@@ -213,7 +181,7 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
         ]
     }
     with emulator_process(sc, tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("/preset flash")
         child.expect("preset flash")
@@ -231,7 +199,7 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
         child.expect(r"/plan and /goal \$0\.\d{4} · [1-9]\d* requests")
         child.expect("total \\$")
         child.expect("ask ❯")
-        _exit(child)
+        exit_code(child)
     assert (ws / "calc" / "ops.py").read_text() == "def mul(a, b):\n    return a * b\n"
     goal_runs = [p for p in (ws / ".reasonix" / "runs").iterdir() if (p / "goal.json").exists()]
     assert len(goal_runs) == 1
@@ -241,7 +209,7 @@ def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_pat
 
 
 def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
     replies = [
         {
@@ -251,8 +219,8 @@ def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
         },
         {"content": "Fixed add()."},
     ]
-    with emulator_process(_script(replies), tmp_path, env) as url:
-        child = _spawn(ws, url, env)
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
         child.expect("ask ❯")
         child.sendline("fix add()")
         child.expect("edit_file wants to change")
@@ -260,14 +228,14 @@ def test_a_write_in_ask_mode_asks_and_a_yes_lets_it_run(tmp_path: Path) -> None:
         child.send("y")
         child.expect("Fixed add\\(\\).")
         child.expect("ask ❯")
-        _exit(child)
+        exit_code(child)
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
 def test_bare_reasonix_in_a_terminal_opens_the_conversation(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
+    ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
-    with emulator_process(_script([{"content": "Hi."}]), tmp_path, env) as url:
+    with emulator_process(executor_script([{"content": "Hi."}]), tmp_path, env) as url:
         child = pexpect.spawn(
             sys.executable,
             ["-m", "orchestrator"],

@@ -62,6 +62,8 @@ async def test_the_page_and_its_files_come_from_the_static_folder_only(tmp_path:
     static.mkdir()
     (static / "index.html").write_text("<!doctype html><title>dash</title>")
     (static / "app.css").write_text("body{}")
+    (static / "js").mkdir()
+    (static / "js" / "app.js").write_text("export const x = 1;")
     (tmp_path / "secret.txt").write_text("TOP-SECRET-CONTENT")
     async with open_manager(state_dir=tmp_path / "s2", env={}) as manager, trio.open_nursery() as nursery:
         stop = trio.Event()
@@ -71,7 +73,15 @@ async def test_the_page_and_its_files_come_from_the_static_folder_only(tmp_path:
             page = await client.get("/")
             assert page.status_code == 200 and "<title>dash</title>" in page.text
             assert page.headers["content-type"].startswith("text/html")
-            assert (await client.get("/static/app.css")).text == "body{}"
+            css = await client.get("/static/app.css")
+            assert css.text == "body{}" and css.headers["content-type"] == "text/css; charset=utf-8"
+            # a module's type is the service's, not the system's MIME table's; nothing is cached, nothing sniffed
+            module = await client.get("/static/js/app.js")
+            assert module.text == "export const x = 1;"
+            assert module.headers["content-type"] == "text/javascript; charset=utf-8"
+            for response in (page, css, module):
+                assert response.headers["cache-control"] == "no-store"
+            assert module.headers["x-content-type-options"] == "nosniff"
             for path in ("/static/..%2fsecret.txt", "/static/%2e%2e/secret.txt", "/static/nope.js", "/static/"):
                 response = await client.get(path)
                 assert response.status_code == 404, path

@@ -11,6 +11,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 
+from orchestrator.events import GOAL_EVENT_KINDS
 from orchestrator.serve.events import EventLog, sse_frames
 
 from ..run_support import clean_env, emulator_process, json_lines, reasonix
@@ -121,3 +122,19 @@ async def test_sse_frames_skip_duplicates_between_the_stored_and_the_live_events
         log.append({"kind": "b"})
         log.close()
     assert [f.split("\n")[0] for f in frames] == ["id: 1", "id: 2", "event: end"]
+
+
+async def test_every_kind_the_stream_carries_is_listed_by_event_kinds_and_tools_carry_lines(tmp_path: Path) -> None:
+    """The dashboard listens for the kinds ``GET /api/event-kinds`` lists (read from the event models): none the stream
+    carries is missing. A tool call's events carry its arguments bounded and the last lines of its result."""
+    async with open_service(tmp_path, simple_script()) as svc:
+        kinds = (await svc.client.get("/api/event-kinds")).json()
+        run_id = await svc.start(workspace(tmp_path / "ws"), review=False)
+        await svc.wait_for(run_id)
+        streamed, ended = await read_sse(svc.client, run_id)
+    assert ended and kinds["goal"] == list(GOAL_EVENT_KINDS)
+    assert {kind for _, kind, _ in streamed} <= {*kinds["goal"], *kinds["session"], *kinds["service"]}
+    started = [data for _, kind, data in streamed if kind == "tool_started"]
+    finished = [data for _, kind, data in streamed if kind == "tool_finished"]
+    assert started and all(isinstance(d["args_shown"], dict) and d["args_shown"] for d in started)
+    assert finished and all(d["tail"] and d["lines"] >= 1 for d in finished)

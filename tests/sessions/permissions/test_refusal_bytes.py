@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.permissions import PermissionGate, Rules
-from sessions.prefix import build_prefix
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import ToolContext
 from sessions.tools.registry import default_registry

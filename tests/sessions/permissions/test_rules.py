@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sessions.permissions import Answer, PermissionGate, Question, Rules, split_command
 from sessions.sandbox import NoSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
-from tests.sessions.sandbox.conftest import require_bwrap, sandbox
-from tests.sessions.tools.helpers import call
+from tests.support.bwrap import require_bwrap, sandbox
+from tests.support.tools import call
 
 REGISTRY = default_registry(use_ripgrep=False)
 

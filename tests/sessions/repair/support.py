@@ -8,7 +8,7 @@ from pydantic import Field
 
 from sessions.repair import FlatMap, PreparedBatch, StormGuard, flatten_schema, prepare_calls
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolRegistry, ToolResult, default_registry
-from sessions.wire import AssistantMessage, FunctionCall, ToolCall
+from sessions.wire.messages import AssistantMessage, FunctionCall, ToolCall
 
 
 class JobOutputArgs(ToolArgs):

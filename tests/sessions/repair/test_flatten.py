@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from sessions.repair import FlatMap, ToolSchemaError, flatten_args, flatten_schema, unflatten_args
-from sessions.wire import FunctionSchema, ToolSchema, encode_tools
+from sessions.wire.messages import FunctionSchema, ToolSchema, encode_tools
 
 
 def tool(parameters: dict[str, Any], name: str = "t") -> ToolSchema:

@@ -18,7 +18,7 @@ from sessions.repair import (
     prepare_calls,
     repair_note,
 )
-from sessions.wire import (
+from sessions.wire.messages import (
     AssistantMessage,
     ChatCompletion,
     FunctionCall,

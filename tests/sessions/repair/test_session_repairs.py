@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
-from sessions.client import DeepSeekClient
 from sessions.events import SessionEvent, ToolFinished
-from sessions.memory import load_standing_memory
-from sessions.prefix import build_prefix
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
 from sessions.session import Session, SessionSettings
 from sessions.tools.base import ToolContext
+from sessions.wire.client import DeepSeekClient
 from tests.sessions.repair.support import registry
 from tests.sessions.session_support import BodyRecorder, emulated
 

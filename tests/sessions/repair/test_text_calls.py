@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sessions.repair import ImmediateResult, RepairedCall, RepairKind, StormGuard
-from sessions.wire import ChatCompletion, encode_message
+from sessions.wire.messages import ChatCompletion, encode_message
 from tests import wire_samples
 from tests.sessions.repair.support import message, prepare, taken
 

@@ -1,26 +1,13 @@
-"""Sandbox tests run the real bubblewrap. Where it is missing they skip, except in CI (``CI`` set): there a missing
-sandbox is a failure, never a silent skip (``.ci/run`` installs it)."""
+"""Fixtures of the sandbox tests: the real bubblewrap (tests/support/bwrap.py says when a missing one fails or skips)
+and a workspace."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, sandbox_unavailable_reason
-from sessions.sandbox.bwrap import find_bwrap
-
-
-def require_bwrap() -> str:
-    problem = sandbox_unavailable_reason()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the sandbox tests: {problem}")
-        pytest.skip(problem)
-    bwrap = find_bwrap()
-    assert bwrap is not None
-    return bwrap
+from tests.support.bwrap import require_bwrap
 
 
 @pytest.fixture
@@ -33,7 +20,3 @@ def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
-
-
-def sandbox(bwrap: str, **policy: object) -> BubblewrapSandbox:
-    return BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy(**policy))  # type: ignore[arg-type]

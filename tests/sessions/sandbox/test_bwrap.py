@@ -17,8 +17,8 @@ import trio
 
 from sessions.sandbox import NoSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
-from tests.sessions.sandbox.conftest import sandbox
-from tests.sessions.tools.helpers import call
+from tests.support.bwrap import sandbox
+from tests.support.tools import call
 
 REGISTRY = default_registry(use_ripgrep=False)
 

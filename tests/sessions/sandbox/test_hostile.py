@@ -18,7 +18,7 @@ import trio
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 REGISTRY = default_registry(use_ripgrep=False)
 ROOT = os.geteuid() == 0

@@ -14,7 +14,7 @@ import trio.testing
 
 from sessions.sandbox import NoSandbox, SandboxPolicy
 from sessions.tools import ToolContext, ToolLimits, ToolRegistry, ToolResult
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 
 def pidfd(pid: int) -> int | None:

@@ -7,7 +7,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sessions.tools.bounded import HeadTail
+from sessions.tools.shell.bounded import HeadTail
 
 MARKER = re.compile(r"\[… (\d+) bytes \((\d+) lines\) cut …\]\n")
 

@@ -11,7 +11,7 @@ import trio.testing
 
 from sessions.tools import PreparedCall, Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult, dispatch
 from sessions.tools.registry import default_registry
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 Log = list[tuple[str, str, float]]
 

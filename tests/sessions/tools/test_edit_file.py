@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolRegistry
-from sessions.tools.edit_file import Edit, apply_edits, closest_candidates
-from tests.sessions.tools.helpers import call
+from sessions.tools.files.edit_file import Edit, apply_edits, closest_candidates
+from tests.support.tools import call
 
 SOURCE = """\
 def add(a, b):

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from sessions.tools import ToolContext, ToolLimits, ToolRegistry
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 
 async def test_read_file_numbers_lines(ws: Path, ctx: ToolContext, registry: ToolRegistry) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from sessions.tools import ToolContext, default_registry
-from sessions.tools.glob_tool import literal_prefix
-from sessions.tools.ripgrep import find_rg
-from tests.sessions.tools.helpers import call
+from sessions.tools.search.glob_tool import literal_prefix
+from sessions.tools.search.ripgrep import find_rg
+from tests.support.tools import call
 
 BACKENDS = [
     pytest.param(False, id="python"),

@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.tools import ToolContext, ToolLimits, default_registry
-from sessions.tools.grep import Matches
-from sessions.tools.ripgrep import find_rg
-from tests.sessions.tools.helpers import call
+from sessions.tools.search.grep import Matches
+from sessions.tools.search.ripgrep import find_rg
+from tests.support.tools import call
 
 HAVE_RG = find_rg() is not None
 BACKENDS = [
@@ -144,7 +144,7 @@ def test_ctrl_c_stops_a_catastrophic_search(ws: Path) -> None:
         import trio
 
         from sessions.tools import ToolContext, default_registry
-        from tests.sessions.tools.helpers import call
+        from tests.support.tools import call
 
         grep = functools.partial(call, default_registry(use_ripgrep=False), ToolContext(root=Path({str(ws)!r})))
         print("ready", flush=True)

@@ -9,7 +9,7 @@ import pytest
 
 from sessions.tools import ToolContext, ToolRegistry, WorkspaceEscapeError
 from sessions.tools.paths import resolve
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 
 def test_relative_paths_resolve_inside(ws: Path) -> None:

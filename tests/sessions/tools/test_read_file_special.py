@@ -10,7 +10,7 @@ from pathlib import Path
 import trio
 
 from sessions.tools import ToolContext, ToolRegistry
-from tests.sessions.tools.helpers import call
+from tests.support.tools import call
 
 TWO_GB = 2 * 1024**3
 

@@ -14,7 +14,7 @@ import pytest
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.session import SessionSettings
-from sessions.wire import ToolMessage
+from sessions.wire.messages import ToolMessage
 from tests.sessions.session_support import emulated, make_session
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from sessions.tools import ToolRegistry, default_registry
 from sessions.tools.schema import lean_schema
-from sessions.wire import encode_tools
+from sessions.wire.messages import encode_tools
 
 
 def _keys(node: Any, found: set[str]) -> set[str]:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.build import executor_registry
 from orchestrator.config.model import Config
 from sessions.permissions import Answer, PermissionGate, Question, Rules
 from sessions.sandbox import NoSandbox, SandboxPolicy
@@ -19,8 +18,8 @@ from sessions.session import Session
 from sessions.tools.base import ToolContext
 from sessions.tools.errors import ToolInputError
 from sessions.tools.registry import default_registry
-from sessions.tools.web_fetch import WebFetchArgs, WebFetchTool
-from sessions.wire import encode_tools
+from sessions.tools.web import WebFetchArgs, WebFetchTool
+from sessions.wire.messages import encode_tools
 
 PAGE = b"""<!doctype html><html><head><title>Trio guide</title><style>p{color:red}</style>
 <script>alert("no")</script></head><body><nav>Home | About</nav>
@@ -91,8 +90,11 @@ async def test_an_allowed_host_is_fetched_as_text(tmp_path: Path, site: str) -> 
     assert "alert" not in text and "color:red" not in text and "Home | About" not in text
 
 
+LOOPBACK_ALLOWED = PermissionGate(Rules.parse(allow=["web(127.0.0.1)"]), mode="ask")
+
+
 async def test_a_large_page_is_cut_to_the_result_bound(tmp_path: Path, site: str) -> None:
-    ctx = _ctx(tmp_path)
+    ctx = _ctx(tmp_path, LOOPBACK_ALLOWED)
     text = await _call(site + "/big", ctx)
     assert len(text) <= ctx.limits.read_max_chars
     assert text.endswith("shown the first]")
@@ -127,12 +129,39 @@ async def test_the_sandboxs_network_rule_forbids_it(tmp_path: Path, site: str) -
 
 
 async def test_a_redirect_to_another_host_is_not_followed(tmp_path: Path, site: str) -> None:
-    text = await _call(site + "/away", _ctx(tmp_path))
+    text = await _call(site + "/away", _ctx(tmp_path, LOOPBACK_ALLOWED))
     assert text.startswith(f"{site}/away redirects to another host: http://localhost.invalid/elsewhere")
 
 
 def test_web_fetch_is_off_by_default_and_the_tool_list_bytes_do_not_move() -> None:
     plain = encode_tools(Session.schemas_for(default_registry()))
-    assert encode_tools(Session.schemas_for(executor_registry(Config()))) == plain
-    on = executor_registry(Config.model_validate({"tools": {"web_fetch": True}}))
+    assert encode_tools(Session.schemas_for(default_registry(web_fetch=Config().tools.web_fetch))) == plain
+    on = default_registry(web_fetch=Config.model_validate({"tools": {"web_fetch": True}}).tools.web_fetch)
     assert "web_fetch" in on and encode_tools(Session.schemas_for(on)) != plain
+
+
+@pytest.mark.parametrize("rule", ["web", "web(*.0.0.1)", "web(127.0.0.*)"])
+async def test_a_private_address_needs_a_rule_that_names_it(tmp_path: Path, site: str, rule: str) -> None:
+    """A bare ``web`` or a glob lets public hosts run unasked, never the machine's own services."""
+    gate = PermissionGate(Rules.parse(allow=[rule]), mode="auto")
+    with pytest.raises(ToolInputError, match=r"refused: 127\.0\.0\.1 is a non-public address \(127\.0\.0\.1\)"):
+        await _call(site + "/guide", _ctx(tmp_path, gate))
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+        ("http://10.1.2.3/", "10.1.2.3"),
+        ("http://[::1]:8080/", "::1"),
+        ("http://localhost:9/", None),
+    ],
+)
+async def test_metadata_private_and_loopback_hosts_are_refused_without_a_network_call(
+    tmp_path: Path, url: str, address: str | None
+) -> None:
+    gate = PermissionGate(Rules.parse(allow=["web"]), mode="auto")
+    with pytest.raises(ToolInputError, match=r"is a non-public address") as caught:
+        await _call(url, _ctx(tmp_path, gate))
+    if address is not None:
+        assert f"({address})" in str(caught.value)

@@ -1,6 +1,6 @@
 """The scripted goal the dashboard is shown and tested with: four steps in a diamond (S1 → S2 ∥ S3 → S4, the middle
-two in a parallel wave), an executor escalation to pro on S2, real files and real
-verify commands, played by ``reasonix emulate``.
+two in a parallel wave), an executor escalation to pro on S2, real files, an edit and commands with several lines of
+output (S1), real verify commands, played by ``reasonix emulate``.
 
 ``bench/make_screenshot.py`` and the browser tests share it, so the committed screenshot shows what the tests check.
 """
@@ -16,6 +16,11 @@ OBJECTIVE = "Grow calc: add mul() and neg(), then document them"
 HOSTILE_TITLE = "Add mul() <script>alert(1)</script>"
 
 OPS = "def add(a, b):\n    return a + b\n"
+OPS_EDITED = 'def add(a, b):\n    """a + b"""\n    return a + b\n'
+COUNT = "python3 -c 'for i in range(1, 7): print(\"line\", i)'"
+"""A command whose output is six lines: the page shows the last four."""
+FAIL = "python3 -c 'import sys\nfor i in range(1, 9): print(\"fail\", i)\nsys.exit(3)'"
+"""A command that fails after eight lines: the page shows them all."""
 MUL = "def mul(a, b):\n    return a * b\n"
 NEG = "def neg(a):\n    return -a\n"
 DOC = "# calc\n\nadd(a, b), mul(a, b), neg(a).\n"
@@ -63,8 +68,12 @@ def script(*, hostile: bool = False) -> dict[str, Any]:
         reply(call("submit_plan", objective=OBJECTIVE, steps=steps(hostile)), reasoning="Four small steps."),
         reply(call("goal_verdict", verdict="complete", evidence=["every step verified"])),
     ]
+    s1 = executor_step("S1", "calc/ops.py", OPS)
+    edit = call(
+        "edit_file", path="calc/ops.py", edits=[{"old": "    return a + b", "new": '    """a + b"""\n    return a + b'}]
+    )
     per_step = {
-        "S1": executor_step("S1", "calc/ops.py", OPS),
+        "S1": [s1[0], reply(edit, call("bash", command=COUNT), call("bash", command=FAIL)), s1[1]],
         "S2": [
             reply(content="<<<NEEDS_PRO: mul() must keep integer semantics for every input>>>", reasoning="Tricky?"),
             *executor_step("S2", "calc/mul.py", MUL, summary="mul() multiplies"),

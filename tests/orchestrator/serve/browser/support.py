@@ -184,12 +184,12 @@ def browser(executable: str, width: int = 1400, height: int = 1000) -> Iterator[
 
 
 def fmt_cost(usd: float) -> str:
-    """The page's cost format (``fmtCost`` in app.js)."""
+    """The page's cost format (``fmtCost`` in js/dom.js)."""
     return f"${usd:.2f}" if usd >= 10 else f"${usd:.4f}"
 
 
 def fmt_ratio(ratio: float | None) -> str:
-    """The page's cache-ratio format (``fmtRatio`` in app.js)."""
+    """The page's cache-ratio format (``fmtRatio`` in js/dom.js)."""
     return "–" if ratio is None else f"{ratio * 100:.1f}%"
 
 

@@ -73,7 +73,7 @@ def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
         assert demo.HOSTILE_TITLE in s2_title
         assert "Add mul() <script>alert" in (page.text_content("#plan-graph g.node[data-step='S2'] text.title") or "")
         assert demo.HOSTILE_TITLE in page.input_value("#r-plan")
-        assert page.evaluate("document.scripts.length") == 2  # the loader and app.js: the title made no element
+        assert page.evaluate("document.scripts.length") == 1  # the loader (its modules run from blob: URLs)
         assert svc.api(f"/api/runs/{run_id}")["awaiting_review"] is True
 
         page.click("#r-approve")
@@ -114,7 +114,7 @@ def test_a_goal_started_and_approved_in_the_page_runs_live_to_complete(
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 20_000
         assert dialogs == []
-        assert page.evaluate("document.scripts.length") == 2
+        assert page.evaluate("document.scripts.length") == 1  # the title made no element
         assert console_errors == []  # (once the service stops, the page's polls are refused: not checked)
     assert (ws / "README.md").read_text() == demo.DOC
 
@@ -308,9 +308,20 @@ def test_a_newcomer_s_dashboard_reads_steps_undoes_and_shows_a_failed_run_once(
         page.wait_for_function("document.querySelector('#g-state').dataset.state === 'complete'")
         page.wait_for_function("document.querySelector('#g-steps').textContent === '4 / 4'")
 
-        # tool lines as the terminal shows them (item 24), not the arguments' JSON
-        s1_pane = page.inner_text("[data-pane='step:S1']")
+        # tool lines as the terminal shows them (item 24), not the arguments' JSON: a new file's lines, an edit as a
+        # diff, a command's output as its last lines (four, every one of a failure's eight), each on its own line
+        s1 = "[data-pane='step:S1']"
+        s1_pane = page.inner_text(s1)
         assert "▸ write_file calc/ops.py (2 lines)" in s1_pane and '"content"' not in s1_pane, s1_pane
+        assert "\\n" not in s1_pane and '"edits"' not in s1_pane, s1_pane
+        added = page.eval_on_selector_all(f"{s1} span.diff-add", "ss => ss.map(s => s.textContent.trimEnd())")
+        assert '    +    """a + b"""' in added and "    +def add(a, b):" in added, added
+        assert "▸ edit_file calc/ops.py\n" in s1_pane and "✓ edit_file calc/ops.py · ok" in s1_pane, s1_pane
+        out = page.eval_on_selector_all(f"{s1} span.out", "ss => ss.map(s => s.textContent.trim())")
+        assert [o for o in out if o.startswith("│ line")] == [f"│ line {i}" for i in (3, 4, 5, 6)], out
+        assert "… 2 earlier lines" in s1_pane
+        assert [o for o in out if o.startswith("│ fail")] == [f"│ fail {i}" for i in range(1, 9)], out
+        assert "✗ bash python3 -c 'import sys · exit code 3" in s1_pane, s1_pane
 
         page.click("#plan-graph g.node[data-step='S4']")
         page.locator("#step-detail").wait_for(state="visible")

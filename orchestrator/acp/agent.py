@@ -1,0 +1,278 @@
+"""``reasonix acp``: an Agent Client Protocol agent over standard input and output, for editors (Zed, JetBrains, the
+VS Code ACP extensions).
+
+Each ACP session is an ordinary headless conversation (:class:`~orchestrator.headless.conversation.
+HeadlessConversation`) on the session's ``cwd``: the executor of ``reasonix run``, the same prefix whatever the client,
+so the cache behaves as it does on the command line. Its events stream as ``session/update`` notifications
+(:mod:`orchestrator.acp.updates`). Permission questions go to the editor (``session/request_permission``) after the
+workspace's rules had their say; the modes ask, auto and plan are ACP session modes (``session/set_mode``), told to
+the model in a ``<mode>`` tail block as ``reasonix code`` does. When the client offers ``fs.writeTextFile``, the text
+of every file an edit wrote is handed to it (``fs/write_text_file``), so the editor's buffer has it. ``session/load``
+reopens a journaled conversation (its messages are replayed as updates) and ``session/cancel`` cancels the running
+turn (the journal is mended and the next prompt goes on from it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from orchestrator.acp.protocol import (
+    MODES,
+    PERMISSION_OPTIONS,
+    PROTOCOL_VERSION,
+    STOP_REASONS,
+    ClientCapabilities,
+    InitializeParams,
+    LoadSessionParams,
+    NewSessionParams,
+    PromptParams,
+    SessionParams,
+    SetModeParams,
+    text_content,
+    update,
+)
+from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
+from orchestrator.acp.updates import UpdateMaker
+from orchestrator.build import build_client, check_workspace
+from orchestrator.config.model import load_config
+from orchestrator.errors import ReasonixError
+from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions
+from orchestrator.headless.events import StreamJsonEvent
+from orchestrator.policy.commands import CommandSetup, command_setup
+from orchestrator.repl.modes import Mode, apply_mode, mode_block
+from sessions.permissions import Answer, Question
+from sessions.wire import AssistantMessage, UserMessage
+
+AGENT_ERROR = -32000
+
+
+@dataclass
+class AcpSession:
+    workspace: Path
+    commands: CommandSetup
+    maker: UpdateMaker
+    conversation: HeadlessConversation | None = None
+    mode: Mode = "ask"
+    sent_mode: Mode | None = None
+    scope: trio.CancelScope | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class AcpAgent:
+    """The methods of the agent; :meth:`handle` is the connection's handler."""
+
+    def __init__(self, *, env: Mapping[str, str], base_url: str | None, stack: AsyncExitStack) -> None:
+        self.env = dict(env)
+        self.base_url = base_url
+        self.stack = stack
+        self.rpc: Connection | None = None
+        self.client_caps = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+
+    async def handle(self, method: str, params: Any) -> Any:
+        params = params if isinstance(params, dict) else {}
+        if method == "initialize":
+            return self.initialize(InitializeParams.model_validate(params))
+        if method == "session/new":
+            return await self.new_session(NewSessionParams.model_validate(params))
+        if method == "session/load":
+            return await self.load_session(LoadSessionParams.model_validate(params))
+        if method == "session/prompt":
+            return await self.prompt(PromptParams.model_validate(params))
+        if method == "session/cancel":
+            self.cancel(SessionParams.model_validate(params))
+            return None
+        if method == "session/set_mode":
+            return self.set_mode(SetModeParams.model_validate(params))
+        if method == "authenticate":
+            return {}
+        raise RpcError(METHOD_NOT_FOUND, f"reasonix acp does not implement {method}")
+
+    # ------------------------------------------------------------------------------------------------ methods
+
+    def initialize(self, params: InitializeParams) -> dict[str, Any]:
+        self.client_caps = params.client_capabilities
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": "reasonix", "title": "Reasonix", "version": _version()},
+        }
+
+    async def new_session(self, params: NewSessionParams, resume: str | None = None) -> dict[str, Any]:
+        session = await self._open(params.cwd, resume)
+        assert session.conversation is not None
+        sid = session.conversation.session_id
+        self.sessions[sid] = session
+        return {"sessionId": sid, "modes": {"currentModeId": session.mode, "availableModes": MODES}}
+
+    async def load_session(self, params: LoadSessionParams) -> None:
+        result = await self.new_session(params, resume=params.session_id)
+        conversation = self.sessions[result["sessionId"]].conversation
+        assert conversation is not None and self.rpc is not None
+        for message in conversation.session.log.messages:
+            if isinstance(message, UserMessage) and isinstance(message.content, str):
+                body = {"sessionUpdate": "user_message_chunk", "content": text_content(message.content)}
+            elif isinstance(message, AssistantMessage) and message.content:
+                body = {"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)}
+            else:
+                continue
+            self.rpc.notify("session/update", update(params.session_id, body))
+        return None
+
+    async def prompt(self, params: PromptParams) -> dict[str, Any]:
+        session = self._session(params.session_id)
+        if session.scope is not None:
+            raise RpcError(AGENT_ERROR, "a prompt is already running in this session; cancel it or wait")
+        conversation = session.conversation
+        assert conversation is not None
+        tail = [mode_block(session.mode)] if session.sent_mode != session.mode else []
+        with trio.CancelScope() as scope:
+            session.scope = scope
+            try:
+                result = await conversation.send(params.text(), tail=tail)
+            finally:
+                session.scope = None
+        if scope.cancelled_caught:
+            self._reopen(session)
+            return {"stopReason": "cancelled"}
+        session.sent_mode = session.mode
+        if result.status == "error":
+            raise RpcError(AGENT_ERROR, result.result)
+        return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+
+    def cancel(self, params: SessionParams) -> None:
+        session = self.sessions.get(params.session_id)
+        if session is not None and session.scope is not None:
+            session.scope.cancel()
+
+    def set_mode(self, params: SetModeParams) -> dict[str, Any]:
+        session = self._session(params.session_id)
+        if params.mode_id not in ("ask", "auto", "plan"):
+            raise RpcError(INVALID_PARAMS, f"no mode {params.mode_id!r}; the modes are ask, auto and plan")
+        session.mode = params.mode_id  # type: ignore[assignment]
+        assert session.conversation is not None
+        apply_mode(session.conversation.session, session.commands.gate, session.mode)
+        return {}
+
+    # ------------------------------------------------------------------------------------------------ sessions
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(INVALID_PARAMS, f"no session {session_id!r}; create one with session/new")
+        return session
+
+    async def _open(self, cwd: str, resume: str | None) -> AcpSession:
+        try:
+            workspace = check_workspace(Path(cwd))
+            resolved = load_config(workspace=workspace, flags={"base_url": self.base_url}, env=self.env)
+            holder: list[AcpSession] = []
+
+            async def asker(question: Question) -> Answer:
+                return await self._ask(holder[0], question)
+
+            commands = command_setup(resolved, workspace, permissions="ask", asker=asker, env=self.env)
+            client = build_client(resolved)
+        except ReasonixError as exc:
+            raise RpcError(AGENT_ERROR, str(exc)) from None
+        await self.stack.enter_async_context(client)
+        session = AcpSession(workspace=workspace, commands=commands, maker=UpdateMaker(workspace))
+        session.extra.update(resolved=resolved, client=client)
+        holder.append(session)
+        self._build(session, resume)
+        return session
+
+    def _build(self, session: AcpSession, resume: str | None) -> None:
+        def on_event(event: StreamJsonEvent) -> None:
+            self._updates(session, event)
+
+        try:
+            session.conversation = HeadlessConversation(
+                workspace=session.workspace,
+                resolved=session.extra["resolved"],
+                client=session.extra["client"],
+                on_event=on_event,
+                options=HeadlessOptions(permission_mode="ask"),
+                sandbox=session.commands.sandbox,
+                gate=session.commands.gate,
+                resume_id=resume,
+            )
+        except ReasonixError as exc:
+            raise RpcError(AGENT_ERROR, str(exc)) from None
+        apply_mode(session.conversation.session, session.commands.gate, session.mode)
+
+    def _reopen(self, session: AcpSession) -> None:
+        """After a cancelled turn: the session again from its journal (which mends what was cut off)."""
+        old = session.conversation
+        assert old is not None
+        tracker = old.session.ledger.tracker
+        old.close()
+        self._build(session, old.session_id)
+        assert session.conversation is not None
+        session.conversation.session.ledger.tracker = tracker  # the same process: the server still caches it all
+
+    def _updates(self, session: AcpSession, event: StreamJsonEvent) -> None:
+        rpc, conversation = self.rpc, session.conversation
+        assert rpc is not None
+        sid = conversation.session_id if conversation is not None else event.session_id
+        for body in session.maker(event):
+            rpc.notify("session/update", update(sid, body))
+        written = session.maker.take_written()
+        if not self.client_caps.fs.write_text_file:
+            return
+        for path, text in written:
+            params = {"sessionId": sid, "path": str(path), "content": text}
+
+            async def write(params: dict[str, Any] = params) -> None:
+                try:
+                    await rpc.request("fs/write_text_file", params)
+                except RpcError as exc:  # the file is written in the workspace anyway; the buffer may lag
+                    print(f"reasonix acp: the client did not take {params['path']}: {exc.message}", flush=True)
+
+            rpc.start_soon(write)
+
+    async def _ask(self, session: AcpSession, question: Question) -> Answer:
+        assert self.rpc is not None and session.conversation is not None
+        call = session.maker.pending_call(question.tool)
+        call["rawInput"] = {"subject": question.subject, "cwd": question.cwd, "sandbox": question.sandbox}
+        result = await self.rpc.request(
+            "session/request_permission",
+            {"sessionId": session.conversation.session_id, "toolCall": call, "options": PERMISSION_OPTIONS},
+        )
+        outcome = result.get("outcome", {}) if isinstance(result, dict) else {}
+        chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+        if chosen in ("allow_once", "allow_always"):
+            return Answer(allow=True, always=chosen == "allow_always")
+        return Answer(allow=False, note="the user declined in the editor")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("reasonix")
+    except PackageNotFoundError:
+        return "0"
+
+
+async def serve_stdio(*, env: Mapping[str, str], base_url: str | None) -> None:
+    """Serve ACP on this process's standard input and output until the client closes standard input. Standard
+    output carries only the protocol: anything else printed goes to standard error."""
+    receive = trio.lowlevel.FdStream(os.dup(0))
+    send = trio.lowlevel.FdStream(os.dup(1))
+    os.dup2(2, 1)
+    async with AsyncExitStack() as stack:
+        agent = AcpAgent(env=env, base_url=base_url, stack=stack)
+        agent.rpc = Connection(receive, send, agent.handle)
+        await agent.rpc.serve()

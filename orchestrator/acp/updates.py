@@ -1,0 +1,118 @@
+"""From stream-json lines (:mod:`orchestrator.headless.events`) to ACP ``session/update`` bodies.
+
+Text and thinking deltas become ``agent_message_chunk`` / ``agent_thought_chunk``; each ``tool_use`` of a reply a
+``tool_call`` (status ``in_progress``, its kind, its title, the file it touches as a location); each ``tool_result``
+a ``tool_call_update`` (``completed`` or ``failed``, the result as text, and for an edit the diff of the file, read
+before the call and after it). :class:`UpdateMaker` also remembers the calls not yet answered, so a permission request
+names the call it is about, and which files a finished edit wrote (for the client's ``fs/write_text_file``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.acp.protocol import TOOL_KINDS, text_content
+from orchestrator.headless.events import AssistantLine, StreamEventLine, StreamJsonEvent, TextDelta, UserLine
+
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+MAX_DIFF_CHARS = 1_000_000
+"""A file larger than this gets no diff in the update (the result text still says what changed)."""
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    input: dict[str, Any]
+    path: Path | None = None
+    before: str | None = None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) <= MAX_DIFF_CHARS else None
+
+
+def _title(name: str, data: dict[str, Any]) -> str:
+    subject = data.get("path") or data.get("command") or data.get("pattern") or ""
+    return f"{name} {subject}".strip()
+
+
+@dataclass
+class UpdateMaker:
+    workspace: Path
+    _open: dict[str, _Call] = field(default_factory=dict)
+    _order: deque[str] = field(default_factory=deque)
+    written: list[tuple[Path, str]] = field(default_factory=list)
+    """(absolute path, new text) of each edit that finished since :meth:`take_written` was last called."""
+
+    def __call__(self, event: StreamJsonEvent) -> list[dict[str, Any]]:
+        if isinstance(event, StreamEventLine):
+            delta = event.event.delta
+            if isinstance(delta, TextDelta):
+                return [{"sessionUpdate": "agent_message_chunk", "content": text_content(delta.text)}]
+            return [{"sessionUpdate": "agent_thought_chunk", "content": text_content(delta.thinking)}]
+        if isinstance(event, AssistantLine):
+            return [
+                self._started(block.id, block.name, block.input)
+                for block in event.message.content
+                if block.type == "tool_use"
+            ]
+        if isinstance(event, UserLine):
+            return [self._finished(block.tool_use_id, block.content, block.is_error) for block in event.message.content]
+        return []
+
+    def _started(self, call_id: str, name: str, data: dict[str, Any]) -> dict[str, Any]:
+        call = _Call(call_id, name, data)
+        raw = data.get("path")
+        body: dict[str, Any] = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call_id,
+            "title": _title(name, data),
+            "kind": TOOL_KINDS.get(name, "other"),
+            "status": "in_progress",
+            "rawInput": data,
+        }
+        if isinstance(raw, str) and raw:
+            call.path = (self.workspace / raw).resolve()
+            body["locations"] = [{"path": str(call.path)}]
+            if name in EDIT_TOOLS:
+                call.before = _read(call.path)
+        self._open[call_id] = call
+        self._order.append(call_id)
+        return body
+
+    def _finished(self, call_id: str, text: str, is_error: bool) -> dict[str, Any]:
+        call = self._open.pop(call_id, None)
+        if call_id in self._order:
+            self._order.remove(call_id)
+        content: list[dict[str, Any]] = [{"type": "content", "content": text_content(text)}]
+        if call is not None and call.name in EDIT_TOOLS and call.path is not None and not is_error:
+            after = _read(call.path)
+            if after is not None:
+                content.append({"type": "diff", "path": str(call.path), "oldText": call.before, "newText": after})
+                self.written.append((call.path, after))
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "failed" if is_error else "completed",
+            "content": content,
+        }
+
+    def pending_call(self, tool: str) -> dict[str, Any]:
+        """The ``toolCall`` of a permission request: the oldest open call of ``tool``."""
+        for call_id in self._order:
+            call = self._open[call_id]
+            if call.name == tool:
+                return {"toolCallId": call.id, "title": _title(call.name, call.input), "kind": TOOL_KINDS.get(tool)}
+        return {"toolCallId": f"{tool}-call", "title": tool, "kind": TOOL_KINDS.get(tool, "other")}
+
+    def take_written(self) -> list[tuple[Path, str]]:
+        written, self.written = self.written, []
+        return written

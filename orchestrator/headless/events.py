@@ -1,0 +1,232 @@
+"""The events of a headless run, as ``reasonix -p --output-format stream-json`` prints them (one object a line) and as
+the Python API (:mod:`orchestrator.api`) yields them: one definition serves both.
+
+The shapes follow Claude Code's stream-json where the concept is the same, so a script written for one reads the
+other: ``system``/``init`` first (model, tools, workspace), ``stream_event`` for text and thinking deltas,
+``assistant`` for each reply (its text, thinking and ``tool_use`` blocks, with that request's usage), ``user`` for the
+``tool_result`` of each call, ``system`` notices (compaction, repair, escalation, a goal's events), and ``result`` last
+(``total_cost_usd``, summed ``usage``, ``num_turns``, ``duration_ms``, ``session_id``). DeepSeek's cache figures are
+given both ways: ``cache_read_input_tokens`` (hits) and ``input_tokens`` (misses, as Claude counts uncached input),
+and ``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens`` as DeepSeek names them. ``docs/stream-json.md``
+documents every field; ``docs/stream-json.schema.json`` is generated from these models (:func:`json_schema`).
+``SCHEMA_VERSION`` goes up when a field is renamed or removed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from sessions.wire import Usage
+
+SCHEMA_VERSION = 1
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    session_id: str
+    """The conversation's id: ``reasonix -p --resume ID`` continues it (the run directory's name)."""
+
+
+class TokenUsage(BaseModel):
+    """Token counts of one request (on ``assistant``) or of the whole run (on ``result``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    input_tokens: int
+    """Prompt tokens that missed the cache (Claude Code's uncached input)."""
+    cache_read_input_tokens: int
+    """Prompt tokens served from DeepSeek's prefix cache."""
+    cache_creation_input_tokens: int = 0
+    """Always 0: DeepSeek's cache is automatic and bills no writes."""
+    output_tokens: int
+    prompt_tokens: int
+    prompt_cache_hit_tokens: int
+    prompt_cache_miss_tokens: int
+    reasoning_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage) -> TokenUsage:
+        return cls(
+            input_tokens=usage.prompt_cache_miss_tokens,
+            cache_read_input_tokens=usage.prompt_cache_hit_tokens,
+            output_tokens=usage.completion_tokens,
+            prompt_tokens=usage.prompt_tokens,
+            prompt_cache_hit_tokens=usage.prompt_cache_hit_tokens,
+            prompt_cache_miss_tokens=usage.prompt_cache_miss_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+        )
+
+
+class SystemInit(_Line):
+    """The first line: what the run works with."""
+
+    type: Literal["system"] = "system"
+    subtype: Literal["init"] = "init"
+    schema_version: int = SCHEMA_VERSION
+    cwd: str
+    """The workspace."""
+    model: str
+    tools: list[str]
+    permission_mode: str = Field(alias="permissionMode")
+    """``ask``, ``auto`` or ``read-only``."""
+    resumed: bool = False
+    """A conversation continued from its journal (``--resume`` / ``--continue``)."""
+    journal: str
+
+
+class TextBlock(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+
+
+class ToolUseBlock(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    """The arguments as the model sent them (``{"_raw": "..."}`` when they were not a JSON object)."""
+
+
+class AssistantLineMessage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    type: Literal["message"] = "message"
+    role: Literal["assistant"] = "assistant"
+    model: str
+    content: list[Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]]
+    usage: TokenUsage
+    cost_usd: float
+    """What this request cost (Reasonix's addition)."""
+
+
+class AssistantLine(_Line):
+    """One reply of the model (one request), once it has streamed in full."""
+
+    type: Literal["assistant"] = "assistant"
+    message: AssistantLineMessage
+    parent_tool_use_id: None = None
+
+
+class ToolResultBlock(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool
+
+
+class UserLineMessage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    role: Literal["user"] = "user"
+    content: list[ToolResultBlock]
+
+
+class UserLine(_Line):
+    """What a tool call returned, as the model reads it."""
+
+    type: Literal["user"] = "user"
+    message: UserLineMessage
+    parent_tool_use_id: None = None
+
+
+class TextDelta(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["thinking_delta"] = "thinking_delta"
+    thinking: str
+
+
+class ContentBlockDelta(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    type: Literal["content_block_delta"] = "content_block_delta"
+    delta: Annotated[TextDelta | ThinkingDelta, Field(discriminator="type")]
+
+
+class StreamEventLine(_Line):
+    """A piece of the reply as it streams (text or thinking)."""
+
+    type: Literal["stream_event"] = "stream_event"
+    event: ContentBlockDelta
+    parent_tool_use_id: None = None
+
+
+NoticeKind = Literal["compaction", "repair", "stream_restarted", "journal_recovered", "escalation", "goal_event"]
+
+
+class SystemNotice(_Line):
+    """Something the run did that is neither a reply nor a tool result: a compaction, a repaired tool call, a
+    restarted stream, a recovered journal, an escalation to pro, or one of a goal's events (``data`` holds it as
+    ``reasonix goal --json`` prints it)."""
+
+    type: Literal["system"] = "system"
+    subtype: NoticeKind
+    message: str
+    data: dict[str, Any] = {}
+
+
+ResultSubtype = Literal["success", "error_max_turns", "error_max_budget_usd", "error_during_execution"]
+
+
+class ResultLine(_Line):
+    """The last line (the only one with ``--output-format json``): how the run ended and what it cost."""
+
+    type: Literal["result"] = "result"
+    subtype: ResultSubtype
+    schema_version: int = SCHEMA_VERSION
+    is_error: bool
+    result: str
+    """The final answer (an error's message when there is none)."""
+    status: str
+    """Reasonix's own word for the end: ``done``, ``request_limit``, ``budget``, ``error``, ``cancelled`` …"""
+    duration_ms: int
+    duration_api_ms: int
+    num_turns: int
+    """Requests to the model (each an ``assistant`` line)."""
+    total_cost_usd: float
+    usage: TokenUsage
+    cache_hit_ratio: float | None
+    model: str
+    journal: str
+    permission_denials: list[dict[str, Any]] = []
+
+
+StreamJsonEvent = SystemInit | SystemNotice | AssistantLine | UserLine | StreamEventLine | ResultLine
+"""Any line of ``--output-format stream-json``."""
+
+_ADAPTER: TypeAdapter[StreamJsonEvent] = TypeAdapter(StreamJsonEvent)
+
+
+def parse_event(data: dict[str, Any]) -> StreamJsonEvent:
+    """One stream-json line, read back into its model (for a program reading ``reasonix -p`` output)."""
+    return _ADAPTER.validate_python(data)
+
+
+def dump(event: BaseModel) -> dict[str, Any]:
+    """The JSON object of an event, with Claude Code's field names (``permissionMode``)."""
+    return event.model_dump(mode="json", by_alias=True)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one stream-json line (``docs/stream-json.schema.json`` is this, written out)."""
+    schema: dict[str, Any] = _ADAPTER.json_schema(by_alias=True)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "reasonix stream-json line",
+        "description": f"One line of `reasonix -p --output-format stream-json`, schema_version {SCHEMA_VERSION}.",
+        "schema_version": SCHEMA_VERSION,
+        **schema,
+    }

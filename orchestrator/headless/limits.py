@@ -1,0 +1,58 @@
+"""The limits a headless run takes as flags: ``--max-budget-usd`` (a request gate) and ``--allowed-tools`` (a
+permission gate in front of the configured one). Both refuse at the request or the call, never by changing what is
+sent: the tool list and the prefix stay those of ``reasonix run`` (DESIGN §3), so a limit moves no cached byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from orchestrator.errors import ReasonixError
+from sessions.tools import Gate
+from sessions.wire import RequestEstimate
+
+
+class MaxBudgetReachedError(ReasonixError):
+    """The run reached ``--max-budget-usd``: the next request was not sent."""
+
+
+@dataclass
+class BudgetCap:
+    """A request gate: refuses a request when what this run has spent plus the request's prompt (priced as if nothing
+    hit the cache, an upper bound) would pass ``cap_usd``."""
+
+    cap_usd: float
+    spent: Callable[[], float]
+
+    def admit(self, estimate: RequestEstimate) -> Callable[[], None]:
+        spent = self.spent()
+        if spent + estimate.prompt_usd > self.cap_usd:
+            raise MaxBudgetReachedError(
+                f"the run has spent ${spent:.4f} and the next request could cost ${estimate.prompt_usd:.4f}, over "
+                f"--max-budget-usd {self.cap_usd:g}; continue with a higher cap (reasonix -p --resume ID)"
+            )
+        return lambda: None
+
+
+def parse_allowed(values: Iterable[str]) -> frozenset[str]:
+    """``--allowed-tools read_file,grep --allowed-tools bash``: tool names, comma or space separated."""
+    return frozenset(name for value in values for name in value.replace(",", " ").split() if name)
+
+
+@dataclass
+class AllowedTools:
+    """A permission gate: a call to a tool outside ``allowed`` is refused (an ordinary error result the model reads);
+    the others go on to ``inner`` (the configured rules and approval mode)."""
+
+    allowed: frozenset[str]
+    inner: Gate | None
+
+    async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        if tool.name not in self.allowed:
+            names = ", ".join(sorted(self.allowed))
+            return f"refused: {tool.name} is not among the allowed tools of this run ({names}); use one of those"
+        return await self.inner.check(tool, args, ctx) if self.inner is not None else None

@@ -1,0 +1,108 @@
+"""The hooks of one invocation: which ones an event matches, what they are told, and their combined answer.
+
+Every hook of an event runs, in configuration order (the user's, then the workspace's), one at a time; the strictest
+decision wins and their contexts are joined (:meth:`HookAnswer.then`). The JSON on stdin carries Claude Code's keys
+(``session_id``, ``hook_event_name``, ``cwd``, ``tool_name``, ``tool_input``, ``tool_response``, ``prompt``,
+``stop_hook_active``) and ours (``event``, ``workspace``, ``run_id``), so a Claude Code hook script ports unchanged.
+
+A hook runs in the sandbox commands run in (the workspace writable, no network), unless the user's own config says
+``sandbox = false`` for it. A hook that runs past its ``timeout_s`` is killed and the user is told; one that fails is
+reported and the session goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from orchestrator.config.hooks import CLAUDE_EVENT_NAMES, HookConfig
+from orchestrator.hooks.answer import HookAnswer, read_answer
+from orchestrator.hooks.process import run_hook_command
+from sessions.sandbox import NoSandbox, Sandbox
+
+_CLAUDE_NAME = {ours: theirs for theirs, ours in CLAUDE_EVENT_NAMES.items()}
+_PLAIN_CONTEXT = ("session_start", "user_prompt")
+"""Events whose plain stdout (not JSON) is context for the model, as in Claude Code."""
+
+
+def _label(hook: HookConfig) -> str:
+    command = " ".join(hook.command.split())
+    return f"`{command[:60]}{'…' if len(command) > 60 else ''}` ({hook.event})"
+
+
+@dataclass
+class Hooks:
+    """The configured hooks and where they run. ``on_notice`` hears what the user must be told."""
+
+    hooks: Sequence[HookConfig]
+    workspace: Path
+    sandbox: Sandbox = field(default_factory=NoSandbox)
+    session_id: str = ""
+    run_id: str = ""
+    on_notice: Callable[[str], None] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.hooks)
+
+    def matching(self, event: str, tool: str | None = None) -> list[HookConfig]:
+        return [h for h in self.hooks if h.event == event and h.matches(tool)]
+
+    def has(self, event: str) -> bool:
+        return any(h.event == event for h in self.hooks)
+
+    def payload(self, event: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id or self.run_id,
+            "hook_event_name": _CLAUDE_NAME.get(event, event),
+            "event": event,
+            "cwd": str(self.workspace),
+            "workspace": str(self.workspace),
+            "run_id": self.run_id,
+            **fields,
+        }
+
+    def _sandbox_for(self, hook: HookConfig) -> Sandbox:
+        if hook.sandbox:
+            return self.sandbox
+        return NoSandbox(replace(self.sandbox.policy, mode="full-access"))
+
+    async def fire(self, event: str, fields: Mapping[str, Any] | None = None, *, tool: str | None = None) -> HookAnswer:
+        """Run every hook ``event`` (and ``tool``) matches; their combined answer (an empty one when none ran)."""
+        answer = HookAnswer()
+        chosen = self.matching(event, tool)
+        if not chosen:
+            return answer
+        data = json.dumps(self.payload(event, fields or {}), ensure_ascii=False, default=str).encode("utf-8")
+        for hook in chosen:
+            answer = answer.then(await self._one(hook, data))
+        for notice in answer.notices:
+            if self.on_notice is not None:
+                self.on_notice(notice)
+        return answer
+
+    async def _one(self, hook: HookConfig, data: bytes) -> HookAnswer:
+        label = _label(hook)
+        bash = shutil.which("bash")
+        if bash is None:
+            return HookAnswer(notices=(f"the hook {label} cannot run: bash is not installed",))
+        try:
+            ran = await run_hook_command(
+                bash,
+                hook.command,
+                data,
+                workspace=self.workspace,
+                sandbox=self._sandbox_for(hook),
+                timeout_s=hook.timeout_s,
+                env={},
+            )
+        except OSError as exc:
+            return HookAnswer(notices=(f"the hook {label} cannot start: {exc.strerror or exc}",))
+        if ran.exit_code is None:
+            return HookAnswer(
+                notices=(f"the hook {label} ran past its timeout_s ({hook.timeout_s:g}s) and was killed; going on",)
+            )
+        return read_answer(label, ran.exit_code, ran.stdout, ran.stderr, plain_context=hook.event in _PLAIN_CONTEXT)

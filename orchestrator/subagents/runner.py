@@ -1,0 +1,195 @@
+"""Running one subagent: an isolated sub-session built from its profile, its journal beside the parent's, its report
+kept so that a resumed parent never runs a finished subagent again.
+
+Read-only subagents run at once up to ``max_parallel``; writing ones run one at a time (in the parent's workspace).
+Every subagent's requests are asked of one :class:`SharedRequests` gate: a bound on all of them together, which also
+asks the parent's own gate (a goal's budget) when there is one, so subagents spend from the parent's budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from orchestrator.errors import ReasonixError
+from orchestrator.subagents.profiles import Profile
+from plans import write_atomic
+from sessions import Session, SessionEvent, SessionSettings, StreamUpdate
+from sessions.tools import ToolRegistry, ToolResult
+from sessions.wire import DeepSeekError, RequestEstimate, RequestGate
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import Config
+
+PREAMBLE = (
+    "You are a subagent: another agent gave you one task. Work on it with your tools, then answer with a report "
+    "that stands on its own (what you found or did, with paths and line numbers); the report is all it reads.\n\n"
+)
+"""Put in front of every profile's text: the same bytes for every subagent, so it is part of the shared prefix."""
+CONTINUE = "You were stopped before you finished. Go on where you left off, then give your report. Your task:\n\n"
+"""A resumed subagent's next message, followed by its task (its journal may have been cut before the task's own)."""
+SESSION_PREFIX = "agent:"
+"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
+DEFAULT_TOTAL_REQUESTS = 200
+DEFAULT_MAX_PARALLEL = 3
+
+
+class SubagentBudgetError(ReasonixError):
+    """The subagents of one session used every request they were allowed together; the parent reads why."""
+
+
+@dataclass
+class SharedRequests:
+    """One bound on the requests of every subagent of a session, asking ``parent`` (the parent's gate) too."""
+
+    limit: int = DEFAULT_TOTAL_REQUESTS
+    parent: RequestGate | None = None
+    used: int = 0
+
+    def admit(self, estimate: RequestEstimate) -> Callable[[], None]:
+        if self.used >= self.limit:
+            raise SubagentBudgetError(
+                f"the subagents of this session used all {self.limit} requests they may send together; "
+                "finish the work yourself or start a new session"
+            )
+        release = self.parent.admit(estimate) if self.parent is not None else (lambda: None)
+        self.used += 1
+        return release
+
+
+def _stored(done: Path | None) -> ToolResult | None:
+    """The report of a subagent that finished earlier (a resumed parent asks again), or None."""
+    if done is None or not done.exists():
+        return None
+    stored = json.loads(done.read_text(encoding="utf-8"))
+    return ToolResult(content=stored["content"], is_error=stored["is_error"], data=stored["data"])
+
+
+def _store(done: Path, result: ToolResult) -> None:
+    payload = {"content": result.content, "is_error": result.is_error, "data": result.data}
+    write_atomic(done, json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def _resumable(journal: Path | None) -> bool:
+    """Whether ``journal`` holds a subagent that was stopped before it finished (creating its folder if not)."""
+    if journal is None:
+        return False
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    return journal.exists() and journal.stat().st_size > 0
+
+
+def run_key(profile: Profile, task: str) -> str:
+    """The subagent's journal name: its profile and a digest of its task (the same task resumes the same journal)."""
+    return f"{profile.name}-{hashlib.sha256(task.encode()).hexdigest()[:12]}"
+
+
+@dataclass
+class SubagentRunner:
+    """Builds and runs the subagents of one parent session."""
+
+    builder: Callable[..., Session]
+    """Builds a session (:class:`orchestrator.build.SessionBuilder`, the parent's)."""
+    config: Config
+    tools: ToolRegistry
+    """The tools a profile may pick from (never the ``task`` tool: subagents do not start subagents)."""
+    journal_dir: Path | None = None
+    """Where the subagents' journals go (``agents/`` beside the parent's journal); ``None``: not journaled."""
+    max_parallel: int = DEFAULT_MAX_PARALLEL
+    gate: SharedRequests = field(default_factory=SharedRequests)
+    on_event: Callable[[SessionEvent], None] | None = None
+    sessions: list[Session] = field(default_factory=list)
+    """Every subagent session run so far, for the parent's summary."""
+    asked: Counter[str] = field(default_factory=Counter)
+    """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
+    runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
+    _slots: trio.Semaphore | None = None
+    _writer: trio.Lock | None = None
+
+    def _forward(self, event: SessionEvent) -> None:
+        # The parent's renderer hears what its subagents do, but not their streamed text (several may run at once).
+        if self.on_event is not None and not isinstance(event, StreamUpdate):
+            self.on_event(event)
+
+    def registry_for(self, profile: Profile) -> ToolRegistry:
+        picked = [t for t in self.tools if not profile.tools or t.name in profile.tools]
+        return ToolRegistry([t for t in picked if t.read_only or not profile.read_only])
+
+    def settings_for(self, profile: Profile) -> SessionSettings:
+        models = self.config.models
+        model = {"flash": models.flash, "pro": models.pro}.get(profile.model, profile.model)
+        effort: Any = profile.effort if profile.effort in ("high", "max") else self.config.reasoning_effort
+        return SessionSettings(
+            model=model,
+            thinking=self.config.thinking,
+            reasoning_effort=effort,
+            read_only=profile.read_only,
+            max_requests_per_turn=profile.max_requests,
+            max_text_calls=self.config.repair.max_text_calls,
+        )
+
+    def _paths(self, profile: Profile, task: str) -> tuple[Path | None, Path | None]:
+        if self.journal_dir is None:
+            return None, None
+        key = run_key(profile, task)
+        self.asked[key] += 1
+        key += f".{self.asked[key]}" if self.asked[key] > 1 else ""
+        return self.journal_dir / f"{key}.jsonl", self.journal_dir / f"{key}.result.json"
+
+    async def run(self, profile: Profile, task: str) -> ToolResult:
+        journal, done = self._paths(profile, task)
+        stored = _stored(done)
+        if stored is not None:
+            return stored
+        if self._slots is None:
+            self._slots, self._writer = trio.Semaphore(self.max_parallel), trio.Lock()
+        async with self._slots:
+            if profile.read_only:
+                result = await self._run(profile, task, journal)
+            else:
+                assert self._writer is not None
+                async with self._writer:
+                    result = await self._run(profile, task, journal)
+        if done is not None:
+            _store(done, result)
+        return result
+
+    async def _run(self, profile: Profile, task: str, journal: Path | None) -> ToolResult:
+        resumed = _resumable(journal)
+        session = self.builder(
+            name=f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}",  # never sent: only events and journals
+            system_prompt=PREAMBLE + profile.system,
+            registry=self.registry_for(profile),
+            settings=self.settings_for(profile),
+            journal_path=journal,
+            on_event=self._forward,
+            resume=resumed,
+            request_gate=self.gate,
+        )
+        self.sessions.append(session)
+        data: dict[str, Any] = {"agent": profile.name}
+        try:
+            turn = await session.send(CONTINUE + task if resumed else task, max_requests=profile.max_requests)
+        except (DeepSeekError, ReasonixError) as exc:
+            return ToolResult.error(f"The subagent {profile.name} stopped before it finished: {exc}", data=data)
+        finally:
+            data |= {"requests": session.requests, "cost_usd": round(session.cost_usd, 6)}
+            data["cache_hit_tokens"] = session.usage.prompt_cache_hit_tokens
+        if turn.status == "done":
+            return ToolResult(content=f'<report agent="{profile.name}">\n{turn.text}\n</report>', data=data)
+        why = {
+            "request_limit": f"it used all {profile.max_requests} requests it is allowed (max_requests in its "
+            f"profile, {profile.source})",
+        }.get(turn.status, f"its turn ended with status {turn.status}")
+        said = f"\nWhat it had said last:\n{turn.text}" if turn.text else ""
+        return ToolResult.error(
+            f"The subagent {profile.name} stopped before it finished: {why}. Do the rest yourself or give it a "
+            f"smaller task.{said}",
+            data=data,
+        )

@@ -1,0 +1,106 @@
+"""The ``task`` tool: runs a subagent of a named profile on a described task and returns its final report as the
+tool result (appended bytes). It and the profiles' index join a session only when at least one profile exists
+(:func:`with_agents`), so without profiles the prefix is as before. Skills with ``run_as = subagent`` count as
+profiles: the ``skill`` tool points the model to this tool for them.
+
+The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (read-only subagents up
+to ``max_parallel``, writing ones one at a time). A read-only parent (the planner, plan mode) gets the read-only
+flavour, which offers only the read-only profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from orchestrator.subagents.profiles import Profile, agents_index, find_profiles, skill_profiles
+from orchestrator.subagents.runner import SharedRequests, SubagentRunner
+from sessions import Session, SessionEvent
+from sessions.tools import Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult
+from sessions.wire import RequestGate, Usage
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import Config
+
+
+class TaskArgs(ToolArgs):
+    agent: str = Field(min_length=1, max_length=64, description="The subagent's profile, as the index names it.")
+    task: str = Field(
+        min_length=1,
+        max_length=20_000,
+        description="What it should do, self-contained: it sees nothing of this conversation.",
+    )
+
+
+class TaskTool(Tool[TaskArgs]):
+    name = "task"
+    description = (
+        "Run a subagent (a profile from the index of subagents) on a task in its own conversation; returns its "
+        "report. Calls in one reply run at once."
+    )
+    args_model = TaskArgs
+    read_only: ClassVar[bool] = False
+    parallel_safe: ClassVar[bool] = True
+    storm_exempt: ClassVar[bool] = True
+
+    def __init__(self, profiles: dict[str, Profile], runner: SubagentRunner) -> None:
+        self.profiles = profiles
+        self.runner = runner
+
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
+        profile = self.profiles.get(args.agent)
+        if profile is None:
+            known = ", ".join(self.profiles) or "none"
+            raise ToolError(f"no subagent profile named {args.agent!r}; the profiles are: {known}")
+        return await self.runner.run(profile, args.task)
+
+
+class ReadOnlyTaskTool(TaskTool):
+    """The flavour for a read-only session: only read-only profiles."""
+
+    read_only: ClassVar[bool] = True
+
+
+def with_agents(
+    system_prompt: str,
+    registry: ToolRegistry,
+    workspace: Path,
+    *,
+    builder: Callable[..., Session],
+    config: Config,
+    journal_path: Path | None,
+    read_only: bool = False,
+    request_gate: RequestGate | None = None,
+    on_event: Callable[[SessionEvent], None] | None = None,
+    config_dir: Path | None = None,
+) -> tuple[str, ToolRegistry]:
+    """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
+    there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
+    (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``."""
+    found = skill_profiles(workspace, config_dir) | find_profiles(workspace)  # a profile file wins over a skill
+    profiles = {n: p for n, p in sorted(found.items()) if p.read_only or not read_only}
+    if not profiles or registry.get(TaskTool.name) is not None:
+        return system_prompt, registry
+    runner = SubagentRunner(
+        builder=builder,
+        config=config,
+        tools=registry,
+        journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
+        max_parallel=config.agents.max_parallel,
+        gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
+        on_event=on_event,
+    )
+    tool = (ReadOnlyTaskTool if read_only else TaskTool)(profiles, runner)
+    return f"{system_prompt.rstrip()}\n\n{agents_index(profiles)}", ToolRegistry([*registry, tool])
+
+
+def subagent_figures(registry: ToolRegistry) -> dict[str, tuple[int, Usage, float]]:
+    """Requests, usage and cost of every subagent a session's ``task`` tool ran, by session name (``agent:NAME#N``),
+    for its summary."""
+    tool = registry.get(TaskTool.name)
+    if not isinstance(tool, TaskTool):
+        return {}
+    return {s.name: (s.requests, s.usage, s.cost_usd) for s in tool.runner.sessions}

@@ -1,0 +1,141 @@
+"""``read_file``: a text file, or a range of its lines, with line numbers; bounded, saying how to read on.
+
+Only regular files are read (a FIFO would block), and only as far as the lines returned: a huge file costs memory for
+the window, not for the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import trio
+from pydantic import Field, model_validator
+
+from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
+from sessions.tools.errors import ToolInputError
+from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, shown
+from sessions.tools.paths import resolve
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File path relative to the workspace root.")
+    start_line: int | None = Field(None, ge=1, description="First line to read (1-based).")
+    end_line: int | None = Field(None, ge=1, description="Last line to read, inclusive.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReadFileArgs:
+        if self.start_line is not None and self.end_line is not None and self.end_line < self.start_line:
+            raise ValueError("end_line must not be smaller than start_line")
+        return self
+
+
+COUNT_MAX_BYTES = 32 * 1024 * 1024
+"""Past the lines returned, the rest of a file is read to count its lines only when it is at most this big."""
+SKIP_CHUNK = 1024 * 1024
+
+
+def _lines(fh: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, raw)`` per line: at most ``max_bytes`` of each line are kept; the rest of a longer line is skipped
+    in chunks, and only when the next line is asked for."""
+    while True:
+        offset = fh.tell()
+        raw = fh.readline(max_bytes)
+        if not raw:
+            return
+        yield offset, raw
+        if len(raw) == max_bytes and not raw.endswith(b"\n"):
+            while (more := fh.readline(SKIP_CHUNK)) and not more.endswith(b"\n"):
+                pass
+
+
+def _count_from(fh: BinaryIO, offset: int, size: int) -> int | None:
+    """Lines from ``offset`` to the end, or None when that part is too big to count."""
+    if size - offset > COUNT_MAX_BYTES:
+        return None
+    fh.seek(offset)
+    count, last = 0, b"\n"
+    while chunk := fh.read(SKIP_CHUNK):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> str:
+    """Numbered lines ``N<TAB>text``, cut at ``limits.read_max_lines`` lines or ``read_max_chars`` characters.
+
+    The file is streamed: only the lines returned are kept, each line at most ``line_max_chars`` characters."""
+    size = os.fstat(fh.fileno()).st_size
+    if is_binary(fh.read(BINARY_SNIFF_BYTES)):
+        raise ToolInputError(f"{rel!r} looks like a binary file; only text files can be read or edited")
+    fh.seek(0)
+    first = start or 1
+    out: list[str] = []
+    chars = 0
+    number = 0
+    stop: int | None = None  # offset of the first line not returned, if the read stopped before the end
+    cut = False
+    for offset, raw in _lines(fh, 4 * limits.line_max_chars + 4):
+        number += 1
+        if number < first:
+            continue
+        if end is not None and number > end:
+            stop = offset
+            break
+        line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="surrogateescape")
+        if len(line) > limits.line_max_chars:
+            line = line[: limits.line_max_chars] + f"… [line cut at {limits.line_max_chars} characters]"
+        entry = f"{number}\t{shown(line)}"
+        if out and (len(out) >= limits.read_max_lines or chars + len(entry) + 1 > limits.read_max_chars):
+            stop, cut = offset, True
+            break
+        out.append(entry)
+        chars += len(entry) + 1
+    else:
+        number += 1  # the loop ran to the end of the file: ``number - 1`` lines in all
+    seen = number - 1
+    total = seen if stop is None else _count_from(fh, stop, size)
+    if stop is not None and total is not None:
+        total += seen
+    if stop is None and seen == 0:
+        return f"({rel} is empty)"
+    if first > seen and stop is None:
+        raise ToolInputError(f"start_line={first} is past the end of {rel!r}, which has {seen} lines")
+    of = f"of {total}" if total is not None else f"of a file of {size} bytes, too large to count its lines"
+    if cut:
+        return "\n".join(
+            [*out, f"… truncated at line {seen} {of}; call read_file with start_line={seen + 1} to read more"]
+        )
+    if first > 1 or stop is not None:
+        out.append(f"(lines {first}-{seen} {of})")
+    return "\n".join(out)
+
+
+class ReadFileTool(Tool[ReadFileArgs]):
+    name = "read_file"
+    description = (
+        "Read a text file. Each line is prefixed with its number and a tab (not part of the file). "
+        "At most 400 lines per call; use start_line/end_line for other parts."
+    )
+    args_model = ReadFileArgs
+    read_only = True
+    parallel_safe = True
+
+    async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        def work() -> str:
+            target = resolve(ctx.root, args.path)
+            with open_regular(target) as fh:
+                return render(fh, target.rel, args.start_line, args.end_line, ctx.limits)
+
+        content = await trio.to_thread.run_sync(work, abandon_on_cancel=True)
+        return ToolResult(content=content, unchanged_key=_range_key(args))
+
+
+def _range_key(args: ReadFileArgs) -> str:
+    """The file and range a read shows, for :attr:`ToolResult.unchanged_key`: the path as the model wrote it,
+    normalized (``./a.py`` and ``a.py`` are one file), and the requested lines."""
+    path = os.path.normpath(args.path)
+    if args.start_line is None and args.end_line is None:
+        return path
+    return f"{path} lines {args.start_line or 1}-{args.end_line if args.end_line is not None else 'end'}"

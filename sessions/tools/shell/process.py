@@ -1,0 +1,126 @@
+"""Running a shell command the way both the ``bash`` tool and the supervisor's verify commands need it.
+
+The command goes through a :class:`~sessions.sandbox.Sandbox` (bubblewrap, or none), which decides the argv and the
+environment (an allowlist: never the API key). ``bash -c`` in a directory, with no stdin and a new session; stdout
+and stderr merged into a bounded head + tail; everything killed and reaped on timeout, on cancellation and on error.
+
+When the command exits, nothing it started outlives it: in a sandbox its PID namespace ends with it; without one,
+Reasonix is a child subreaper and hunts the leftovers down by a marker variable and process group
+(:mod:`sessions.sandbox.reaper`). A leftover that keeps the output open gets a short grace first. What the status says
+was killed is what was seen gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from sessions.sandbox.base import Sandbox
+from sessions.sandbox.bounds import bound_hit, release
+from sessions.sandbox.none import NoSandbox
+from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
+from sessions.sandbox.spawn import spawn
+from sessions.tools.shell.bounded import HeadTail
+
+
+def kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRun:
+    exit_code: int | None
+    """None when the command timed out; negative when a signal killed it."""
+    timed_out: bool
+    lingering: bool
+    """Background processes kept the output open after the command exited."""
+    leftovers_killed: int = 0
+    """Processes the command left behind, seen gone after SIGKILL (unconfined commands only)."""
+    leftovers_survived: int = 0
+    """Processes the command left behind that could not be killed."""
+    bound: str | None = None
+    """Which of the sandbox's bounds (processes, memory, /tmp) the failed command hit, in words."""
+
+
+async def run_shell(
+    bash: str,
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    output: HeadTail,
+    exit_grace_s: float = 1.0,
+    sandbox: Sandbox | None = None,
+    workspace: Path | None = None,
+) -> ShellRun:
+    """Run ``command`` through ``sandbox`` (default: none); ``env`` holds overrides joining the allowlisted
+    environment. What it prints goes into ``output``. Raises OSError when the command cannot start."""
+    sandbox = sandbox if sandbox is not None else NoSandbox()
+    launch = sandbox.wrap([bash, "-c", command], workspace=workspace or cwd, cwd=cwd, env=env)
+    child_env = dict(launch.env)
+    marker = ""
+    if not launch.contained:
+        become_subreaper()
+        marker = new_marker()
+        child_env[MARKER] = marker
+    try:
+        # On the trio thread: bubblewrap's --die-with-parent follows the thread that started it (spawn.py).
+        proc = spawn(launch.argv, cwd=cwd, env=child_env)
+    except BaseException:
+        release(launch.bounds)
+        raise
+    stdout = proc.stdout
+    assert stdout is not None
+    lingering = False
+    done = False
+    sweep = Sweep(0, 0)
+    try:
+        with trio.move_on_after(timeout_s) as deadline:
+            eof = trio.Event()
+
+            async def pump() -> None:
+                async for chunk in stdout:
+                    output.feed(chunk)
+                eof.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pump)
+                await proc.wait()
+                with trio.move_on_after(exit_grace_s):
+                    await eof.wait()
+                lingering = not eof.is_set()
+                if marker:  # counts what it kills, the process group included
+                    sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)
+                kill_group(proc.pid)
+                with trio.move_on_after(exit_grace_s):  # something unkillable keeps the pipe: stop reading
+                    await eof.wait()
+                nursery.cancel_scope.cancel()
+        done = not deadline.cancelled_caught
+    finally:
+        if not done:  # timeout, cancellation or an error: nothing of the command may outlive the call
+            kill_group(proc.pid)
+            if marker:
+                with trio.CancelScope(shield=True):
+                    sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)
+        with trio.CancelScope(shield=True):
+            await proc.wait()
+            await stdout.aclose()
+        bound = bound_hit(launch.bounds, proc.returncode, output.text()) if proc.returncode is not None else None
+        release(launch.bounds)
+    timed_out = deadline.cancelled_caught
+    return ShellRun(
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        lingering=lingering,
+        leftovers_killed=sweep.killed,
+        leftovers_survived=sweep.survived,
+        bound=None if timed_out else bound,
+    )
