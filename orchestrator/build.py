@@ -196,10 +196,11 @@ def build_executor(
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
     resume: bool = False,
+    system_prompt: str = EXECUTOR_RUN_SYSTEM,
 ) -> Session:
-    """An executor session with the frozen prefix of ``reasonix run``: the run prompt, the built-in tools, and the
-    standing memory of ``workspace`` (and of the user's config directory). With ``resume``, a non-empty journal at
-    ``journal_path`` is continued (``reasonix code --continue``)."""
+    """An executor session with the frozen prefix of ``reasonix run``: the run prompt (``system_prompt``: the
+    conversation's, with its output style), the built-in tools, and the standing memory of ``workspace`` (and of the
+    user's config directory). With ``resume``, a non-empty journal at ``journal_path`` is continued."""
     options = options or RunOptions()
     config = resolved.config
     model = resolve_model(config, options.model)
@@ -227,8 +228,8 @@ def build_executor(
         gate=options.gate,
         mcp=options.mcp,
     )
-    tools = with_memory_tools(registry or default_registry(), config.memory)
-    system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
+    tools = with_memory_tools(registry or default_registry(web_fetch=config.tools.web_fetch), config.memory)
+    system_prompt, tools = with_skills(system_prompt, tools, workspace, config_dir)  # unchanged without skills
     system_prompt, tools = with_agents(  # unchanged without subagent profiles
         system_prompt,
         tools,
@@ -408,7 +409,7 @@ def setup_goal(
     *,
     env: Mapping[str, str],
     base_url: str | None = None,
-    preset: str = "auto",
+    preset: str | None = None,
     budget_usd: float | None = None,
     max_requests: int | None = None,
     max_minutes: float | None = None,
@@ -420,7 +421,8 @@ def setup_goal(
     unattended: bool | None = None,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
-    MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
+    MCP hub (``preset`` ``None``: ``[goal] preset``). Raises :class:`~orchestrator.errors.ConfigError` or a pydantic
+    ``ValidationError`` for a bad option."""
     from orchestrator.config.model import load_config
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
@@ -429,7 +431,7 @@ def setup_goal(
     commands = command_setup(resolved, workspace, sandbox_mode=sandbox_mode, permissions=permissions, asker=asker)
     options = goal_options(
         resolved.config,
-        preset=preset,
+        preset=preset or resolved.config.goal.preset,
         budget_usd=budget_usd,
         max_requests=max_requests,
         max_minutes=max_minutes,

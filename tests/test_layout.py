@@ -176,6 +176,7 @@ PUBLIC: dict[str, list[str]] = {
     "orchestrator.memory": ["MemoryUpdates", "RememberTool", "remember_note", "with_memory_tools"],
     "orchestrator.subagents": ["Profile", "TaskTool", "find_profiles", "subagent_figures", "with_agents"],
     "orchestrator.repl.slash": [],
+    "orchestrator.repl.preferences": [],
     "orchestrator.hooks": ["HookAnswer", "HookGate", "Hooks", "hooked_send"],
     "orchestrator.mcp": ["McpHub", "McpTool", "ServerReport"],
     "orchestrator.branches": ["BranchError", "BranchWorkspace", "MergeOutcome"],
@@ -195,6 +196,7 @@ PUBLIC: dict[str, list[str]] = {
     "orchestrator.runs": ["RunSummary", "estimate_plan", "latest_resumable", "list_runs", "resolve_run"],
     "orchestrator.cli.commands": [
         "acp",
+        "chat",
         "checkpoints",
         "code",
         "completion",
@@ -210,6 +212,7 @@ PUBLIC: dict[str, list[str]] = {
         "run",
         "runs",
         "serve",
+        "setup",
         "trust",
         "undo",
     ],
@@ -414,8 +417,14 @@ PUBLIC: dict[str, list[str]] = {
         "HeadTail",
         "run_shell",
     ],
+    "sessions.tools.web": [
+        "WebFetchArgs",
+        "WebFetchTool",
+    ],
     "sessions.wire": [
         "AssistantMessage",
+        "AuthenticationError",
+        "Balance",
         "ChatCompletion",
         "ChatRequest",
         "ClientSettings",
@@ -532,6 +541,7 @@ EAGER = (
     "sessions.tools.files",
     "sessions.tools.search",
     "sessions.tools.shell",
+    "sessions.tools.web",
     "scenarios.emulator",
 )
 """Packages that import their modules at once: never imported by ``reasonix --help``."""

@@ -23,6 +23,7 @@ from orchestrator.exits import ExitCode, escaped
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "code": ("orchestrator.cli.commands.code", "an interactive conversation on the workspace (bare `reasonix` too)"),
+    "chat": ("orchestrator.cli.commands.chat", "a conversation with no tools, for questions (piped: answer and exit)"),
     "goal": ("orchestrator.cli.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),
@@ -44,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the checkpoints taken before each step, with their files",
     ),
     "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
+    "setup": ("orchestrator.cli.commands.setup", "first-run setup: check and save the API key, the preset and sandbox"),
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),

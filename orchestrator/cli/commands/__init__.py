@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         acp,
+        chat,
         checkpoints,
         code,
         completion,
@@ -26,12 +27,14 @@ if TYPE_CHECKING:
         run,
         runs,
         serve,
+        setup,
         trust,
         undo,
     )
 
 __all__ = [
     "acp",
+    "chat",
     "checkpoints",
     "code",
     "completion",
@@ -47,6 +50,7 @@ __all__ = [
     "run",
     "runs",
     "serve",
+    "setup",
     "trust",
     "undo",
 ]
