@@ -94,6 +94,8 @@ def parse_patch(text: str) -> list[FilePatch]:
             hunk = Hunk(old_start=int(match[1]))
             left = [int(match[2] or 1), int(match[4] or 1)]
             current.hunks.append(hunk)
+    if hunk is not None and (left[0] > 0 or left[1] > 0):
+        raise PatchFormatError("the last hunk ends early (its header counts more lines than the patch holds)")
     if not files:
         raise PatchFormatError("no file in the patch: expected `diff --git`, `---`, `+++` and `@@` lines")
     return files
