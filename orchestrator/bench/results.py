@@ -48,6 +48,8 @@ class TaskResult(BaseModel):
     faults_injected: dict[str, int] = Field(default_factory=dict)
     attempts: int = 0
     """HTTP requests the provider saw (failed attempts included; oracle mode only)."""
+    changed: tuple[str, ...] = ()
+    """The paths the goal changed, added or removed in the workspace."""
     error: str = ""
     workspace: str | None = None
     """Where the workspace was kept (``--keep``)."""

@@ -24,7 +24,7 @@ from orchestrator.bench.oracle import oracle_script
 from orchestrator.bench.results import TaskResult
 from orchestrator.bench.sandboxed import bench_sandbox, run_script
 from orchestrator.bench.task import BenchError, Task
-from orchestrator.bench.workspace import prepare_workspace
+from orchestrator.bench.workspace import git, prepare_workspace
 from orchestrator.build import build_client, create_runner, goal_options, setup_goal
 from orchestrator.config.model import Config
 from orchestrator.errors import ReasonixError
@@ -131,6 +131,7 @@ async def run_task(
     ws = root / "workspace"
     tally = _Tally(forward=on_event)
     status, error, verified = "error", "", False
+    changed: tuple[str, ...] = ()
     stats: dict[str, Any] = {}
     sandbox = None
     try:
@@ -146,6 +147,7 @@ async def run_task(
             status = await _goal(task, ws, root, options, client, tally)
         check = await run_script(task.verify_script, ws, sandbox=sandbox, timeout_s=task.spec.verify.timeout_s)
         verified = check.ok
+        changed = await changed_paths(ws)
     except (BenchError, ReasonixError, DeepSeekError) as exc:
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -171,9 +173,16 @@ async def run_task(
         wall_s=round(trio.current_time() - start, 2),
         faults_injected=dict(total.get("faults_injected", {})),
         attempts=int(total.get("requests", 0)),
+        changed=changed,
         error=error,
         workspace=str(ws) if options.keep else None,
     )
+
+
+async def changed_paths(ws: Path) -> tuple[str, ...]:
+    """The paths the goal changed, added or removed since the seed (its run directory aside)."""
+    status = await git(ws, "status", "--porcelain", "--untracked-files=all")
+    return tuple(sorted(line[3:] for line in status.splitlines() if line[3:]))
 
 
 async def warm_up() -> None:

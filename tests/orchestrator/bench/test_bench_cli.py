@@ -89,8 +89,11 @@ def test_oracle_solves_fix_and_feature_and_ends_integrity_blocked(tmp_path: Path
         assert (r["status"], r["verified"], r["solved"], r["error"]) == ("complete", True, True, ""), r
         assert r["requests"] == len(r["request_hit_ratios"]) >= 4
         assert 0 < r["cache_hit_ratio"] < 1 and r["cost_usd"] > 0
+    assert results["calc-mean-empty"]["changed"] == ["stats.py"]
+    assert results["greet-shout"]["changed"] == ["greet.py", "test_shout.py"]
     integrity = results["area-two-truths"]
     assert (integrity["status"], integrity["verified"], integrity["solved"]) == ("blocked", False, True)
+    assert integrity["changed"] == []
     assert "measure the harness" in done.stdout
     assert "overall" in done.stdout
     html = (tmp_path / "out" / "results.html").read_text()
