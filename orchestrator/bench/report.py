@@ -30,15 +30,23 @@ def _bars(rows: Sequence[tuple[str, float, str]], scale: float, unit: str) -> st
 
 
 def _hit_chart(results: Sequence[TaskResult]) -> str:
-    """Every request's cache hit ratio, task after task, as dots on 0–100 %."""
+    """Every request's cache hit ratio, task after task, as dots on 0–100 %, each task's requests labelled below."""
     points = [(r.task, ratio) for r in results for ratio in r.request_hit_ratios]
     height, left = 180, 40
     step = (_W - left - 10) / max(len(points), 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{height + 20}" role="img">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{height + 40}" role="img">']
     for pct in (0, 50, 100):
         y = 10 + height * (1 - pct / 100)
         parts.append(f'<line x1="{left}" x2="{_W}" y1="{y}" y2="{y}" stroke="#ddd"/>')
         parts.append(f'<text x="0" y="{y + 4}">{pct} %</text>')
+    first = 0
+    for r in results:
+        if not r.request_hit_ratios:
+            continue
+        x = left + step * first
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height + 14}" stroke="#bbb"/>')
+        parts.append(f'<text x="{x + 3:.1f}" y="{height + 30}">{escape(r.task)}</text>')
+        first += len(r.request_hit_ratios)
     for i, (task, ratio) in enumerate(points):
         x, y = left + step * (i + 0.5), 10 + height * (1 - ratio)
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#3b7dd8"><title>{escape(task)}: ')
@@ -64,11 +72,15 @@ def _faults_table(rows: Sequence[FaultFigures]) -> str:
     head += "<th>extra attempts</th><th>extra cost</th><th>extra s</th></tr>"
     body = "".join(
         f"<tr><td>{escape(f.fault)}</td><td>{f.runs}</td><td>{f.solved}</td><td>{f.injected}</td>"
-        f"<td>{f.extra_requests:+d}</td><td>{f.extra_attempts:+d}</td><td>${f.extra_cost_usd:+.5f}</td>"
+        f"<td>{f.extra_requests:+d}</td><td>{f.extra_attempts:+d}</td><td>{_signed_usd(f.extra_cost_usd)}</td>"
         f"<td>{f.extra_seconds:+.2f}</td></tr>"
         for f in rows
     )
     return f"<table>{head}{body}</table>"
+
+
+def _signed_usd(value: float) -> str:
+    return f"{'-' if value < 0 else '+'}${abs(value):.5f}"
 
 
 def html_report(results: Sequence[TaskResult], *, title: str = "reasonix bench") -> str:

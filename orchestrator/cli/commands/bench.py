@@ -246,7 +246,7 @@ def _summary(results: list[TaskResult], out: Console) -> None:
                 str(g.injected),
                 f"{g.extra_requests:+d}",
                 f"{g.extra_attempts:+d}",
-                f"${g.extra_cost_usd:+.5f}",
+                f"{'-' if g.extra_cost_usd < 0 else '+'}${abs(g.extra_cost_usd):.5f}",
                 f"{g.extra_seconds:+.2f}",
             )
         out.print(ft)
