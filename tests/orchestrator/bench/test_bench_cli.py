@@ -80,7 +80,7 @@ def test_a_task_off_the_format_is_refused_naming_the_task_and_field(tmp_path: Pa
 
 
 def test_oracle_solves_fix_and_feature_and_ends_integrity_blocked(tmp_path: Path) -> None:
-    done = bench(str(SUITE), "--oracle", "--output", "out/results.jsonl", cwd=tmp_path)
+    done = bench(str(SUITE), "--oracle", "--jobs", "2", "--output", "out/results.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     results = {r["task"]: r for r in rows(tmp_path / "out" / "results.jsonl")}
     assert set(results) == {"calc-mean-empty", "greet-shout", "area-two-truths"}
