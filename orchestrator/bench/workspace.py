@@ -102,7 +102,15 @@ async def fetch_sdist(task: Task, source: SdistSource, cache: Path) -> Path:
     try:
         argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation"]
         argv += ["--quiet", "-d", str(incoming), source.requirement]
-        await _run(argv, None, f"task {task.name!r}: pip download {source.requirement}")
+        try:
+            await _run(argv, None, f"task {task.name!r}: pip download {source.requirement}")
+        except TaskSourceError as exc:
+            if "metadata" not in str(exc):
+                raise
+            raise TaskSourceError(
+                f"{exc}\npip prepares the sdist's metadata without build isolation, so its build backend must be "
+                f"installed in {sys.executable} (setuptools sdists need `wheel`; others hatchling, flit_core, …)"
+            ) from exc
         return await trio.to_thread.run_sync(_keep, task, incoming, kept, source.sha256)
     finally:
         shutil.rmtree(incoming, ignore_errors=True)

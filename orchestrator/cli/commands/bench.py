@@ -97,6 +97,7 @@ def _check(args: argparse.Namespace, suite: str, out: Console) -> int:
     from orchestrator.bench.sandboxed import bench_sandbox
     from orchestrator.bench.task import load_suite
     from orchestrator.exits import ExitCode
+    from orchestrator.text.wording import counted
 
     tasks = load_suite(Path(suite), tuple(args.task))
     sandbox = bench_sandbox()
@@ -122,9 +123,10 @@ def _check(args: argparse.Namespace, suite: str, out: Console) -> int:
     out.print(table)
     bad = [c.task for c in results if not c.ok]
     if bad:
-        out.print(f"[red]{len(bad)} of {len(results)} tasks are bad: {', '.join(bad)}[/]")
+        verb = "is" if len(bad) == 1 else "are"
+        out.print(f"[red]{len(bad)} of {counted(len(results), 'task')} {verb} bad: {', '.join(bad)}[/]")
         return ExitCode.FAILED
-    out.print(f"[green]all {len(results)} tasks good[/]")
+    out.print(f"[green]{'the task is' if len(results) == 1 else f'all {len(results)} tasks are'} good[/]")
     return ExitCode.OK
 
 

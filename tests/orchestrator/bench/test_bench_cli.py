@@ -47,7 +47,7 @@ def rows(path: Path) -> list[dict[str, Any]]:
 def test_check_passes_on_the_fixture_suite(tmp_path: Path) -> None:
     done = bench("check", str(SUITE), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "all 3 tasks good" in done.stdout
+    assert "all 3 tasks are good" in done.stdout
     for name in ("calc-mean-empty", "greet-shout", "area-two-truths"):
         assert f"ok {name}" in done.stdout
 
@@ -64,7 +64,7 @@ def test_check_reports_a_task_whose_verify_passes_on_the_seed(tmp_path: Path) ->
     assert "ok calc-mean-empty" in done.stdout
     assert "BAD always-green (feature" in done.stdout
     assert "verify.sh passes on the seed: it must fail until the task is solved" in done.stdout
-    assert "1 of 2 tasks are bad: always-green" in done.stdout
+    assert "1 of 2 tasks is bad: always-green" in done.stdout
 
 
 def test_a_task_off_the_format_is_refused_naming_the_task_and_field(tmp_path: Path) -> None:
