@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from orchestrator.bench.oracle import oracle_script
+from orchestrator.bench.task import load_task
 from tests.support.bwrap import require_bwrap
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "bench-suite"
@@ -27,8 +29,8 @@ def _sandbox() -> None:
 
 
 def bench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "COLUMNS": "200", "XDG_CACHE_HOME": str(cwd / "cache"), **(env or {})}
-    full.pop("DEEPSEEK_API_KEY", None)
+    full = {k: v for k, v in os.environ.items() if k not in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL")}
+    full.update({"COLUMNS": "200", "XDG_CACHE_HOME": str(cwd / "cache"), **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", "bench", *args],
         cwd=cwd,
@@ -130,6 +132,29 @@ def test_live_mode_without_a_key_says_how_to_get_one(tmp_path: Path) -> None:
     assert "reasonix setup" in done.stderr and "DEEPSEEK_API_KEY" in done.stderr and "--oracle" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "bench-results.jsonl").exists()
+
+
+def test_live_mode_runs_against_the_configured_endpoint_with_the_users_key(tmp_path: Path) -> None:
+    """Live mode through the user's configuration (DEEPSEEK_BASE_URL, DEEPSEEK_API_KEY), here a loopback emulator
+    playing the oracle's replies: the same goal, reached the way a user's key reaches DeepSeek."""
+    task = load_task(SUITE / "calc-mean-empty")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(oracle_script(task, task.folder / "files")))
+    argv = [sys.executable, "-m", "orchestrator", "emulate", "--port", "0", "--script", str(script)]
+    emulator = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert emulator.stdout is not None
+        url = emulator.stdout.readline().split()[-1]
+        env = {"DEEPSEEK_BASE_URL": url, "DEEPSEEK_API_KEY": "sk-live-test"}
+        done = bench(str(SUITE), "--task", "calc-mean-empty", "-o", "live.jsonl", cwd=tmp_path, env=env)
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (result,) = rows(tmp_path / "live.jsonl")
+    assert (result["mode"], result["status"], result["solved"]) == ("live", "complete", True)
+    assert result["requests"] == 5 and result["cost_usd"] > 0
+    assert "measure the harness" not in done.stdout
 
 
 def _result(task: str, solved: bool, cost: float = 0.001) -> str:
