@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hooks": ("orchestrator.cli.commands.hooks", "hooks: hooks list shows each configured hook and where it is from"),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
+    "bench": ("orchestrator.cli.commands.bench", "benchmark on a task suite: check, run (--oracle or live), compare"),
 }
 
 

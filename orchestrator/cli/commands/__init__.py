@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         acp,
+        bench,
         chat,
         checkpoints,
         code,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "acp",
+    "bench",
     "chat",
     "checkpoints",
     "code",
