@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         acp,
+        batch,
         checkpoints,
         code,
         completion,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "acp",
+    "batch",
     "checkpoints",
     "code",
     "completion",
