@@ -58,7 +58,11 @@ def goal_sessions(goal_id: str, *, planner_faults: list[dict[str, Any]] | None =
         plan = {**plan, "faults": planner_faults}
     verdict = reply(call("goal_verdict", verdict="complete", evidence=["S1 verified"]))
     return [
-        {"key": f"{goal_id}-planner", "system_contains": _marker(PLANNER_SYSTEM_PROMPT, goal_id), "replies": [plan, verdict]},
+        {
+            "key": f"{goal_id}-planner",
+            "system_contains": _marker(PLANNER_SYSTEM_PROMPT, goal_id),
+            "replies": [plan, verdict],
+        },
         {
             "key": f"{goal_id}-executor",
             "system_contains": _marker(EXECUTOR_SYSTEM_PROMPT, goal_id),
