@@ -5,10 +5,11 @@ Ray is the engine: every pending goal is one task (one CPU), submitted at once; 
 retries a task whose worker or node died (``max_retries``). A task runs :func:`~orchestrator.batch.goal_run.
 run_one_goal` under its own ``trio.run``, in a copy of the goal's workspace made on its node: cloned from the goal's
 URL there, or from a git bundle of a local directory that the driver put in the object store. One actor
-(:class:`_Hub`, no CPU of its own) keeps the batch's :class:`~orchestrator.batch.ledger.BatchLedger`, which every
-request of every task asks first, counts each goal's attempts, and buffers the goals' progress, which the driver
-drains for its display. A paused goal's copy (journals and run directory included) comes back to the driver as a
-tarball kept in the batch directory, so ``--resume`` continues it from its journals on whatever node runs it next.
+(:class:`_Hub`, no CPU of its own, on the driver's node) keeps the batch's ledger
+(:class:`~orchestrator.batch.ledger.BatchLedger`), which every request of every task asks first, counts each goal's
+attempts, and buffers the goals' progress, which the driver drains for its display. A paused goal's copy (journals
+and run directory included) comes back to the driver as a tarball kept in the batch directory, so ``--resume``
+continues it from its journals on whatever node runs it next.
 """
 
 from __future__ import annotations
@@ -204,7 +205,11 @@ async def run_on_ray(
 
 
 async def _drive(ray: Any, batch: BatchRun, retries: int) -> None:
-    hub = ray.remote(num_cpus=0)(_Hub).remote(batch.ledger.limit_usd, batch.ledger.spent_usd)
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    hub_class = ray.remote(num_cpus=0, scheduling_strategy=here)(_Hub)  # on the driver's node: it lives as long as it
+    hub = hub_class.remote(batch.ledger.limit_usd, batch.ledger.spent_usd)
     task = ray.remote(_goal_task).options(num_cpus=1, max_retries=retries, retry_exceptions=False)
     env = {k: v for k, v in batch.env.items() if k.startswith(_PASSED_ENV)}
     refs: dict[Any, GoalSpec] = {}

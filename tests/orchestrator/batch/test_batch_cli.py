@@ -78,7 +78,7 @@ def test_resume_after_ctrl_c_runs_only_the_goals_that_did_not_finish(tmp_path: P
         faults = emulator_stats(url)["sessions"]["g1-planner"]["faults_injected"]
         assert faults.get("stall") == 1  # g1 is mid-request, held by the emulator
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 130, stderr
         assert "interrupted" in stderr and f"reasonix batch {goals} --resume" in stderr
         first = results(out)
