@@ -85,8 +85,8 @@ class BatchDisplay:
         if result.reason and result.status != "complete":
             line += f" · {shorten(result.reason, 120)}"
         if self._live is not None:
+            self._live.update(self._panel(), refresh=True)
             self._live.console.print(line, markup=False)
-            self._live.update(self._panel())
         else:
             self.note(line)
             self.note(self.header())
