@@ -202,6 +202,7 @@ PUBLIC: dict[str, list[str]] = {
         "Progress",
         "load_goals",
         "run_local",
+        "run_on_ray",
         "run_one_goal",
     ],
     "orchestrator.cli.commands": [

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from orchestrator.batch.ledger import BatchLedger
     from orchestrator.batch.local import run_local
     from orchestrator.batch.progress_event import Progress
+    from orchestrator.batch.ray_engine import run_on_ray
     from orchestrator.batch.result import GoalResult
     from orchestrator.batch.spec import BatchError, GoalSpec, load_goals
 
@@ -36,6 +37,7 @@ __all__ = [
     "Progress",
     "load_goals",
     "run_local",
+    "run_on_ray",
     "run_one_goal",
 ]
 
@@ -48,6 +50,7 @@ _HOME = {
     "Progress": "progress_event",
     "load_goals": "spec",
     "run_local": "local",
+    "run_on_ray": "ray_engine",
     "run_one_goal": "goal_run",
 }
 """The module that defines each public name, relative to this package."""

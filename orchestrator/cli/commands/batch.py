@@ -20,7 +20,14 @@ from pathlib import Path
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help="the goals: JSON lines, or .toml with [[goals]]")
-    parser.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="goals at once here (default: 2)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=2,
+        metavar="N",
+        help="goals at once here (default: 2; with --ray, Ray decides: a goal per CPU)",
+    )
     parser.add_argument("--resume", action="store_true", help="run only the goals an earlier run did not finish")
     parser.add_argument("--budget-usd", type=float, metavar="X", help="pause every goal when the batch has cost $X")
     parser.add_argument("--dir", type=Path, metavar="DIR", help="the batch directory (default: FILE.batch beside it)")
