@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "emulate": ("orchestrator.cli.commands.emulate", "run the DeepSeek API emulator on loopback"),
     "plans": ("orchestrator.cli.commands.plans", "validate, show and diff plan documents"),
     "doctor": ("orchestrator.cli.commands.doctor", "check configuration, key, server, tokenizer and tools"),
+    "batch": ("orchestrator.cli.commands.batch", "many goals from a file, each in its own copy; --ray for a cluster"),
     "runs": ("orchestrator.cli.commands.runs", "past runs, newest first; runs show ID: plan, events, costs"),
     "checkpoints": (
         "orchestrator.cli.commands.checkpoints",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         acp,
+        batch,
         bench,
         chat,
         checkpoints,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "acp",
+    "batch",
     "bench",
     "chat",
     "checkpoints",
