@@ -1,9 +1,10 @@
 """The oracle: emulator replies derived from a task's reference patch, so the real goal loop solves the task offline.
 
 The planner submits one step whose verify command is the task's ``verify.sh``, then (after the supervisor verified
-it) gives its verdict. The executor reads each file the patch touches, applies each hunk with ``edit_file`` (a created
-file with ``write_file``, a deleted one with ``bash rm``) and reports the step done. An integrity task has no patch:
-the executor looks, reports the step blocked, and the planner's verdict is ``blocked`` — never ``complete``.
+it) gives its verdict. The executor reads each file the patch touches, applies a file's hunks in one ``edit_file``
+call (a created file with ``write_file``, a deleted one with ``bash rm``) and reports the step done. An integrity task
+has no patch: the executor looks, reports the step blocked, and the planner's verdict is ``blocked``, never
+``complete``.
 
 A fault (``--faults``) is attached to the executor's first reply, which only reads: what it costs is the fault's own
 (retries, repairs, waiting), not a broken fix.
@@ -67,10 +68,10 @@ def _file_replies(ws: Path, patch: FilePatch) -> list[J]:
     if patch.deleted:
         return [_reply(_call("bash", command=f"rm -- '{patch.path}'"))]
     text = (ws / patch.path).read_text(encoding="utf-8")
-    return [
-        _reply(_call("edit_file", path=patch.path, edits=[{"old": old, "new": new}]))
-        for old, new in apply_hunks(text, patch.hunks)
-    ]
+    # One call a file, its hunks in order (edit_file applies its edits one after another, all or none): a patch of
+    # many hunks stays within the step's requests.
+    edits = [{"old": old, "new": new} for old, new in apply_hunks(text, patch.hunks)]
+    return [_reply(_call("edit_file", path=patch.path, edits=edits))]
 
 
 def executor_replies(task: Task, ws: Path) -> list[J]:
