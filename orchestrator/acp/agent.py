@@ -39,6 +39,7 @@ from orchestrator.acp.protocol import (
     update,
 )
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
+from orchestrator.acp.tools import EditorBash, EditorLink, EditorReadFile
 from orchestrator.acp.updates import UpdateMaker
 from orchestrator.build import build_client, check_workspace
 from orchestrator.config.model import load_config
@@ -211,6 +212,30 @@ class AcpAgent:
         except ReasonixError as exc:
             raise RpcError(AGENT_ERROR, str(exc)) from None
         apply_mode(session.conversation.session, session.commands.gate, session.mode)
+        self._editor_tools(session)
+
+    def _editor_tools(self, session: AcpSession) -> None:
+        """The client's reads and terminals in place of our own, when it offers them (the schemas stay ours)."""
+        assert self.rpc is not None and session.conversation is not None
+        conversation, rpc = session.conversation, self.rpc
+
+        def show_terminal(tool: str, terminal_id: str) -> None:
+            call = session.maker.pending_call(tool)
+            body = {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call["toolCallId"],
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": terminal_id}],
+            }
+            rpc.notify("session/update", update(conversation.session_id, body))
+
+        link = EditorLink(rpc=rpc, session_id=lambda: conversation.session_id, show_terminal=show_terminal)
+        registry = conversation.session.registry
+        read, bash = registry.get("read_file"), registry.get("bash")
+        if self.client_caps.fs.read_text_file and read is not None:
+            registry.replace(EditorReadFile(read, link))
+        if self.client_caps.terminal and bash is not None:
+            registry.replace(EditorBash(bash, link))
 
     def _reopen(self, session: AcpSession) -> None:
         """After a cancelled turn: the session again from its journal (which mends what was cut off)."""
