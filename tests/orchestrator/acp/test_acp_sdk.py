@@ -183,3 +183,70 @@ async def test_a_client_with_fs_capabilities_gets_the_reads_and_the_edit(tmp_pat
             "content": "def add(a, b):\n    return a + b\n",
         }
     ]
+
+
+async def test_a_client_with_a_terminal_runs_the_allowed_command_in_it_under_our_sandbox(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    command = "python3 -c 'print(6 * 7)'; exit 3"
+    sc = _script({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"content": "It printed 42."})
+    async with open_emulator(script=sc) as emu:
+        transcript = await run_sdk_client(
+            {
+                "agent": agent_command(emu.base_url),
+                "capabilities": {"terminal": True},
+                "permissions": {"execute": "allow_once"},
+                "steps": [{"op": "initialize"}, {"op": "new_session", "cwd": str(ws)}, {"op": "prompt", "text": "go"}],
+            },
+            tmp_path,
+            env,
+        )
+    assert results(transcript, "prompt")[0]["result"] == {"stopReason": "end_turn"}
+    turn = transcript[index_of(transcript, "new_session") + 1 : index_of(transcript, "prompt")]
+    order = [e["kind"] if e["kind"] != "update" else e["update"]["sessionUpdate"] for e in turn]
+    assert order[:8] == [
+        "tool_call",
+        "permission",  # the rules and the user first: nothing reached the terminal before the answer
+        "terminal/create",
+        "tool_call_update",  # the terminal, shown in the call
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+        "tool_call_update",
+    ]
+    call, create, shown, done = turn[0]["update"], turn[2], turn[3]["update"], turn[7]["update"]
+    assert create["args"][-2:] == ["-c", command] and create["cwd"] == str(ws)
+    assert create["outputByteLimit"] > 0 and "DEEPSEEK_API_KEY" not in create["env"]
+    assert shown["toolCallId"] == call["toolCallId"] and shown["content"] == [
+        {"type": "terminal", "terminalId": "term-1"}
+    ]
+    assert done["status"] == "failed" and done["content"][0]["content"]["text"] == "42\n[exit code 3]"
+
+
+async def test_two_clients_with_different_capabilities_send_the_same_first_request(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    bodies: list[bytes] = []
+    async with open_emulator(script=_script({"content": "A."}, {"content": "A."})) as emu:
+        handle = emu.emulator.handle
+
+        def recording(method: str, path: str, headers: Any, body: bytes) -> Any:
+            if path.endswith("/chat/completions"):
+                bodies.append(body)
+            return handle(method, path, headers, body)
+
+        emu.emulator.handle = recording  # type: ignore[method-assign]
+        for caps in (NO_CAPS, ALL_CAPS):
+            transcript = await run_sdk_client(
+                {
+                    "agent": agent_command(emu.base_url),
+                    "capabilities": caps,
+                    "steps": [
+                        {"op": "initialize"},
+                        {"op": "new_session", "cwd": str(ws)},
+                        {"op": "prompt", "text": "explain calc.py"},
+                    ],
+                },
+                tmp_path,
+                env,
+            )
+            assert results(transcript, "prompt")[0]["result"] == {"stopReason": "end_turn"}
+    assert len(bodies) == 2 and bodies[0] == bodies[1]
