@@ -40,7 +40,7 @@ from orchestrator.acp.protocol import (
     update,
 )
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
-from orchestrator.acp.tools import EditorBash, EditorLink, EditorReadFile
+from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
 from orchestrator.acp.updates import UpdateMaker
 from orchestrator.build import build_client, check_workspace
 from orchestrator.config.model import load_config
@@ -319,9 +319,11 @@ def editor_tools(session: AcpSession, rpc: Connection, caps: ClientCapabilities)
 
     link = EditorLink(rpc=rpc, session_id=lambda: conversation.session_id, show_terminal=show_terminal)
     registry = conversation.session.registry
-    read, bash = registry.get("read_file"), registry.get("bash")
+    read, edit, bash = registry.get("read_file"), registry.get("edit_file"), registry.get("bash")
     if caps.fs.read_text_file and read is not None:
         registry.replace(EditorReadFile(read, link))
+    if caps.fs.read_text_file and edit is not None:
+        registry.replace(EditorEditFile(edit, link))
     if caps.terminal and bash is not None:
         registry.replace(EditorBash(bash, link))
 

@@ -6,6 +6,8 @@ command runs in a terminal the editor shows). Each wraps the session's own tool 
 * A read asks the client for the whole text of the file (inside the workspace only: a path that leaves it, through
   ``..`` or a link, is the own tool's to refuse) and renders it with the own tool, numbered and windowed the same way;
   when the client cannot read it, the own tool reads the disk.
+* An edit first writes the editor's text of the file to the file, when it differs (unsaved changes: the model read
+  them and its ``old`` text matches them), then the own tool edits it.
 * A command is first allowed by the rules and the permission gate (dispatch asks them before any tool runs), then
   wrapped by the session's sandbox exactly as the own ``bash`` would run it, and that command line is what the editor's
   terminal runs. Its output is bounded by ``outputByteLimit``; at the timeout the terminal is killed; the terminal is
@@ -28,10 +30,11 @@ import trio
 from pydantic import BaseModel
 
 from orchestrator.acp.rpc import Connection, RpcError
-from sessions.sandbox import release
-from sessions.tools import Tool, ToolContext, ToolResult
+from sessions.sandbox import Launch, release
+from sessions.tools import Tool, ToolContext, ToolError, ToolResult
 
 RELEASE_TIMEOUT_S = 10.0
+CREATE_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -83,21 +86,60 @@ class EditorReadFile(Tool[Any]):
         path = _inside(ctx.root, raw)
         if path is None:
             return await self.inner.run(args, ctx)
-        try:
-            answer = await self.link.rpc.request(
-                "fs/read_text_file", {"sessionId": self.link.session_id(), "path": str(path)}
-            )
-        except RpcError:
-            return await self.inner.run(args, ctx)  # not open in the editor, or it cannot read it: the disk
-        content = answer.get("content") if isinstance(answer, dict) else None
-        if not isinstance(content, str):
-            return await self.inner.run(args, ctx)
+        content = await _buffer(self.link, path)
+        if content is None:
+            return await self.inner.run(args, ctx)  # the editor cannot give it: the own tool reads the disk
         scratch = await trio.to_thread.run_sync(_scratch_copy, content, path.relative_to(ctx.root.resolve()))
         try:
             return await self.inner.run(args, dataclasses.replace(ctx, root=Path(scratch.name)))
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(scratch.cleanup)
+
+
+async def _buffer(link: EditorLink, path: Path) -> str | None:
+    """The client's text of ``path`` (its open buffer, or the file), or None when it cannot give it."""
+    try:
+        answer = await link.rpc.request("fs/read_text_file", {"sessionId": link.session_id(), "path": str(path)})
+    except RpcError:
+        return None
+    content = answer.get("content") if isinstance(answer, dict) else None
+    return content if isinstance(content, str) else None
+
+
+def _sync(path: Path, text: str) -> None:
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        return  # not a text file we could edit anyway: the own tool says what is wrong
+    path.write_text(text, encoding="utf-8", newline="")
+
+
+class EditorEditFile(Tool[Any]):
+    """``edit_file`` on what the model read: the editor's buffer is first written to the file (its unsaved changes
+    are the text the model saw and matches against), then the own tool edits the file, and the new text goes back
+    to the editor through ``fs/write_text_file`` as every edit's does."""
+
+    name = "edit_file"
+    description = "(the wrapped tool's)"
+    read_only = False
+    parallel_safe = False
+
+    def __init__(self, inner: Tool[Any], link: EditorLink) -> None:
+        self.inner = inner
+        self.link = link
+        self.args_model = inner.args_model
+
+    def schema(self) -> Any:
+        return self.inner.schema()
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        path = _inside(ctx.root, str(getattr(args, "path", "")))
+        text = await _buffer(self.link, path) if path is not None and path.is_file() else None
+        if path is not None and text is not None:
+            await trio.to_thread.run_sync(_sync, path, text)
+        return await self.inner.run(args, ctx)
 
 
 def _status(exit_code: int | None, signal: str | None, timed_out: bool, timeout: float) -> str:
@@ -138,21 +180,15 @@ class EditorBash(Tool[Any]):
         sid = self.link.session_id()
         rpc = self.link.rpc
         try:
-            created = await rpc.request(
-                "terminal/create",
-                {
-                    "sessionId": sid,
-                    "command": launch.argv[0],
-                    "args": list(launch.argv[1:]),
-                    "env": [{"name": k, "value": v} for k, v in sorted(launch.env.items())],
-                    "cwd": str(ctx.root),
-                    "outputByteLimit": limits.bash_head_bytes + limits.bash_tail_bytes,
-                },
-            )
+            with trio.CancelScope(shield=True):  # a cancel now must not lose the id of a terminal the editor made
+                terminal_id = await self._create(rpc, sid, launch, ctx)
+        except RpcError as exc:
+            release(launch.bounds)
+            raise ToolError(f"the editor could not run the command in a terminal: {exc.message}") from None
         except BaseException:
             release(launch.bounds)
             raise
-        terminal = {"sessionId": sid, "terminalId": str(created["terminalId"])}
+        terminal = {"sessionId": sid, "terminalId": terminal_id}
         try:
             self.link.show_terminal(self.name, terminal["terminalId"])
             with trio.move_on_after(timeout) as deadline:
@@ -160,6 +196,8 @@ class EditorBash(Tool[Any]):
             if deadline.cancelled_caught:
                 await rpc.request("terminal/kill", terminal)
             output = await rpc.request("terminal/output", terminal)
+        except RpcError as exc:
+            raise ToolError(f"the editor's terminal failed: {exc.message}") from None
         finally:
             with (
                 trio.CancelScope(shield=True),
@@ -168,6 +206,7 @@ class EditorBash(Tool[Any]):
             ):
                 await rpc.request("terminal/release", terminal)
             release(launch.bounds)
+        output = output if isinstance(output, dict) else {}
         text = str(output.get("output", ""))
         if output.get("truncated"):
             text = "[… the start of the output was cut]\n" + text
@@ -181,3 +220,22 @@ class EditorBash(Tool[Any]):
             is_error=timed_out or code != 0,
             data={"exit_code": code, "timed_out": timed_out, "output_bytes": len(text.encode())},
         )
+
+    async def _create(self, rpc: Connection, sid: str, launch: Launch, ctx: ToolContext) -> str:
+        limits = ctx.limits
+        with trio.move_on_after(CREATE_TIMEOUT_S):
+            created = await rpc.request(
+                "terminal/create",
+                {
+                    "sessionId": sid,
+                    "command": launch.argv[0],
+                    "args": list(launch.argv[1:]),
+                    "env": [{"name": k, "value": v} for k, v in sorted(launch.env.items())],
+                    "cwd": str(ctx.root),
+                    "outputByteLimit": limits.bash_head_bytes + limits.bash_tail_bytes,
+                },
+            )
+            if isinstance(created, dict) and isinstance(created.get("terminalId"), str):
+                return str(created["terminalId"])
+            raise ToolError(f"the editor answered terminal/create without a terminalId ({created!r}); run it again")
+        raise ToolError(f"the editor did not create a terminal within {CREATE_TIMEOUT_S:g}s; the command did not run")

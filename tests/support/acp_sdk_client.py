@@ -13,7 +13,8 @@ Permission answers (``permissions``, by tool-call kind): an option id (``allow_o
 ``reject_once``), or ``cancel``: the client sends ``session/cancel`` and answers ``cancelled``, as an editor does when
 the user presses stop while asked. With ``fs`` offered, ``read_text_file`` answers from ``buffers`` (path → text, the
 editor's unsaved buffers) or the disk, and ``write_text_file`` stores into the buffer. With ``terminal`` offered, a
-terminal is a real subprocess of this client.
+terminal is a real subprocess of this client; ``cancel_after: "terminal/create"`` sends ``session/cancel`` as soon
+as a terminal was created.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class ScriptedClient:
         self.buffers: dict[str, str] = dict(scenario.get("buffers", {}))
         self.permissions: dict[str, str] = scenario.get("permissions", {})
         self.terminals: dict[str, _Terminal] = {}
+        self.later: list[asyncio.Future[None]] = []
         self.conn: Any = None
 
     def on_connect(self, conn: Any) -> None:
@@ -137,6 +139,8 @@ class ScriptedClient:
         )
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = _Terminal(process, output_byte_limit)
+        if self.scenario.get("cancel_after") == "terminal/create":  # the user presses stop while it runs
+            self.later.append(asyncio.ensure_future(self.conn.cancel(session_id=session_id)))
         return schema.CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> schema.TerminalOutputResponse:

@@ -145,7 +145,7 @@ async def test_a_client_with_fs_capabilities_gets_the_reads_and_the_edit(tmp_pat
         "tool_calls": [
             {
                 "name": "edit_file",
-                "arguments": {"path": "calc.py", "edits": [{"old": "return a - b", "new": "return a + b"}]},
+                "arguments": {"path": "calc.py", "edits": [{"old": "a - b  # the editor's buffer", "new": "a + b"}]},
             }
         ]
     }
@@ -170,10 +170,11 @@ async def test_a_client_with_fs_capabilities_gets_the_reads_and_the_edit(tmp_pat
     sid = results(transcript, "new_session")[0]["result"]["sessionId"]
     # The read went to the client and the model saw its buffer, numbered as our own read_file numbers a file.
     reads = [e for e in transcript if e["kind"] == "fs/read_text_file"]
-    assert reads == [{"kind": "fs/read_text_file", "path": target, "line": None, "limit": None}]
+    assert reads == [{"kind": "fs/read_text_file", "path": target, "line": None, "limit": None}] * 2
     done = [u for u in updates(transcript) if u["sessionUpdate"] == "tool_call_update"]
     assert done[0]["content"][0]["content"]["text"] == "1\tdef add(a, b):\n2\t    return a - b  # the editor's buffer"
-    # The edit (made in the workspace by our own tool) reached the client's write_text_file.
+    # The edit matched the buffer the model read (its unsaved text is what it changed), was made in the workspace by
+    # our own tool, and reached the client's write_text_file.
     writes = [e for e in transcript if e["kind"] == "fs/write_text_file"]
     assert writes == [
         {
@@ -250,3 +251,56 @@ async def test_two_clients_with_different_capabilities_send_the_same_first_reque
             )
             assert results(transcript, "prompt")[0]["result"] == {"stopReason": "end_turn"}
     assert len(bodies) == 2 and bodies[0] == bodies[1]
+
+
+async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the_turn_is_cancelled(
+    tmp_path: Path,
+) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    slow = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60", "timeout_s": 1}}]}
+    stuck = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60"}}]}
+    sc = _script(slow, {"content": "Too slow."}, stuck)
+    async with open_emulator(script=sc) as emu:
+        transcript = await run_sdk_client(
+            {
+                "agent": agent_command(emu.base_url),
+                "capabilities": {"terminal": True},
+                "steps": [
+                    {"op": "initialize"},
+                    {"op": "new_session", "cwd": str(ws)},
+                    {"op": "set_mode", "mode": "auto"},
+                    {"op": "prompt", "text": "wait"},
+                ],
+            },
+            tmp_path,
+            env,
+        )
+        cancelled = await run_sdk_client(
+            {
+                "agent": agent_command(emu.base_url),
+                "capabilities": {"terminal": True},
+                "cancel_after": "terminal/create",
+                "steps": [
+                    {"op": "initialize"},
+                    {"op": "new_session", "cwd": str(ws)},
+                    {"op": "set_mode", "mode": "auto"},
+                    {"op": "prompt", "text": "wait again"},
+                ],
+            },
+            tmp_path,
+            env,
+        )
+    timed = [e["kind"] for e in transcript if e["kind"].startswith("terminal/")]
+    assert timed == [
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/output",
+        "terminal/release",
+    ]
+    done = [u for u in updates(transcript) if u["sessionUpdate"] == "tool_call_update" and u["status"] != "in_progress"]
+    assert done[0]["status"] == "failed"
+    assert done[0]["content"][0]["content"]["text"].endswith("[timed out after 1s; the editor's terminal was killed]")
+    assert results(cancelled, "prompt")[0]["result"] == {"stopReason": "cancelled"}
+    kinds = [e["kind"] for e in cancelled if e["kind"].startswith("terminal/")]
+    assert kinds[0] == "terminal/create" and kinds[-1] == "terminal/release"
