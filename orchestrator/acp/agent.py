@@ -5,11 +5,14 @@ Each ACP session is an ordinary headless conversation (:class:`~orchestrator.hea
 HeadlessConversation`) on the session's ``cwd``: the executor of ``reasonix run``, the same prefix whatever the client,
 so the cache behaves as it does on the command line. Its events stream as ``session/update`` notifications
 (:mod:`orchestrator.acp.updates`). Permission questions go to the editor (``session/request_permission``) after the
-workspace's rules had their say; the modes ask, auto and plan are ACP session modes (``session/set_mode``), told to
-the model in a ``<mode>`` tail block as ``reasonix code`` does. When the client offers ``fs.writeTextFile``, the text
-of every file an edit wrote is handed to it (``fs/write_text_file``), so the editor's buffer has it. ``session/load``
-reopens a journaled conversation (its messages are replayed as updates) and ``session/cancel`` cancels the running
-turn (the journal is mended and the next prompt goes on from it).
+workspace's rules had their say; the modes ask, auto and plan are ACP session modes (``session/set_mode``), ask and
+auto told to the model in a ``<mode>`` tail block as ``reasonix code`` does, while a prompt in plan mode runs the
+goal's planner and shows its plan as plan entries (:mod:`orchestrator.acp.planning`). What the client offers changes
+where tools act, never their schemas (:mod:`orchestrator.acp.tools`): with ``fs.readTextFile`` reads (and the text an
+edit starts from) come from the editor's buffers, with ``terminal`` commands run in the editor's terminals under our
+sandbox, and with ``fs.writeTextFile`` the text of every file an edit wrote is handed to it. ``session/load`` reopens
+a journaled conversation (its messages are replayed as updates) and ``session/cancel`` cancels the running turn (the
+journal is mended and the next prompt goes on from it).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from orchestrator.headless.events import StreamJsonEvent
 from orchestrator.policy.commands import CommandSetup, command_setup
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
+from sessions.prompt import TailBlock
 from sessions.wire import AssistantMessage, DeepSeekError, UserMessage
 
 AGENT_ERROR = -32000
@@ -141,6 +145,7 @@ class AcpAgent:
         if session.mode == "plan":
             return await self._plan_turn(session, params.text())
         tail = [mode_block(session.mode)] if session.sent_mode != session.mode else []
+        tail += session.extra.pop("tail", [])
         with trio.CancelScope() as scope:
             session.scope = scope
             try:
@@ -188,6 +193,7 @@ class AcpAgent:
                     workspace=session.workspace, objective=text, base_url=self.base_url, permissions="ask"
                 )
                 await turn.run(launch=launch, env=self.env)
+                session.extra["tail"] = [TailBlock(tag="plan-run", body=turn.report)]
             except (ReasonixError, DeepSeekError) as exc:
                 raise RpcError(AGENT_ERROR, str(exc)) from None
             finally:

@@ -10,7 +10,8 @@ entries again, as the protocol wants (the whole list each time). Not approved, t
 ``session/cancel`` pauses the goal (``reasonix goal --resume ID`` goes on).
 
 The planner and the goal's executor are conversations of their own: the ACP session's conversation, and its cache,
-are untouched by a plan turn.
+are untouched by a plan turn. What came of it (the plan with its steps' states, the closing line) rides in a
+``<plan-run>`` tail block in front of the session's next user message, so the conversation knows what was done.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.acp.protocol import text_content
-from orchestrator.errors import ReasonixError
 from orchestrator.headless.events import StreamJsonEvent
 from orchestrator.headless.goal_stream import SESSION_EVENTS, GoalEvents
 from orchestrator.review.reviewer import ReviewDecision
@@ -108,6 +108,8 @@ class PlanTurn:
         self.lines = GoalEvents(session_id, on_line)
         self.ask = ask
         self.runner: GoalRunner | None = None
+        self.report = ""
+        """After :meth:`run`: the plan as it ended and the goal's closing line, for the conversation's next turn."""
         self._sent: list[dict[str, str]] | None = None
 
     def show_plan(self, plan: Plan) -> None:
@@ -124,15 +126,13 @@ class PlanTurn:
             self.show_plan(plan)
 
     async def run(self, *, launch: Any, env: dict[str, str]) -> str:
-        """Run the goal ``launch`` describes; returns its closing line (also sent as agent text)."""
+        """Run the goal ``launch`` describes; returns its closing line (also sent as agent text). Raises
+        :class:`~orchestrator.errors.ReasonixError` when it cannot start (a configuration problem, a missing key)."""
         from orchestrator.launch import launch_goal
 
-        try:
-            launched = launch_goal(
-                launch, env=env, reviewer=lambda setup: self.reviewer, on_event=self.on_event, asker=self.ask
-            )
-        except ReasonixError as exc:
-            raise PlanTurnError(str(exc)) from None
+        launched = launch_goal(
+            launch, env=env, reviewer=lambda setup: self.reviewer, on_event=self.on_event, asker=self.ask
+        )
         runner = self.runner = launched.runner
         try:
             async with runner.client, launched.mcp.open():
@@ -142,9 +142,7 @@ class PlanTurn:
             runner.store.close()
         outcome = runner.outcome()
         text = f"{outcome.status}: {outcome.summary}" if outcome.summary else outcome.status
+        plan = runner.plan_with_state()
+        self.report = f"run {runner.store.run_id}: {text}" + (f"\n\n{to_markdown(plan)}" if plan is not None else "")
         self.send({"sessionUpdate": "agent_message_chunk", "content": text_content(f"\n\n{text}")})
         return text
-
-
-class PlanTurnError(ReasonixError):
-    """The user is at fault: the goal could not start (a configuration problem, a missing key)."""

@@ -68,10 +68,27 @@ async def test_plan_mode_shows_the_plan_as_entries_and_runs_it_once_the_editor_a
         reply(call("goal_verdict", verdict="complete", evidence=["add works"])),
     ]
     ops = "def add(a, b):\n    return a + b\n"
-    executor = [*executor_step("S1", "calc/ops.py", ops), *executor_step("S2", "README.md", "# calc\n")]
+    executor = [
+        *executor_step("S1", "calc/ops.py", ops),
+        *executor_step("S2", "README.md", "# calc\n"),
+        {"content": "Both are in."},
+    ]
+    bodies: list[bytes] = []
     async with open_emulator(script=_script(planner, executor)) as emu:
-        transcript = await run_sdk_client(_scenario(emu.base_url, ws, "run_plan"), tmp_path, env)
-    assert results(transcript, "prompt")[0]["result"] == {"stopReason": "end_turn"}
+        handle = emu.emulator.handle
+
+        def recording(method: str, path: str, headers: Any, body: bytes) -> Any:
+            bodies.append(body)
+            return handle(method, path, headers, body)
+
+        emu.emulator.handle = recording  # type: ignore[method-assign]
+        scenario = _scenario(emu.base_url, ws, "run_plan")
+        scenario["steps"].append({"op": "prompt", "text": "is it done?"})
+        transcript = await run_sdk_client(scenario, tmp_path, env)
+    assert [r["result"] for r in results(transcript, "prompt")] == [{"stopReason": "end_turn"}] * 2
+    # The next prompt, now in ask mode, went to the session's own conversation, told what the plan run did.
+    assert b"<plan-run>" in bodies[-1] and b"complete: add works" in bodies[-1]
+    assert all(b"<plan-run>" not in body for body in bodies[:-1])
     assert (ws / "calc" / "ops.py").read_text() == ops and (ws / "README.md").read_text() == "# calc\n"
     turn = transcript[index_of(transcript, "set_mode") + 1 : index_of(transcript, "prompt")]
     found = updates(turn)
