@@ -100,6 +100,27 @@ def test_no_arrow_inside_the_orchestrator_runs_back_up() -> None:
     assert circles == []
 
 
+ASYNCIO_EXEMPT = {"tests/support/acp_sdk_client.py"}
+"""The ACP SDK's client side, asyncio only, which the ACP tests run in a process of its own (it is no part of the
+product)."""
+
+
+def test_nothing_imports_asyncio() -> None:
+    """Trio only: no module of the product or of the tests imports asyncio, except the one exempt file."""
+    found = []
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        rel = str(path.relative_to(ROOT))
+        if rel.split("/")[0] not in (*OURS, "tests", "bench", "examples") or rel in ASYNCIO_EXEMPT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n == "asyncio" or n.startswith("asyncio.") for n in names):
+                found.append(rel)
+    assert found == []
+
+
 def test_no_two_public_classes_share_a_name() -> None:
     """One name per concept: a public class name (no leading ``_``) is defined in one module of the four packages,
     so an import, a traceback or a search names one thing. Two concepts that want one name want two names."""

@@ -5,11 +5,14 @@ Each ACP session is an ordinary headless conversation (:class:`~orchestrator.hea
 HeadlessConversation`) on the session's ``cwd``: the executor of ``reasonix run``, the same prefix whatever the client,
 so the cache behaves as it does on the command line. Its events stream as ``session/update`` notifications
 (:mod:`orchestrator.acp.updates`). Permission questions go to the editor (``session/request_permission``) after the
-workspace's rules had their say; the modes ask, auto and plan are ACP session modes (``session/set_mode``), told to
-the model in a ``<mode>`` tail block as ``reasonix code`` does. When the client offers ``fs.writeTextFile``, the text
-of every file an edit wrote is handed to it (``fs/write_text_file``), so the editor's buffer has it. ``session/load``
-reopens a journaled conversation (its messages are replayed as updates) and ``session/cancel`` cancels the running
-turn (the journal is mended and the next prompt goes on from it).
+workspace's rules had their say; the modes ask, auto and plan are ACP session modes (``session/set_mode``), ask and
+auto told to the model in a ``<mode>`` tail block as ``reasonix code`` does, while a prompt in plan mode runs the
+goal's planner and shows its plan as plan entries (:mod:`orchestrator.acp.planning`). What the client offers changes
+where tools act, never their schemas (:mod:`orchestrator.acp.tools`): with ``fs.readTextFile`` reads (and the text an
+edit starts from) come from the editor's buffers, with ``terminal`` commands run in the editor's terminals under our
+sandbox, and with ``fs.writeTextFile`` the text of every file an edit wrote is handed to it. ``session/load`` reopens
+a journaled conversation (its messages are replayed as updates) and ``session/cancel`` cancels the running turn (the
+journal is mended and the next prompt goes on from it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import trio
 
+from orchestrator.acp.planning import PlanTurn
 from orchestrator.acp.protocol import (
     MODES,
     PERMISSION_OPTIONS,
@@ -39,6 +43,7 @@ from orchestrator.acp.protocol import (
     update,
 )
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
+from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
 from orchestrator.acp.updates import UpdateMaker
 from orchestrator.build import build_client, check_workspace
 from orchestrator.config.model import load_config
@@ -48,7 +53,8 @@ from orchestrator.headless.events import StreamJsonEvent
 from orchestrator.policy.commands import CommandSetup, command_setup
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
-from sessions.wire import AssistantMessage, UserMessage
+from sessions.prompt import TailBlock
+from sessions.wire import AssistantMessage, DeepSeekError, UserMessage
 
 AGENT_ERROR = -32000
 
@@ -136,7 +142,10 @@ class AcpAgent:
             raise RpcError(AGENT_ERROR, "a prompt is already running in this session; cancel it or wait")
         conversation = session.conversation
         assert conversation is not None
+        if session.mode == "plan":
+            return await self._plan_turn(session, params.text())
         tail = [mode_block(session.mode)] if session.sent_mode != session.mode else []
+        tail += session.extra.pop("tail", [])
         with trio.CancelScope() as scope:
             session.scope = scope
             try:
@@ -150,6 +159,46 @@ class AcpAgent:
         if result.status == "error":
             raise RpcError(AGENT_ERROR, result.result)
         return {"stopReason": STOP_REASONS.get(result.status, "end_turn")}
+
+    async def _plan_turn(self, session: AcpSession, text: str) -> dict[str, Any]:
+        """Plan mode: the planner answers, the editor reviews, then the steps (:mod:`~orchestrator.acp.planning`)."""
+        from orchestrator.launch import GoalLaunch
+
+        rpc, conversation = self.rpc, session.conversation
+        assert rpc is not None and conversation is not None
+        sid, maker = conversation.session_id, UpdateMaker(session.workspace)
+
+        def send(body: dict[str, Any]) -> None:
+            rpc.notify("session/update", update(sid, body))
+
+        def approved() -> None:  # running the plan leaves plan mode, as the editor's mode menu should show
+            self.set_mode(SetModeParams.model_validate({"sessionId": sid, "modeId": "ask"}))
+            send({"sessionUpdate": "current_mode_update", "currentModeId": "ask"})
+
+        async def ask(question: Question) -> Answer:
+            return await self._ask(session, question, maker)
+
+        turn = PlanTurn(
+            session_id=sid,
+            send=send,
+            request=rpc.request,
+            on_line=lambda event: self._updates(session, event, maker),
+            ask=ask,
+            on_approved=approved,
+        )
+        with trio.CancelScope() as scope:
+            session.scope = scope
+            try:
+                launch = GoalLaunch(
+                    workspace=session.workspace, objective=text, base_url=self.base_url, permissions="ask"
+                )
+                await turn.run(launch=launch, env=self.env)
+                session.extra["tail"] = [TailBlock(tag="plan-run", body=turn.report)]
+            except (ReasonixError, DeepSeekError) as exc:
+                raise RpcError(AGENT_ERROR, str(exc)) from None
+            finally:
+                session.scope = None
+        return {"stopReason": "cancelled" if scope.cancelled_caught else "end_turn"}
 
     def cancel(self, params: SessionParams) -> None:
         session = self.sessions.get(params.session_id)
@@ -211,6 +260,8 @@ class AcpAgent:
         except ReasonixError as exc:
             raise RpcError(AGENT_ERROR, str(exc)) from None
         apply_mode(session.conversation.session, session.commands.gate, session.mode)
+        assert self.rpc is not None
+        editor_tools(session, self.rpc, self.client_caps)
 
     def _reopen(self, session: AcpSession) -> None:
         """After a cancelled turn: the session again from its journal (which mends what was cut off)."""
@@ -222,13 +273,13 @@ class AcpAgent:
         assert session.conversation is not None
         session.conversation.session.ledger.tracker = tracker  # the same process: the server still caches it all
 
-    def _updates(self, session: AcpSession, event: StreamJsonEvent) -> None:
-        rpc, conversation = self.rpc, session.conversation
+    def _updates(self, session: AcpSession, event: StreamJsonEvent, maker: UpdateMaker | None = None) -> None:
+        rpc, conversation, maker = self.rpc, session.conversation, maker or session.maker
         assert rpc is not None
         sid = conversation.session_id if conversation is not None else event.session_id
-        for body in session.maker(event):
+        for body in maker(event):
             rpc.notify("session/update", update(sid, body))
-        written = session.maker.take_written()
+        written = maker.take_written()
         if not self.client_caps.fs.write_text_file:
             return
         for path, text in written:
@@ -242,9 +293,9 @@ class AcpAgent:
 
             rpc.start_soon(write)
 
-    async def _ask(self, session: AcpSession, question: Question) -> Answer:
+    async def _ask(self, session: AcpSession, question: Question, maker: UpdateMaker | None = None) -> Answer:
         assert self.rpc is not None and session.conversation is not None
-        call = session.maker.pending_call(question.tool)
+        call = (maker or session.maker).pending_call(question.tool)
         call["rawInput"] = {"subject": question.subject, "cwd": question.cwd, "sandbox": question.sandbox}
         result = await self.rpc.request(
             "session/request_permission",
@@ -255,6 +306,32 @@ class AcpAgent:
         if chosen in ("allow_once", "allow_always"):
             return Answer(allow=True, always=chosen == "allow_always")
         return Answer(allow=False, note="the user declined in the editor")
+
+
+def editor_tools(session: AcpSession, rpc: Connection, caps: ClientCapabilities) -> None:
+    """The client's reads and terminals in place of our own, when it offers them (the schemas stay ours)."""
+    assert session.conversation is not None
+    conversation = session.conversation
+
+    def show_terminal(tool: str, terminal_id: str) -> None:
+        call = session.maker.pending_call(tool)
+        body = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call["toolCallId"],
+            "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": terminal_id}],
+        }
+        rpc.notify("session/update", update(conversation.session_id, body))
+
+    link = EditorLink(rpc=rpc, session_id=lambda: conversation.session_id, show_terminal=show_terminal)
+    registry = conversation.session.registry
+    read, edit, bash = registry.get("read_file"), registry.get("edit_file"), registry.get("bash")
+    if caps.fs.read_text_file and read is not None:
+        registry.replace(EditorReadFile(read, link))
+    if caps.fs.read_text_file and edit is not None:
+        registry.replace(EditorEditFile(edit, link))
+    if caps.terminal and bash is not None:
+        registry.replace(EditorBash(bash, link))
 
 
 def _version() -> str:

@@ -2,8 +2,12 @@
 client sends (camelCase on the wire, as the protocol names it), and the shapes of what the agent sends back.
 
 Client → agent: ``initialize``, ``session/new``, ``session/load``, ``session/prompt``, ``session/set_mode`` and the
-``session/cancel`` notification. Agent → client: ``session/update`` notifications, ``session/request_permission``,
-and ``fs/write_text_file`` when the client offers it (``clientCapabilities.fs.writeTextFile``).
+``session/cancel`` notification. Agent → client: ``session/update`` notifications (chunks, tool calls, plans, the
+current mode), ``session/request_permission``, and what the client offers in ``clientCapabilities``:
+``fs/read_text_file`` (``fs.readTextFile``), ``fs/write_text_file`` (``fs.writeTextFile``), and ``terminal/create``,
+``terminal/output``, ``terminal/wait_for_exit``, ``terminal/kill``, ``terminal/release`` (``terminal``). The field
+names are the protocol's as the official SDK (``agent-client-protocol``) spells them; its client parses every message
+in the tests.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ STOP_REASONS: dict[str, StopReason] = {
 MODES = [
     {"id": "ask", "name": "Ask", "description": "every command and write asks first"},
     {"id": "auto", "name": "Auto", "description": "commands run in the sandbox without asking"},
-    {"id": "plan", "name": "Plan", "description": "read-only: investigate and propose; changes are refused"},
+    {"id": "plan", "name": "Plan", "description": "the read-only planner proposes a plan; you decide whether it runs"},
 ]
 
 TOOL_KINDS = {

@@ -5,7 +5,8 @@ interleave and are written in the order they were queued (a ``session/update`` q
 ``session/request_permission`` reaches the client first). Each request that comes in runs in a task of its own (a
 ``session/cancel`` notification is read while a ``session/prompt`` runs); :meth:`Connection.request` sends one of
 ours and waits for its answer. A handler raises :class:`RpcError` to answer with an error; anything else it raises
-becomes an internal error (-32603) with the message, and the connection goes on.
+becomes an internal error (-32603) with the message, and the connection goes on. When the client closes its side,
+the requests still running are answered (within a grace), our own requests to it fail, and the queue is written out.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ Handler = Callable[[str, Any], Awaitable[Any]]
 """``(method, params) -> result`` for requests; the result of a notification is ignored."""
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+EOF_GRACE_S = 30.0
+"""After the client closed its side: how long the requests still running may take to be answered."""
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
 
@@ -52,6 +55,7 @@ class Connection:
         self._pending: dict[int, tuple[trio.Event, list[Any]]] = {}
         self._next_id = 0
         self._nursery: trio.Nursery | None = None
+        self._closed = False
 
     # ------------------------------------------------------------------------------------------------ sending
 
@@ -63,7 +67,10 @@ class Connection:
         self._queue({"method": method, "params": params})
 
     async def request(self, method: str, params: Any) -> Any:
-        """Send a request and wait for its result; :class:`RpcError` for an error answer."""
+        """Send a request and wait for its result; :class:`RpcError` for an error answer (and once the client has
+        closed the connection)."""
+        if self._closed:
+            raise RpcError(INTERNAL_ERROR, "the client closed the connection")
         self._next_id += 1
         ident = self._next_id
         done, box = trio.Event(), list[Any]()
@@ -88,28 +95,42 @@ class Connection:
 
     async def _writer(self) -> None:
         async for line in self._out_receive:
-            await self._send.send_all(line)
+            try:
+                await self._send.send_all(line)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return  # the client stopped reading: what is left has no reader
 
     # ------------------------------------------------------------------------------------------------ receiving
 
     async def serve(self) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            nursery.start_soon(self._writer)
-            buffer = b""
-            while True:
-                chunk = await self._receive.receive_some(65536)
-                if not chunk:
-                    break
-                buffer += chunk
-                if len(buffer) > MAX_LINE_BYTES:
-                    self._queue({"id": None, "error": RpcError(PARSE_ERROR, "a message over 64 MiB").to_json()})
-                    buffer = b""
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip():
-                        self._incoming(line, nursery)
-            nursery.cancel_scope.cancel()
+        """Read until ``receive`` ends, then answer what is still running (for at most :data:`EOF_GRACE_S`: a
+        script that pipes its requests in and closes gets every answer), and write out every queued line."""
+        async with trio.open_nursery() as outer:
+            outer.start_soon(self._writer)
+            async with trio.open_nursery() as handlers:
+                self._nursery = handlers
+                await self._read(handlers)
+                self._closed = True
+                for done, box in self._pending.values():  # nobody is left to answer them
+                    box.append({"error": RpcError(INTERNAL_ERROR, "the client closed the connection").to_json()})
+                    done.set()
+                handlers.cancel_scope.deadline = trio.current_time() + EOF_GRACE_S
+            self._out.close()  # the writer drains the queue, then ends
+
+    async def _read(self, handlers: trio.Nursery) -> None:
+        buffer = b""
+        while True:
+            chunk = await self._receive.receive_some(65536)
+            if not chunk:
+                return
+            buffer += chunk
+            if len(buffer) > MAX_LINE_BYTES:
+                self._queue({"id": None, "error": RpcError(PARSE_ERROR, "a message over 64 MiB").to_json()})
+                buffer = b""
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if line.strip():
+                    self._incoming(line, handlers)
 
     def _incoming(self, line: bytes, nursery: trio.Nursery) -> None:
         try:

@@ -25,6 +25,16 @@ class ToolRegistry:
             raise DuplicateToolError(f"a tool named {tool.name!r} is already registered; give the new one another name")
         self._tools[tool.name] = tool
 
+    def replace(self, tool: Tool[Any]) -> None:
+        """Run ``tool`` in place of the registered tool of its name. Its schema must be the other's, byte for byte:
+        the prefix was built from the registry, and a swap (e.g. an editor's file reads) must not move it."""
+        old = self._tools.get(tool.name)
+        if old is None:
+            raise KeyError(f"no tool named {tool.name!r} is registered; register it instead")
+        if old.schema() != tool.schema():
+            raise ValueError(f"the replacement of {tool.name!r} has another schema; it would change the prefix")
+        self._tools[tool.name] = tool
+
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 

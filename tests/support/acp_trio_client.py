@@ -13,7 +13,7 @@ from typing import Any
 
 import trio
 
-from ..run_support import ROOT
+from tests.orchestrator.run_support import ROOT
 
 OnRequest = Callable[["AcpClient", str, dict[str, Any]], Awaitable[Any]]
 
