@@ -34,6 +34,7 @@ from sessions.permissions import Asker
 from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
+from sessions.tools.shell import JobTable, with_jobs
 from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
@@ -228,6 +229,7 @@ def build_executor(
         mcp=options.mcp,
     )
     tools = with_memory_tools(registry or default_registry(), config.memory)
+    tools = with_jobs(tools, JobTable(max_running=config.jobs.max_running)) if config.jobs.enabled else tools
     system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
     system_prompt, tools = with_agents(  # unchanged without subagent profiles
         system_prompt,
