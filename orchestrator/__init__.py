@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from orchestrator import (
         acp,
         api,
+        bench,
         branches,
         build,
         checkpoints,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "acp",
     "api",
+    "bench",
     "branches",
     "build",
     "checkpoints",

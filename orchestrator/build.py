@@ -96,8 +96,7 @@ def check_workspace(workspace: Path) -> Path:
 
 
 def api_key_for(resolved: ResolvedConfig) -> str:
-    """The key to send. Raises :class:`MissingApiKeyError` when the real API has no key; a local endpoint (the
-    emulator, a proxy) gets a placeholder, since it accepts any non-empty key."""
+    """The key to send, or :class:`MissingApiKeyError`; a local endpoint gets a placeholder (it takes any key)."""
     config = resolved.config
     if resolved.api_key is not None:
         return resolved.api_key
@@ -115,8 +114,7 @@ def build_client(
     settings: ClientSettings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> DeepSeekClient:
-    """The client for the configured endpoint. Raises :class:`MissingApiKeyError` when the real API has no key.
-    ``transport`` replaces the HTTP transport (``--record`` passes a recording one)."""
+    """The client for the configured endpoint (:class:`MissingApiKeyError` without a key); ``transport``: a test's."""
     config = resolved.config
     key = api_key_for(resolved)
     settings = settings or ClientSettings(**config.client_settings_kwargs(), api_key_env=config.api_key_env)
@@ -197,10 +195,11 @@ def build_executor(
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
     resume: bool = False,
+    system_prompt: str = EXECUTOR_RUN_SYSTEM,
 ) -> Session:
-    """An executor session with the frozen prefix of ``reasonix run``: the run prompt, the built-in tools, and the
-    standing memory of ``workspace`` (and of the user's config directory). With ``resume``, a non-empty journal at
-    ``journal_path`` is continued (``reasonix code --continue``)."""
+    """An executor session with the frozen prefix of ``reasonix run``: the run prompt (``system_prompt``: the
+    conversation's, with its output style), the built-in tools, and the standing memory of ``workspace`` (and of the
+    user's config directory). With ``resume``, a non-empty journal at ``journal_path`` is continued."""
     options = options or RunOptions()
     config = resolved.config
     model = resolve_model(config, options.model)
@@ -228,9 +227,9 @@ def build_executor(
         gate=options.gate,
         mcp=options.mcp,
     )
-    tools = with_memory_tools(registry or default_registry(), config.memory)
+    tools = with_memory_tools(registry or default_registry(web_fetch=config.tools.web_fetch), config.memory)
     tools = with_jobs(tools, JobTable(max_running=config.jobs.max_running)) if config.jobs.enabled else tools
-    system_prompt, tools = with_skills(EXECUTOR_RUN_SYSTEM, tools, workspace, config_dir)  # unchanged without skills
+    system_prompt, tools = with_skills(system_prompt, tools, workspace, config_dir)  # unchanged without skills
     system_prompt, tools = with_agents(  # unchanged without subagent profiles
         system_prompt,
         tools,
@@ -410,7 +409,7 @@ def setup_goal(
     *,
     env: Mapping[str, str],
     base_url: str | None = None,
-    preset: str = "auto",
+    preset: str | None = None,
     budget_usd: float | None = None,
     max_requests: int | None = None,
     max_minutes: float | None = None,
@@ -422,7 +421,8 @@ def setup_goal(
     unattended: bool | None = None,
 ) -> GoalSetup:
     """The configuration of ``workspace`` (trust checked), the sandbox and permission gate, the goal options and the
-    MCP hub. Raises :class:`~orchestrator.errors.ConfigError` or a pydantic ``ValidationError`` for a bad option."""
+    MCP hub (``preset`` ``None``: ``[goal] preset``). Raises :class:`~orchestrator.errors.ConfigError` or a pydantic
+    ``ValidationError`` for a bad option."""
     from orchestrator.config.model import load_config
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
@@ -431,7 +431,7 @@ def setup_goal(
     commands = command_setup(resolved, workspace, sandbox_mode=sandbox_mode, permissions=permissions, asker=asker)
     options = goal_options(
         resolved.config,
-        preset=preset,
+        preset=preset or resolved.config.goal.preset,
         budget_usd=budget_usd,
         max_requests=max_requests,
         max_minutes=max_minutes,

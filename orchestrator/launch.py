@@ -49,7 +49,7 @@ def check_limits(budget_usd: float | None, max_requests: int | None, max_minutes
 class GoalLaunch:
     """What to launch: a new goal (``objective``), an approved plan (``plan``, mode ``exec``) or a run to resume
     (``resume``, its id), and the options every front end may set. ``None`` leaves an option to the configuration
-    (``preset``: the resumed run's own, else ``auto``; a limit: the resumed run's own, else none)."""
+    (``preset``: the resumed run's own, else ``[goal] preset``; a limit: the resumed run's own, else none)."""
 
     workspace: Path
     """An existing directory, already resolved by the front end (each has its own rule for what it accepts)."""
@@ -160,7 +160,7 @@ def launch_goal(
         launch.workspace,
         env=env,
         base_url=launch.base_url,
-        preset=launch.preset or (previous.preset if previous is not None else None) or "auto",
+        preset=launch.preset or (previous.preset if previous is not None else None),
         budget_usd=launch.budget_usd,
         max_requests=launch.max_requests,
         max_minutes=launch.max_minutes,

@@ -64,7 +64,8 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
     if offline:
         return Check("API key", "skip", f"skipped (--offline); it is read from ${var}")
     if resolved.api_key:
-        return Check("API key", "ok", f"set in ${var} (not shown)")
+        where = resolved.sources.get("api_key", f"${var}")
+        return Check("API key", "ok", f"set in {where if where.startswith('$') else where + ' (api_key)'} (not shown)")
     if resolved.config.base_url != DEFAULT_BASE_URL:
         return Check(
             "API key",
@@ -78,7 +79,7 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
         f"${var} is not set",
         (
             f"export {var}=<your key>  (create one at https://platform.deepseek.com/api_keys)",
-            "or name another variable with api_key_env in reasonix.toml",
+            "or run reasonix setup, which checks a key and saves it for you (mode 0600)",
         ),
     )
 
@@ -181,3 +182,21 @@ def check_sandbox() -> Check:
     if problem is None:
         return Check("sandbox", "ok", "bubblewrap works: commands run confined to the workspace, without network")
     return Check("sandbox", "warn", f"no sandbox: {problem}; every command will ask first", (INSTALL_HINT,))
+
+
+async def check_balance(base_url: str, api_key: str, key_env: str, timeout_s: float) -> Check:
+    """The account balance (``GET /user/balance``): a refused key fails; an endpoint without it only warns."""
+    from sessions.wire import AuthenticationError, DeepSeekClient, DeepSeekError
+
+    try:
+        async with DeepSeekClient(base_url=base_url, api_key=api_key) as client:
+            balance = await client.balance(timeout_s)
+    except AuthenticationError:
+        return Check(
+            "balance", "fail", "the API refused the key", (f"set {key_env} to a valid key, or run reasonix setup",)
+        )
+    except DeepSeekError as exc:
+        return Check("balance", "warn", f"not known: {exc.message}")
+    if not balance.is_available:
+        return Check("balance", "warn", balance.render(), ("top up at https://platform.deepseek.com/top_up",))
+    return Check("balance", "ok", balance.render())

@@ -23,6 +23,7 @@ from orchestrator.exits import ExitCode, escaped
 # name -> (module, one-line help). Order is the order shown in --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "code": ("orchestrator.cli.commands.code", "an interactive conversation on the workspace (bare `reasonix` too)"),
+    "chat": ("orchestrator.cli.commands.chat", "a conversation with no tools, for questions (piped: answer and exit)"),
     "goal": ("orchestrator.cli.commands.goal", "plan, review, execute and verify a goal until it is complete"),
     "plan": ("orchestrator.cli.commands.plan", "plan mode: plan and review only; the approved plan is saved"),
     "exec": ("orchestrator.cli.commands.exec_plan", "execute an approved plan file as a goal"),
@@ -38,12 +39,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "emulate": ("orchestrator.cli.commands.emulate", "run the DeepSeek API emulator on loopback"),
     "plans": ("orchestrator.cli.commands.plans", "validate, show and diff plan documents"),
     "doctor": ("orchestrator.cli.commands.doctor", "check configuration, key, server, tokenizer and tools"),
+    "batch": ("orchestrator.cli.commands.batch", "many goals from a file, each in its own copy; --ray for a cluster"),
     "runs": ("orchestrator.cli.commands.runs", "past runs, newest first; runs show ID: plan, events, costs"),
     "checkpoints": (
         "orchestrator.cli.commands.checkpoints",
         "the checkpoints taken before each step, with their files",
     ),
     "undo": ("orchestrator.cli.commands.undo", "take back the last step (or --run ID --step S and what followed)"),
+    "setup": ("orchestrator.cli.commands.setup", "first-run setup: check and save the API key, the preset and sandbox"),
     "trust": ("orchestrator.cli.commands.trust", "trust this workspace's reasonix.toml as it is now"),
     "completion": ("orchestrator.cli.commands.completion", "print a shell completion script (bash, zsh, tcsh)"),
     "mcp": ("orchestrator.cli.commands.mcp", "MCP servers: mcp list shows each server, its state and its tools"),
@@ -53,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hooks": ("orchestrator.cli.commands.hooks", "hooks: hooks list shows each configured hook and where it is from"),
     "serve": ("orchestrator.cli.commands.serve", "the orchestration service: an HTTP API and dashboard for goals"),
+    "bench": ("orchestrator.cli.commands.bench", "benchmark on a task suite: check, run (--oracle or live), compare"),
 }
 
 

@@ -4,7 +4,8 @@ Sources, highest first:
 
 1. command-line flags (``flags``: dotted keys such as ``base_url`` or ``client.deadline_s``; ``None`` values ignored);
 2. the environment: ``DEEPSEEK_BASE_URL`` overrides ``base_url``; the API key itself is read from the variable that
-   ``api_key_env`` names (``DEEPSEEK_API_KEY`` by default) and lives only on :class:`ResolvedConfig`, never in a file;
+   ``api_key_env`` names (``DEEPSEEK_API_KEY`` by default), else from ``api_key`` in the user file (``reasonix
+   setup`` writes it, mode 0600; a workspace file holding one is an error), and lives only on :class:`ResolvedConfig`;
 3. the project files ``<workspace>/reasonix.local.toml`` (the user's answers to permission prompts) over
    ``<workspace>/reasonix.toml``; keys that redirect requests, pick the key, open the network, drop the sandbox or
    allow commands are refused there until the user trusts the workspace, and without trust the rest can only
@@ -55,6 +56,12 @@ from sessions.wire import ReasoningEffort
 PROJECT_FILE = "reasonix.toml"
 LOCAL_FILE = "reasonix.local.toml"
 USER_FILE = "config.toml"
+KEY_FIELD = "api_key"
+"""The API key, in the user file only (``reasonix setup`` writes it there, readable by the user alone)."""
+KEY_ONLY_IN_USER_FILE = (
+    "the API key belongs in the user config file (reasonix setup writes it there, mode 0600) or in the environment, "
+    "never in a workspace file, which may be shared or committed: remove it"
+)
 ENV_BASE_URL = "DEEPSEEK_BASE_URL"
 DEFAULT_SOURCE = "default"
 ENV_SOURCE = "environment"
@@ -110,6 +117,8 @@ class GoalConfig(_Section):
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
     parallel: ParallelSteps = 3
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
+    preset: Literal["flash", "auto", "pro"] = "auto"
+    """How goals escalate from flash to pro when ``--preset`` is not given (``reasonix setup`` sets it)."""
     unattended: bool = False
     """Never ask anything: wait out DeepSeek's outages, end blocked where a person is needed (``--unattended``)."""
     max_runtime: str | None = None
@@ -159,6 +168,35 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
 
 
+class ToolsConfig(_Section):
+    """Optional tools. Each is off by default: a tool joins the prefix, so turning one on changes the bytes every new
+    session sends (their first request misses the cache once)."""
+
+    web_fetch: bool = False
+    """``web_fetch``: read a URL's page as text; each host asks unless ``web(HOST)`` is allowed in [permissions]."""
+
+
+class ConversationConfig(_Section):
+    """``reasonix code`` and ``reasonix chat``: reply language, output style, and when the price on screen warns."""
+
+    language: str | None = Field(None, min_length=1, max_length=60)
+    """The language of replies and reasoning (``"French"``): a block in front of the next user message, never in the
+    prefix, so changing it costs nothing cached."""
+    style: str | None = Field(None, min_length=1)
+    """A named output style (built in: ``concise``, ``explanatory``; or one of ``styles``), folded into the system
+    prompt once at session start: changing it starts a new session."""
+    styles: dict[str, str] = Field(default_factory=dict)
+    """Output styles of your own: name -> the text folded into the system prompt."""
+    turn_warn_usd: float = Field(0.05, ge=0, allow_inf_nan=False)
+    """The status line shows a turn costing more than this in yellow."""
+    turn_alert_usd: float = Field(0.20, ge=0, allow_inf_nan=False)
+    """... and more than this in red."""
+    session_warn_usd: float = Field(1.00, ge=0, allow_inf_nan=False)
+    """The conversation's total in yellow past this."""
+    session_alert_usd: float = Field(5.00, ge=0, allow_inf_nan=False)
+    """... and in red past this."""
+
+
 class MemoryConfig(_Section):
     """Memory the agent keeps (:mod:`orchestrator.memory`)."""
 
@@ -189,7 +227,7 @@ class AgentsConfig(_Section):
 class Config(_Section):
     base_url: str = "https://api.deepseek.com"
     api_key_env: str = "DEEPSEEK_API_KEY"
-    """The name of the environment variable that holds the key (the key never goes into a file)."""
+    """The name of the environment variable that holds the key (else ``api_key`` in the user file, from setup)."""
     thinking: bool = True
     """Thinking mode. Fixed for the life of a session."""
     reasoning_effort: ReasoningEffort = "high"
@@ -201,6 +239,8 @@ class Config(_Section):
     repair: RepairConfig = Field(default_factory=RepairConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    conversation: ConversationConfig = Field(default_factory=ConversationConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
@@ -325,8 +365,19 @@ def load_config(
     user_file = user_config_path(env, user_config_dir)
     store = trust_path(user_file)
     trust_problems: list[ConfigProblem] = []
+    file_key: str | None = None
+    key_problems: list[ConfigProblem] = []
     for path in (user_file, workspace / MCP_FILE, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
         data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)
+        if data is not None and KEY_FIELD in data:
+            data = dict(data)
+            value = data.pop(KEY_FIELD)
+            if path != user_file:
+                key_problems.append(ConfigProblem(str(path), KEY_FIELD, KEY_ONLY_IN_USER_FILE))
+            elif not isinstance(value, str) or not value.strip():
+                key_problems.append(ConfigProblem(str(path), KEY_FIELD, "expected the key as a non-empty string"))
+            else:
+                file_key = value.strip()
         if data is not None:
             layers.append((str(path), data))
             files.append(path)
@@ -343,7 +394,7 @@ def load_config(
     if flag_values:
         layers.append((FLAG_SOURCE, unflatten(flag_values)))
 
-    problems: list[ConfigProblem] = []
+    problems: list[ConfigProblem] = list(key_problems)
     for source, data in layers:
         problems.extend(validate_layer(Config, source, data))
     problems.extend(trust_problems)
@@ -376,4 +427,6 @@ def load_config(
 
     key = env.get(config.api_key_env, "").strip() or None
     sources["api_key"] = f"${config.api_key_env}" if key else f"${config.api_key_env} (not set)"
+    if key is None and file_key is not None:
+        key, sources["api_key"] = file_key, str(user_file)
     return ResolvedConfig(config=config, api_key=key, sources=sources, files=tuple(files))

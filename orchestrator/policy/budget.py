@@ -16,7 +16,7 @@ goal passes it back as ``already_used``, with a raised budget if the user gave o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, Protocol
 
 import trio
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,6 +99,16 @@ def describe(resource: Resource, used: float, limit: float) -> str:
     return f"worked {used:.1f} of {limit:g} minutes"
 
 
+class SharedLedger(Protocol):
+    """A ledger above the goal's own, shared with other goals (a batch's budget, :mod:`orchestrator.batch`): asked
+    before every request of the goal, after the goal's own limits admitted it, and charged with everything the goal
+    is charged. It refuses with :class:`BudgetReachedError` as the goal's own ledger does, so the goal pauses."""
+
+    def admit(self, estimate: RequestEstimate) -> Callable[[], None]: ...
+
+    def charge(self, *, usd: float = 0.0, requests: int = 0) -> None: ...
+
+
 class BudgetTracker:
     """Counts a goal's spending against its ``Budget``; see the module docstring."""
 
@@ -115,6 +125,11 @@ class BudgetTracker:
         self.refused: dict[Resource, float] = {}
         """What the gate refused, per resource: the amount the refused request needed (spent, in flight and its
         own bound); a resume command asks for more than that."""
+        self._shared: SharedLedger | None = None
+
+    def share(self, ledger: SharedLedger) -> None:
+        """Ask ``ledger`` too before every request, and charge it with every charge from now on (a batch's budget)."""
+        self._shared = ledger
 
     @property
     def budget(self) -> Budget:
@@ -141,6 +156,8 @@ class BudgetTracker:
             raise ValueError(f"a charge cannot be negative (usd={usd}, requests={requests})")
         self._usd += usd
         self._requests += requests
+        if self._shared is not None:
+            self._shared.charge(usd=usd, requests=requests)
 
     @property
     def usage(self) -> BudgetUsage:
@@ -200,6 +217,7 @@ class BudgetTracker:
             for resource, _, needed in refusals:
                 self.refused[resource] = needed
             raise BudgetReachedError("; ".join(what for _, what, _ in refusals), refusals[0][0])
+        shared_release = self._shared.admit(estimate) if self._shared is not None else None  # may refuse: nothing held
         self._reserved_usd += bound
         self._reserved_requests += 1
         released = False
@@ -210,6 +228,8 @@ class BudgetTracker:
                 released = True
                 self._reserved_usd = max(0.0, self._reserved_usd - bound)
                 self._reserved_requests -= 1
+                if shared_release is not None:
+                    shared_release()
 
         return release
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 import trio
@@ -18,6 +18,7 @@ from orchestrator.repl.slash.custom import run_custom
 from orchestrator.repl.slash.memory import memory_command, remember_command
 from orchestrator.repl.slash.skills import skill_command, skills_command
 from sessions.accounting import PriceError, tokens
+from sessions.wire import DeepSeekError
 
 Handler = Callable[[Conversation, str], Awaitable[bool]]
 
@@ -32,6 +33,8 @@ class SlashCommand:
 
 async def _help(conv: Conversation, arg: str) -> bool:
     for command in COMMANDS.values():
+        if conv.offered is not None and command.name not in conv.offered:
+            continue
         conv.console.print(Text(f"  {command.usage:<27}", style="bold"), Text(command.help), soft_wrap=True)
     keys = [
         ("Shift+Tab", "cycle the mode: ask → auto → plan"),
@@ -65,6 +68,20 @@ async def _cost(conv: Conversation, arg: str) -> bool:
         soft_wrap=True,
         highlight=False,
     )
+    if conv.session.journal is not None and conv.journal_path.exists():
+        from datetime import UTC, datetime
+
+        from orchestrator.repl.preferences.price import cache_savings
+        from sessions.journal import read_journal
+
+        events = read_journal(conv.journal_path).events
+        conv.say(cache_savings(events, conv.resolved.config.price_book(), datetime.now(UTC)).line(), "")
+    with trio.move_on_after(5):
+        try:
+            conv.balance = (await conv.client.balance(5)).short()
+            conv.say(f"balance {conv.balance}", "")
+        except DeepSeekError as exc:
+            conv.say(f"balance not known: {exc.message}")
     if conv.goal_requests:
         conv.console.print(
             f"/plan and /goal ${conv.goal_cost_usd:.4f} · {conv.goal_requests} requests (their own planner and "
@@ -132,7 +149,8 @@ PRESETS = ("flash", "auto", "pro")
 async def _preset(conv: Conversation, arg: str) -> bool:
     choice = arg.strip()
     if not choice:
-        conv.say(f"preset: {conv.preset or 'auto'} (/preset flash|auto|pro sets how /plan and /goal escalate)", "")
+        preset = conv.preset or conv.resolved.config.goal.preset
+        conv.say(f"preset: {preset} (/preset flash|auto|pro sets how /plan and /goal escalate)", "")
         return True
     if choice not in PRESETS:
         conv.say(f"/preset {choice}: choose one of {', '.join(PRESETS)}", "red")
@@ -157,6 +175,44 @@ async def _model(conv: Conversation, arg: str) -> bool:
         return True
     conv.model = model
     conv.say(f"model: {model}")
+    return True
+
+
+async def _language(conv: Conversation, arg: str) -> bool:
+    choice = arg.strip()
+    if not choice:
+        shown = conv.language or "not set (the model's choice)"
+        conv.say(f"language: {shown} (/language NAME sets it from the next message; /language off clears it)", "")
+        return True
+    conv.language = None if choice == "off" else choice
+    if conv.language is None:
+        conv.sent_language = None
+    conv.say(f"language: {conv.language or 'the model chooses'}, from the next message (the cached prefix stays)")
+    return True
+
+
+async def _style(conv: Conversation, arg: str) -> bool:
+    from orchestrator.repl.preferences.style import StyleError, style_text, styles_of
+
+    choice = arg.strip()
+    known = ", ".join(sorted(styles_of(conv.resolved.config.conversation.styles)))
+    if not choice:
+        conv.say(f"output style: {conv.style or 'none'} (/style NAME|off starts a new session; styles: {known})", "")
+        return True
+    style = None if choice == "off" else choice
+    if style is not None:
+        try:
+            style_text(style, conv.resolved.config.conversation.styles)
+        except StyleError as exc:
+            conv.say(f"/style: {exc}", "red")
+            return True
+    conv.style = style
+    conv.new_session()
+    conv.say(
+        f"output style {style or 'none'}: it is part of the system prompt, so this is a new session "
+        f"(the old one stays journaled) · journal {conv.journal_path}",
+        "yellow",
+    )
     return True
 
 
@@ -249,9 +305,11 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("/model", "/model [flash|pro|ID]", "show or switch the model of the next turns", _model),
         SlashCommand("/preset", "/preset [flash|auto|pro]", "how /plan and /goal escalate from flash to pro", _preset),
         SlashCommand("/output", "/output [N]", "the whole output of the latest command (N: the Nth latest)", _output),
-        SlashCommand("/cost", "/cost", "what the conversation has cost, and its cache hits", _cost),
+        SlashCommand("/cost", "/cost", "what the conversation cost, with and without the cache; the balance", _cost),
         SlashCommand("/context", "/context", "tokens of the prefix, the log and the next tail", _context),
         SlashCommand("/compact", "/compact", "summarize the older part of the conversation now", _compact),
+        SlashCommand("/language", "/language [NAME|off]", "the language of replies, from the next message", _language),
+        SlashCommand("/style", "/style [NAME|off]", "the output style: a new session with it folded in", _style),
         SlashCommand("/clear", "/clear", "start a new conversation (the old one stays journaled)", _clear),
         SlashCommand("/runs", "/runs [show RUN_ID]", "past runs of this workspace", _runs),
         SlashCommand("/undo", "/undo [--run ID --step S]", "take back the files of the last turn or goal step", _undo),
@@ -271,18 +329,24 @@ COMMANDS: dict[str, SlashCommand] = {
 BUILT_IN = frozenset(name.lstrip("/") for name in COMMANDS)
 
 
-async def dispatch(conv: Conversation, line: str) -> bool:
-    """Run the slash command on ``line``; False ends the conversation."""
+async def dispatch(conv: Conversation, line: str, commands: Mapping[str, SlashCommand] | None = None) -> bool:
+    """Run the slash command on ``line`` (one of ``commands``, default all, with the workspace's custom commands);
+    False ends the conversation."""
+    offered = COMMANDS if commands is None else commands
     name, _, arg = line.strip().partition(" ")
-    command = COMMANDS.get(name)
-    if command is None and name[1:] in (custom := find_custom_commands(conv.workspace, taken=BUILT_IN)):
+    command = offered.get(name)
+    if (
+        command is None
+        and offered is COMMANDS
+        and name[1:] in (custom := find_custom_commands(conv.workspace, taken=BUILT_IN))
+    ):
         return await run_custom(conv, custom[name[1:]], arg)
     if command is None:
-        matches = [c for c in COMMANDS if c.startswith(name)]
+        matches = [c for c in offered if c.startswith(name)]
         if len(matches) != 1:
             conv.say(f"unknown command {name}; /help lists them", "yellow")
             return True
-        command = COMMANDS[matches[0]]
+        command = offered[matches[0]]
     try:
         return await command.handler(conv, arg)
     except Exception as exc:  # noqa: BLE001 — a failed command must not end the conversation (Cancelled is not one)

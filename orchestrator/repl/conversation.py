@@ -25,6 +25,7 @@ from rich.text import Text
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.extensions.allowed_tools import CommandTools
 from orchestrator.extensions.skill_watch import watch_for
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
@@ -33,6 +34,8 @@ from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
+from orchestrator.repl.preferences.price import price_parts
+from orchestrator.repl.preferences.style import language_block, styled
 from orchestrator.repl.turn_log import TurnLog, TurnRecord
 from orchestrator.repl.typeahead import with_turn_keys
 from orchestrator.ui.stream import TerminalRenderer
@@ -76,6 +79,9 @@ def last_run_id(workspace: Path) -> str | None:
 class Conversation:
     """The state of one ``reasonix code`` invocation; :meth:`run` is the loop."""
 
+    offered: tuple[str, ...] | None = None
+    """The slash commands /help lists (``None``: all of them; ``reasonix chat`` offers fewer)."""
+
     def __init__(
         self,
         *,
@@ -104,6 +110,15 @@ class Conversation:
         self.goal_cost_usd = 0.0
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
+        talk = resolved.config.conversation
+        self.language: str | None = talk.language
+        self.sent_language: str | None = None
+        """The language of replies (``/language``), sent as a tail block when it differs from the one last sent."""
+        self.style = talk.style
+        """The output style folded into the system prompt of the next session (``/style`` starts one)."""
+        self.turn_cost_usd = 0.0
+        self.balance: str | None = None
+        """The account balance, once ``/cost`` has read it."""
         self.run_id = ""
         self.memory_updates = MemoryUpdates()
         """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
@@ -150,6 +165,7 @@ class Conversation:
             options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.command_tools),
             on_event=self.renderer,
             resume=resume,
+            system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
         )
         apply_mode(session, self.commands.gate, self.mode)
         self.skill_watch.reset()
@@ -166,8 +182,12 @@ class Conversation:
     def new_session(self) -> None:
         """``/clear``: a new conversation (a new journal); the old one stays on disk."""
         self.close_session()
-        self.sent_mode = None
+        self.sent_mode = self.sent_language = None
         self.session = self._open(resume=False)
+
+    def system_prompt(self, base: str) -> str:
+        """``base`` with the output style folded in (unchanged without one)."""
+        return styled(base, self.style, self.resolved.config.conversation.styles)
 
     def reopen(self, run_id: str | None = None, *, keep_totals: bool = False) -> None:
         """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off; after a
@@ -209,10 +229,11 @@ class Conversation:
             [
                 ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
                 (f"bold {mode_style}", f"{self.mode} mode"),
-                ("", f" · ${self.total_cost_usd:.4f}"),
+                *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
                 ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
                 ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
                 ("", f" · {self.session.requests + self.goal_requests} requests · Shift+Tab: mode · /help"),
+                ("", f" · balance {self.balance}" if self.balance else ""),
             ]
         )
 
@@ -236,6 +257,8 @@ class Conversation:
         tail: list[TailBlock] = []
         if self.mode != self.sent_mode:
             tail.append(mode_block(self.mode))
+        if self.language is not None and self.language != self.sent_language:
+            tail.append(language_block(self.language))
         tail.extend(self.memory_updates.drain())
         tail.extend(self.skill_watch.news())
         apply_mode(self.session, self.commands.gate, self.mode)
@@ -245,7 +268,7 @@ class Conversation:
         offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
         sent_before = self.sent_mode
         before = None
-        cancelled = False
+        cancelled, cost_before = False, self.session.cost_usd
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
@@ -266,7 +289,8 @@ class Conversation:
                 self.say(f"DeepSeek: {exc}", "red")
             finally:
                 self.turn_scope = None
-                self.sent_mode = self.mode
+                self.sent_mode, self.sent_language = self.mode, self.language
+                self.turn_cost_usd = self.session.cost_usd - cost_before
                 ref = await self.checkpoints.after(before, run_id=self.run_id, number=number, note=text)
                 self._record(TurnRecord(number=number, text=text, offset=offset, sent_mode=sent_before), ref)
         cancelled = scope.cancelled_caught

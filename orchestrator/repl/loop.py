@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import trio
 
 from orchestrator.extensions.custom_commands import find_custom_commands
-from orchestrator.repl.commands import BUILT_IN, COMMANDS, dispatch
+from orchestrator.repl.commands import BUILT_IN, COMMANDS, SlashCommand, dispatch
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.prompt import InputLine
 
 
-async def run_loop(conv: Conversation) -> None:
-    """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line."""
+async def run_loop(conv: Conversation, commands: Mapping[str, SlashCommand] = COMMANDS) -> None:
+    """Until /exit, Ctrl-D on an empty line, or Ctrl-C twice on an empty line. ``commands``: the slash commands
+    offered (``reasonix chat`` offers fewer)."""
     line = InputLine(
         conv.workspace,
-        [*COMMANDS, *(f"/{name}" for name in find_custom_commands(conv.workspace, taken=BUILT_IN))],
+        _completions(conv, commands),
         on_shift_tab=conv.cycle_mode,
         status=conv.status,
         prompt_text=conv.prompt_text,
@@ -27,7 +30,7 @@ async def run_loop(conv: Conversation) -> None:
                 text = conv.queued.pop(0)
                 conv.say(f"❯ {text}", "bold")
                 if text.startswith("/"):
-                    if not await dispatch(conv, text):
+                    if not await dispatch(conv, text, commands):
                         break
                     continue
                 await conv.turn(text)
@@ -48,8 +51,15 @@ async def run_loop(conv: Conversation) -> None:
             if not text:
                 continue
             if text.startswith("/"):
-                if not await dispatch(conv, text):
+                if not await dispatch(conv, text, commands):
                     break
                 continue
             await conv.turn(text)
         nursery.cancel_scope.cancel()
+
+
+def _completions(conv: Conversation, commands: Mapping[str, SlashCommand]) -> list[str]:
+    """The names Tab completes: the commands offered, and the workspace's custom commands where all are offered."""
+    if commands is not COMMANDS:
+        return list(commands)
+    return [*COMMANDS, *(f"/{name}" for name in find_custom_commands(conv.workspace, taken=BUILT_IN))]

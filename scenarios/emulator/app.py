@@ -32,6 +32,15 @@ UNSCRIPTED = ReplySpec(
 )
 CHAT_PATHS = ("/chat/completions", "/v1/chat/completions")
 MODELS_PATHS = ("/models", "/v1/models")
+BALANCE_PATHS = ("/user/balance", "/v1/user/balance")
+BALANCE = {
+    "is_available": True,
+    "balance_infos": [
+        {"currency": "USD", "total_balance": "42.00", "granted_balance": "2.00", "topped_up_balance": "40.00"}
+    ],
+}
+"""What ``GET /user/balance`` answers (DeepSeek's shape: amounts as decimal strings); a key the emulator rejects gets
+the same 401 as a chat request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +148,10 @@ class Emulator:
                 self._require(method, "GET")
                 check_auth(headers, self._rejected())
                 return self._models()
+            if path in BALANCE_PATHS:
+                self._require(method, "GET")
+                check_auth(headers, self._rejected())
+                return json_response(200, BALANCE)
             if path == "/emulator/stats":
                 self._require(method, "GET")
                 return json_response(200, self.stats())

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
@@ -75,6 +76,8 @@ def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
         return "write", str(data["path"])
     if tool in _READ_TOOLS and isinstance(data.get("path"), str):
         return "read", str(data["path"])
+    if tool == "web_fetch" and isinstance(data.get("url"), str):
+        return "web", (urlsplit(data["url"]).hostname or "").lower()
     return None
 
 
@@ -104,15 +107,14 @@ class PermissionGate:
         if kind == "bash":
             rule = f"bash({canonical(subject)})"
         else:
-            rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind != 'mcp' else subject})"
+            rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind not in ('mcp', 'web') else subject})"
         if verdict.decision == "deny":
             return _denied(verdict)
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
             if kind == "bash" and ctx.sandbox.confines and ctx.sandbox.policy.mode == "read-only":
                 return None
-            return (
-                f"refused: {tool.name} can change the workspace and approvals are read-only (--permissions read-only)"
-            )
+            does = "reaches the network" if kind == "web" else "can change the workspace"
+            return f"refused: {tool.name} {does} and approvals are read-only (--permissions read-only)"
         if verdict.decision == "allow":
             return None
         if verdict.decision is None and self._default_allows(kind, ctx):
@@ -136,6 +138,8 @@ class PermissionGate:
     def _default_allows(self, kind: str, ctx: Any) -> bool:
         if kind == "read":
             return True
+        if kind == "web":
+            return False  # a host no rule allows asks, in every mode
         if kind == "mcp":
             return self.mode == "auto"  # whatever the server claims (readOnlyHint): auto runs it, ask asks
         if self.mode == "auto":

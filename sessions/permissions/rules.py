@@ -33,7 +33,7 @@ Decision = Literal["allow", "ask", "deny"]
 PathCandidates = Callable[[str], tuple[str, ...] | None]
 """A raw path -> the workspace-relative paths it stands for (as written, then as resolved: what is opened), or None
 when it leads outside the workspace."""
-_RULE = re.compile(r"^\s*(bash|write|read|mcp)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*(bash|write|read|mcp|web)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _HARMLESS = re.compile(r"/dev/(null|stdout|stderr|tty|fd/\d+)")
 _UNKNOWN_TARGET = re.compile(r"^~|[*?\[{]")
 
@@ -67,7 +67,7 @@ def _words(pattern: str) -> tuple[str, ...] | None:
 @dataclass(frozen=True, slots=True)
 class Rule:
     kind: str
-    """``bash``, ``write``, ``read`` or ``mcp``."""
+    """``bash``, ``write``, ``read``, ``mcp`` or ``web`` (a host, for ``web_fetch``)."""
     pattern: str | None
     """None: every call of that kind."""
     text: str
@@ -83,7 +83,7 @@ class Rule:
         if found is None:
             raise RuleError(
                 f"{text!r} is not a rule; expected bash(COMMAND), bash(PREFIX:*), write(GLOB), read(GLOB) "
-                "or mcp(SERVER.TOOL)"
+                "mcp(SERVER.TOOL) or web(HOST)"
             )
         kind, pattern = found.group(1), found.group(2)
         pattern = None if pattern is None or pattern.strip() in ("", "*", "**") else pattern.strip()
@@ -137,6 +137,9 @@ class Rule:
             return True
         if kind == "mcp":
             return path == self.pattern or path.startswith(self.pattern + ".") or fnmatchcase(path, self.pattern)
+        if kind == "web":  # a host: itself, its subdomains, or a glob (web(*.python.org))
+            host = self.pattern.lower()
+            return path == host or path.endswith("." + host) or fnmatchcase(path, host)
         return self.spec is not None and self.spec.match_file(path)
 
 
@@ -231,7 +234,7 @@ class Rules:
     def for_path(self, kind: str, path: str, paths: PathCandidates = lexical) -> Verdict:
         """The verdict on a path (or an MCP tool): deny or ask when any form of it matches, allow when the path it
         resolves to (the last form) does."""
-        candidates = (path,) if kind == "mcp" else paths(path)
+        candidates = (path,) if kind in ("mcp", "web") else paths(path)
         if candidates is None:
             return Verdict(None)
         for decision, rules in (("deny", self.deny), ("ask", self.ask)):

@@ -44,10 +44,11 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
+def default_registry(*, use_ripgrep: bool | None = None, web_fetch: bool = False) -> ToolRegistry:
     """The built-ins: read_file, write_file, edit_file, list_dir, glob, grep, bash.
 
     ``use_ripgrep``: None picks ripgrep when it is installed; False forces the pure-Python grep and glob.
+    ``web_fetch``: add the opt-in ``web_fetch`` tool (``[tools] web_fetch``; off, the prefix is as before).
     """
     from sessions.tools.files.edit_file import EditFileTool
     from sessions.tools.files.read_file import ReadFileTool
@@ -57,7 +58,7 @@ def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
     from sessions.tools.search.list_dir import ListDirTool
     from sessions.tools.shell.bash import BashTool
 
-    return ToolRegistry(
+    registry = ToolRegistry(
         [
             ReadFileTool(),
             WriteFileTool(),
@@ -68,3 +69,8 @@ def default_registry(*, use_ripgrep: bool | None = None) -> ToolRegistry:
             BashTool(),
         ]
     )
+    if web_fetch:
+        from sessions.tools.web.fetch import WebFetchTool
+
+        registry.register(WebFetchTool())
+    return registry

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from sessions.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from sessions.wire.balance import Balance
     from sessions.wire.client import ClientSettings, DeepSeekClient
-    from sessions.wire.errors import DeepSeekError, RetriesExhaustedError, is_outage
+    from sessions.wire.errors import AuthenticationError, DeepSeekError, RetriesExhaustedError, is_outage
     from sessions.wire.messages import (
         AssistantMessage,
         ChatCompletion,
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AssistantMessage",
+    "AuthenticationError",
+    "Balance",
     "ChatCompletion",
     "ChatRequest",
     "ClientSettings",
@@ -77,6 +80,8 @@ __all__ = [
 
 _HOME = {
     "AssistantMessage": "messages",
+    "AuthenticationError": "errors",
+    "Balance": "balance",
     "ChatCompletion": "messages",
     "ChatRequest": "messages",
     "ClientSettings": "client",

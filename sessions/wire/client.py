@@ -18,6 +18,7 @@ How one request runs:
   400 / 401 / 402 / 422, refusals, protocol errors and the deadline are never retried.
 * ``async with client.stream(...) as events`` reads in a background task of its own nursery: breaking out early or
   being cancelled cancels that task, which closes the response and its connection.
+* :meth:`DeepSeekClient.balance` is ``GET /user/balance``.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from types import TracebackType
 import httpx
 import trio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryError, retry_if_exception, stop_after_attempt
 
 from sessions.wire.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
+from sessions.wire.balance import Balance, fetch_balance
 from sessions.wire.errors import (
     ConnectionFailedError,
     DeadlineExceededError,
@@ -49,6 +51,7 @@ from sessions.wire.errors import (
     error_for_status,
 )
 from sessions.wire.messages import ChatCompletion, ChatRequest, encode_request
+from sessions.wire.retry_wait import RetryWait
 from sessions.wire.sse import SseComment, SseData, SseParser
 from sessions.wire.stream import (
     KEEP_ALIVE,
@@ -102,23 +105,6 @@ def check_request(request: ChatRequest) -> None:
 
 def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, DeepSeekError) and exc.retryable
-
-
-class _Backoff:
-    """Tenacity wait: the server's ``Retry-After`` when it gave one, else exponential backoff plus jitter."""
-
-    def __init__(self, settings: ClientSettings, rng: random.Random) -> None:
-        self._settings = settings
-        self._rng = rng
-
-    def __call__(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(exc, DeepSeekError) and exc.retry_after is not None:
-            return min(exc.retry_after, self._settings.retry_after_max_s)
-        s = self._settings
-        base = min(s.backoff_max_s, s.backoff_initial_s * 2.0 ** (state.attempt_number - 1))
-        jitter = self._rng.uniform(0.0, s.backoff_jitter_s) if s.backoff_jitter_s else 0.0
-        return base + jitter
 
 
 class _Outcome:
@@ -187,7 +173,7 @@ class DeepSeekClient:
             connect=self.settings.connect_timeout_s, read=None, write=None, pool=self.settings.connect_timeout_s
         )
         self._http = httpx.AsyncClient(headers=headers, timeout=timeout, transport=transport)
-        self._backoff = _Backoff(self.settings, rng or random.Random())
+        self._backoff = RetryWait(self.settings, rng or random.Random())
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -245,6 +231,10 @@ class DeepSeekClient:
         if reply is None:  # pragma: no cover - the producer always ends with Completed or an error
             raise StreamBrokenError("the request ended without a reply")
         return reply
+
+    async def balance(self, timeout_s: float = 10) -> Balance:
+        """The account balance (:mod:`sessions.wire.balance`): one bounded request, not retried."""
+        return await fetch_balance(self._http, self.base_url, key_env=self.settings.api_key_env, timeout_s=timeout_s)
 
     # -------------------------------------------------------------------------------------------------- retries
 

@@ -187,7 +187,7 @@ def test_a_local_endpoint_needs_no_key_as_every_command_works_there(
     assert code == 0, lines
     assert line(lines, "API key").startswith(f"✓ API key: $DEEPSEEK_API_KEY is not set; not needed for {url}")
     assert line(lines, "server").startswith("✓")
-    assert seen == ["Bearer sk-local-placeholder"]  # what every command sends there
+    assert seen == ["Bearer sk-local-placeholder"] * 2  # what every command sends there: /models, /user/balance
 
 
 def test_against_the_emulator_passes_and_a_key_it_rejects_fails(tmp_path: Path) -> None:
@@ -203,9 +203,11 @@ def test_against_the_emulator_passes_and_a_key_it_rejects_fails(tmp_path: Path) 
         url = emulator.stdout.readline().split()[-1]
         ok = reasonix("doctor", "--workspace", str(ws), "--base-url", url, env=env)
         assert ok.returncode == 0, ok.stdout
+        assert "✓ balance: 42.00 USD (40.00 topped up, 2.00 granted)" in ok.stdout
         bad = reasonix("doctor", "--workspace", str(ws), "--base-url", url, env={**env, "DEEPSEEK_API_KEY": SECRET})
         assert bad.returncode == 1
         assert f"✗ server: GET {url}/models → 401: the server rejected the key" in bad.stdout
+        assert "– balance: skipped: the server check failed" in bad.stdout
         run = reasonix("run", "hi", "--workspace", str(ws), "--base-url", url, env={**env, "DEEPSEEK_API_KEY": SECRET})
         assert run.returncode != 0 and "Authentication Fails" in run.stderr + run.stdout
         assert SECRET not in bad.stdout + run.stdout + run.stderr
@@ -236,7 +238,8 @@ def test_reachable_server_with_key_passes_and_never_prints_the_key(
     assert code == 0, lines
     assert line(lines, "API key") == "✓ API key: set in $DEEPSEEK_API_KEY (not shown)"
     assert line(lines, "server") == f"✓ server: GET {url}/models → 200 (1 models: deepseek-v4-flash)"
-    assert seen == [f"Bearer {SECRET}"]
+    assert seen == [f"Bearer {SECRET}"] * 2  # /models, then /user/balance
+    assert line(lines, "balance").startswith("– balance: not known: DeepSeek answered HTTP 404")  # only a warning
     assert SECRET not in "\n".join(lines)
     assert lines[-1] == "all required checks passed"
 
@@ -253,7 +256,7 @@ def test_base_url_from_environment_is_used(
     code, lines = doctor(capsys, "--workspace", str(home))
     assert code == 0
     assert f"base_url {url} (environment)" in line(lines, "configuration")
-    assert len(seen) == 1
+    assert len(seen) == 2  # /models, /user/balance
 
 
 def test_unreachable_server_fails_with_a_fix(

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.cli.commands import (
         acp,
+        batch,
+        bench,
+        chat,
         checkpoints,
         code,
         completion,
@@ -26,12 +29,16 @@ if TYPE_CHECKING:
         run,
         runs,
         serve,
+        setup,
         trust,
         undo,
     )
 
 __all__ = [
     "acp",
+    "batch",
+    "bench",
+    "chat",
     "checkpoints",
     "code",
     "completion",
@@ -47,6 +54,7 @@ __all__ = [
     "run",
     "runs",
     "serve",
+    "setup",
     "trust",
     "undo",
 ]

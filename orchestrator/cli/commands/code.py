@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from orchestrator.build import check_workspace
+    from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.commands import command_setup
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         workspace = check_workspace(args.workspace)
+        offer_setup(workspace, args.base_url, os.environ)
         if args.pick is not None:
             picked = _pick(workspace, args.pick)
             if picked is None:

@@ -1,8 +1,9 @@
-"""``reasonix doctor``: check the configuration, the key, the server, prices, the tokenizer, ripgrep and MCP servers.
+"""``reasonix doctor``: check the configuration, the key, the server, the balance, prices, the tokenizer, ripgrep
+and MCP servers.
 
 One line per check (✓ passed, ✗ failed, – skipped or optional), each failure followed by what to do about it.
-Exit status 1 when a required check fails. ``--offline`` skips the key and the server, so a fresh machine with no key
-and no network passes.
+Exit status 1 when a required check fails. ``--offline`` skips the key, the server and the account balance, so a
+fresh machine with no key and no network passes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.build import LOCAL_PLACEHOLDER_KEY
     from orchestrator.check import Check
     from orchestrator.cli.doctor_checks import (
+        check_balance,
         check_config,
         check_key,
         check_prices,
@@ -67,22 +69,22 @@ def run(args: argparse.Namespace) -> int:
     config_check, resolved = check_config(args.workspace, {"base_url": args.base_url}, os.environ)
     record(config_check)
     if resolved is None:
-        for name in ("API key", "server", "prices"):
+        for name in ("API key", "server", "balance", "prices"):
             record(Check(name, "skip", "skipped: the configuration did not load"))
     else:
         record(check_key(resolved, args.offline))
         if args.offline:
             record(Check("server", "skip", f"skipped (--offline); would GET {resolved.config.base_url}/models"))
         else:
-            record(
-                trio.run(
-                    probe_base_url,
-                    resolved.config.base_url,
-                    resolved.api_key or (None if resolved.config.base_url == DEFAULT else LOCAL_PLACEHOLDER_KEY),
-                    args.timeout,
-                    resolved.sources["base_url"],
+            key = resolved.api_key or (None if resolved.config.base_url == DEFAULT else LOCAL_PLACEHOLDER_KEY)
+            server = trio.run(probe_base_url, resolved.config.base_url, key, args.timeout, resolved.sources["base_url"])
+            record(server)
+            if key is None or server.failed:
+                record(Check("balance", "skip", "skipped: " + ("no key" if key is None else "the server check failed")))
+            else:
+                record(
+                    trio.run(check_balance, resolved.config.base_url, key, resolved.config.api_key_env, args.timeout)
                 )
-            )
         record(check_prices(resolved))
     record(check_tokenizer())
     record(check_ripgrep())

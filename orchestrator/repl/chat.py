@@ -1,0 +1,145 @@
+"""``reasonix chat``: a conversation with no tools, for questions. Its prefix is its own (:data:`CHAT_SYSTEM`, no tool
+schemas, the workspace's standing memory), fixed for the session, so every question re-sends the earlier ones
+unchanged and hits the cache on all of them.
+
+In a terminal it is the REPL of ``reasonix code`` (:class:`ChatConversation` is a :class:`Conversation` whose session
+has no tools, and whose journal is ``chat.jsonl``: ``reasonix code --continue`` is never pointed at it); with standard
+input piped, :func:`answer_once` answers the text read and returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from prompt_toolkit.formatted_text import FormattedText
+
+from orchestrator.build import SessionBuilder, resolve_model, run_dir
+from orchestrator.config.model import ResolvedConfig
+from orchestrator.executor_prompt import CHAT_SYSTEM
+from orchestrator.goal.store import new_run_id, run_state_dir
+from orchestrator.repl.commands import SlashCommand
+from orchestrator.repl.conversation import Conversation
+from orchestrator.repl.preferences.price import price_parts
+from sessions import Session, SessionEvent, SessionSettings
+from sessions.tools import ToolRegistry
+from sessions.wire import DeepSeekClient
+
+CHAT_SESSION = "chat"
+CHAT_COMMANDS = (
+    "/help", "/model", "/pro", "/cost", "/context", "/compact", "/language", "/style", "/clear", "/exit"
+)  # fmt: skip
+"""The slash commands of a chat (no /plan, /goal, /undo: a chat changes nothing)."""
+
+
+def chat_commands() -> dict[str, SlashCommand]:
+    from orchestrator.repl.commands import COMMANDS
+
+    return {name: COMMANDS[name] for name in CHAT_COMMANDS}
+
+
+def build_chat(
+    resolved: ResolvedConfig,
+    workspace: Path,
+    client: DeepSeekClient,
+    *,
+    model: str,
+    journal_path: Path | None,
+    on_event: Callable[[SessionEvent], None] | None = None,
+    resume: bool = False,
+    system_prompt: str = CHAT_SYSTEM,
+) -> Session:
+    """A session with the chat prefix and no tools (read-only: there is nothing it could change)."""
+    config = resolved.config
+    settings = SessionSettings(
+        model=resolve_model(config, model),
+        thinking=config.thinking,
+        reasoning_effort=config.reasoning_effort,
+        read_only=True,
+    )
+    builder = SessionBuilder(workspace, client, price_book=config.price_book())
+    return builder(
+        name=CHAT_SESSION,
+        system_prompt=system_prompt,
+        registry=ToolRegistry([]),
+        settings=settings,
+        journal_path=journal_path,
+        on_event=on_event,
+        resume=resume,
+    )
+
+
+class ChatConversation(Conversation):
+    """The REPL of ``reasonix code`` on a session without tools. There are no modes (nothing to approve)."""
+
+    offered = CHAT_COMMANDS
+
+    def _open(self, *, resume: bool, run_id: str | None = None) -> Session:
+        if run_id:
+            self.run_id = run_id
+        elif not (resume and self.run_id):
+            self.run_id = new_run_id()
+        run_state_dir(self.workspace, self.run_id)
+        self.sent_mode = self.mode  # no mode block is ever sent: a chat has no tools to govern
+        return build_chat(
+            self.resolved,
+            self.workspace,
+            self.client,
+            model=self.options.model,
+            journal_path=self.journal_path,
+            on_event=self.renderer,
+            resume=resume,
+            system_prompt=self.system_prompt(CHAT_SYSTEM),
+        )
+
+    @property
+    def journal_path(self) -> Path:
+        return run_dir(self.workspace, self.run_id) / "chat.jsonl"
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab does nothing here."""
+
+    def prompt_text(self) -> FormattedText:
+        return FormattedText([("bold ansimagenta", "chat ❯ ")])
+
+    def status(self) -> FormattedText:
+        model = self.resolved.config.models.pro if self.pro_next else self.model
+        return FormattedText(
+            [
+                ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
+                ("bold ansimagenta", "chat, no tools"),
+                *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
+                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {self.session.requests} requests · /help"),
+                ("", f" · balance {self.balance}" if self.balance else ""),
+            ]
+        )
+
+
+async def answer_once(session: Session, question: str, write: Callable[[str], None]) -> str:
+    """Send ``question``, writing the reply's text as it streams (``write``); the turn's status."""
+    from sessions import StreamUpdate
+    from sessions.wire import ContentDelta, StreamRestarted
+
+    shown: list[str] = []
+    outer = session.on_event
+
+    def on_event(event: SessionEvent) -> None:
+        if outer is not None:
+            outer(event)
+        if isinstance(event, StreamUpdate):
+            if isinstance(event.event, ContentDelta):
+                shown.append(event.event.text)
+                write(event.event.text)
+            elif isinstance(event.event, StreamRestarted) and shown:
+                write("\n[the reply broke off and is asked for again]\n")
+                shown.clear()
+
+    session.on_event = on_event
+    try:
+        result = await session.send(question)
+    finally:
+        session.on_event = outer
+    if not shown and result.text:
+        write(result.text)
+    write("\n")
+    return result.status
