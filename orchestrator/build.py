@@ -34,6 +34,7 @@ from sessions.permissions import Asker
 from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
+from sessions.tools.shell import JobTable, with_jobs
 from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
@@ -95,8 +96,7 @@ def check_workspace(workspace: Path) -> Path:
 
 
 def api_key_for(resolved: ResolvedConfig) -> str:
-    """The key to send. Raises :class:`MissingApiKeyError` when the real API has no key; a local endpoint (the
-    emulator, a proxy) gets a placeholder, since it accepts any non-empty key."""
+    """The key to send, or :class:`MissingApiKeyError`; a local endpoint gets a placeholder (it takes any key)."""
     config = resolved.config
     if resolved.api_key is not None:
         return resolved.api_key
@@ -114,8 +114,7 @@ def build_client(
     settings: ClientSettings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> DeepSeekClient:
-    """The client for the configured endpoint. Raises :class:`MissingApiKeyError` when the real API has no key.
-    ``transport`` replaces the HTTP transport (``--record`` passes a recording one)."""
+    """The client for the configured endpoint (:class:`MissingApiKeyError` without a key); ``transport``: a test's."""
     config = resolved.config
     key = api_key_for(resolved)
     settings = settings or ClientSettings(**config.client_settings_kwargs(), api_key_env=config.api_key_env)
@@ -229,6 +228,7 @@ def build_executor(
         mcp=options.mcp,
     )
     tools = with_memory_tools(registry or default_registry(web_fetch=config.tools.web_fetch), config.memory)
+    tools = with_jobs(tools, JobTable(max_running=config.jobs.max_running)) if config.jobs.enabled else tools
     system_prompt, tools = with_skills(system_prompt, tools, workspace, config_dir)  # unchanged without skills
     system_prompt, tools = with_agents(  # unchanged without subagent profiles
         system_prompt,

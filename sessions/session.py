@@ -250,7 +250,7 @@ class Session:
 
         ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
         """
-        content = compose_user_turn(text, tail)
+        content = compose_user_turn(text, [*tail, *self.tool_batch.job_notes()])
         added, first = tokens.count(content), model or self.settings.model
         self.in_flight.admit(first, lambda: self.body(first), extra=added)  # before the message: a refusal leaves none
         self.append(UserMessage(content=content))

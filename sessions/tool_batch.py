@@ -26,6 +26,7 @@ from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall
 from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
 from sessions.tools.registry import ToolRegistry
+from sessions.tools.shell.job_tools import jobs_of
 from sessions.wire.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 Append = Callable[[Message, str | None], None]
@@ -38,6 +39,8 @@ def preview(text: str, limit: int = 160) -> str:
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
+JOBS_TAG = "jobs"
+"""The tail block that announces background jobs that ended (:mod:`sessions.tools.shell.jobs`)."""
 SHOWN_CHARS = 2000
 """A text argument in a tool-started event's ``args_shown``: cut at a line end within this many characters."""
 SHOWN_ITEMS = 20
@@ -102,6 +105,12 @@ class ToolBatch:
         # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
         # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
         self.shown: dict[str, tuple[str, str, int]] = {}
+        self.jobs = jobs_of(registry)
+
+    def job_notes(self) -> list[TailBlock]:
+        """The ``<jobs>`` block announcing background jobs that ended unannounced ([] when none did)."""
+        notes = self.jobs.notes() if self.jobs is not None else []
+        return [TailBlock(tag=JOBS_TAG, body="\n".join(notes))] if notes else []
 
     async def handle(self, batch: PreparedBatch, reply: AssistantMessage, *, read_only: bool) -> BatchOutcome | None:
         """Report the batch's repairs, then run the reply's tool calls or the calls scavenged from its text; None
@@ -203,6 +212,7 @@ class ToolBatch:
                 text = self.result_text(item.id, item.name, result, item.repairs)
                 call_id = item.id
                 closed = closed or (result.ends_turn and not result.is_error)
+            text = compose_user_turn(text, self.job_notes())  # a job that ended rides in front of the next result
             self.append(ToolMessage(tool_call_id=call_id, content=text), text)
         return BatchOutcome(closed=closed, failures=failures)
 

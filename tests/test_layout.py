@@ -468,7 +468,10 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "sessions.tools.shell": [
         "HeadTail",
+        "JobTable",
+        "jobs_of",
         "run_shell",
+        "with_jobs",
     ],
     "sessions.tools.web": [
         "WebFetchArgs",

@@ -206,6 +206,16 @@ class MemoryConfig(_Section):
     """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
 
 
+class JobsConfig(_Section):
+    """Background jobs (``bash`` with ``background = true``, ``job_output``, ``job_kill``)."""
+
+    enabled: bool = False
+    """Give the executor background jobs (the parameter and the two tools join the prefix: off, the bytes sent are
+    as before)."""
+    max_running: int = Field(4, ge=1, le=32)
+    """Jobs one session may run at once."""
+
+
 class AgentsConfig(_Section):
     """Subagents (:mod:`orchestrator.subagents`): how many read-only ones run at once, and the requests all the
     subagents of one session may send together."""
@@ -235,6 +245,7 @@ class Config(_Section):
     """MCP servers (``[mcp.servers.NAME]``; the workspace's ``.mcp.json`` too, below this file)."""
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    jobs: JobsConfig = Field(default_factory=JobsConfig)
     hooks: list[HookConfig] = Field(default_factory=list)
     """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 

@@ -4,7 +4,8 @@
 
 The body is the user message that ``/NAME`` sends, with ``$ARGUMENTS`` replaced by what follows the name (and ``$1``
 ... ``$9`` by its words); without a placeholder the arguments follow the body. Front matter may give a
-``description`` (shown by ``/help``) and ``model: pro`` (the turn runs on pro). A command is only text for the model:
+``description`` (shown by ``/help``), ``model: pro`` (the turn runs on pro) and ``allowed-tools`` (the turn may call
+only those: :mod:`orchestrator.extensions.allowed_tools`). A command is only text for the model:
 it runs no program of its own, so a cloned repository's commands cannot run anything that the sandbox and the
 permission rules would not let the model run anyway.
 """
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.extensions.allowed_tools import AllowedList
 from orchestrator.extensions.front_matter import parse_front_matter, text_of
 
 COMMAND_DIRS = (Path(".reasonix") / "commands", Path(".claude") / "commands")
@@ -31,6 +33,8 @@ class CustomCommand:
     """``flash``, ``pro`` or "" (the conversation's model)."""
     source: str
     """The file, relative to the workspace."""
+    allowed: AllowedList | None = None
+    """``allowed-tools``: the tools its turn may call (None: no limit beyond the conversation's)."""
 
     def message(self, arguments: str) -> str:
         """The user message for ``/NAME arguments``."""
@@ -59,6 +63,7 @@ def _read(path: Path, workspace: Path) -> CustomCommand | None:
         body=body,
         model=text_of(meta, "model") if text_of(meta, "model") in ("flash", "pro") else "",
         source=str(path.relative_to(workspace)),
+        allowed=AllowedList.parse(meta["allowed_tools"]) if meta.get("allowed_tools") else None,
     )
 
 

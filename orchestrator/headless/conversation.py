@@ -29,6 +29,7 @@ from sessions import RequestStarted, Session, SessionEvent, UsageReported
 from sessions.prompt import TailBlock
 from sessions.sandbox import Sandbox
 from sessions.tools import Gate
+from sessions.tools.shell import jobs_of
 from sessions.wire import DeepSeekClient, DeepSeekError, Usage
 
 LAST_FILE = "headless.json"
@@ -223,5 +224,9 @@ class HeadlessConversation:
         )
 
     def close(self) -> None:
+        """The conversation ends: its journal is closed and its background jobs are killed."""
+        jobs = jobs_of(self.session.registry)
+        if jobs is not None:
+            jobs.close()
         if self.session.journal is not None:
             self.session.journal.close()

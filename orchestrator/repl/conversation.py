@@ -26,6 +26,7 @@ from orchestrator.build import RunOptions, build_client, build_executor, resolve
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
+from orchestrator.extensions.allowed_tools import CommandTools
 from orchestrator.extensions.skill_watch import watch_for
 from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
@@ -41,6 +42,7 @@ from orchestrator.ui.stream import TerminalRenderer
 from plans import write_atomic
 from sessions import Session
 from sessions.prompt import TailBlock
+from sessions.tools.shell import jobs_of
 from sessions.wire import DeepSeekClient, DeepSeekError
 
 MAX_FILES_KEPT = 8
@@ -127,6 +129,8 @@ class Conversation:
         """Messages typed while a turn ran (:mod:`orchestrator.repl.typeahead`), run after it, oldest first."""
         self.pending = ""
         """What was typed during the turn without Enter: the next prompt starts with it."""
+        self.command_tools = CommandTools(commands.gate)
+        """In front of the permission gate: a custom command's ``allowed-tools`` during its turn."""
         self.session: Session = self._open(resume=options.resume, run_id=options.run_id)
 
     # ------------------------------------------------------------------------------------------------ sessions
@@ -158,7 +162,7 @@ class Conversation:
             self.workspace,
             self.client,
             journal_path=self.journal_path,
-            options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.commands.gate),
+            options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.command_tools),
             on_event=self.renderer,
             resume=resume,
             system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
@@ -167,10 +171,17 @@ class Conversation:
         self.skill_watch.reset()
         return session
 
-    def new_session(self) -> None:
-        """``/clear``: a new conversation (a new journal); the old one stays on disk."""
+    def close_session(self) -> None:
+        """The session ends: its journal is closed and its background jobs are killed."""
+        jobs = jobs_of(self.session.registry)
+        if jobs is not None:
+            jobs.close()
         if self.session.journal is not None:
             self.session.journal.close()
+
+    def new_session(self) -> None:
+        """``/clear``: a new conversation (a new journal); the old one stays on disk."""
+        self.close_session()
         self.sent_mode = self.sent_language = None
         self.session = self._open(resume=False)
 
@@ -180,9 +191,9 @@ class Conversation:
 
     def reopen(self, run_id: str | None = None, *, keep_totals: bool = False) -> None:
         """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off; after a
-        rewind or a fork: the journal cut or copied). ``keep_totals``: what this process spent stays counted."""
-        if self.session.journal is not None:
-            self.session.journal.close()
+        rewind or a fork: the journal cut or copied). ``keep_totals``: what this process spent stays counted.
+        The old session's background jobs die with it (Ctrl-C of a turn ends them too)."""
+        self.close_session()
         old = self.session.ledger
         self.session = self._open(resume=True, run_id=run_id or self.run_id)
         # Nothing was resumed: the same process goes on, and the server still caches what it was sent. The rebuilt

@@ -14,7 +14,8 @@
 * the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
 * ``--unshare-pid --die-with-parent --new-session``: everything the command starts dies when it exits or when
   Reasonix dies (even by SIGKILL), and it has no terminal to inject input into;
-* ``--unshare-net`` unless ``[sandbox] network = true``.
+* ``--unshare-net`` unless ``[sandbox] network = true``; a session with background jobs shares one loopback
+  network between its commands instead (:mod:`sessions.sandbox.netns`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class BubblewrapSandbox:
     die_with_parent: bool = True
     """``--die-with-parent``: start it from a thread that lives as long as Reasonix (:mod:`sessions.sandbox.spawn`);
     False for a process another library starts from a worker thread (an MCP server, which ends on EOF)."""
+    join_net: tuple[str, ...] = ()
+    """The ``nsenter`` prefix of a session's shared loopback network (:mod:`sessions.sandbox.netns`), used instead of
+    ``--unshare-net`` once the session runs background jobs; empty: a network of its own per command."""
 
     @property
     def name(self) -> str:
@@ -76,6 +80,10 @@ class BubblewrapSandbox:
 
     def with_mode(self, mode: SandboxMode) -> BubblewrapSandbox:
         return replace(self, policy=self.policy.with_mode(mode))
+
+    def with_network(self, join_net: tuple[str, ...]) -> BubblewrapSandbox:
+        """The same sandbox, its commands joining the shared network that ``join_net`` enters."""
+        return replace(self, join_net=join_net)
 
     def uses_userns(self) -> bool:
         if self.userns is None:
@@ -130,7 +138,8 @@ class BubblewrapSandbox:
         cgroup = new_pids_cgroup(self.policy.max_processes) if root else None
         by_rlimit = userns and not root and bool(self.policy.max_processes) and prlimit() is not None
         prefix = enter_cgroup(cgroup, self.policy.memory_mb) if cgroup is not None else []
-        args = [*prefix, self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
+        joined = self.join_net if not self.policy.network else ()
+        args = [*prefix, *joined, self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
         # No capability survives into the sandbox, as root too: no remount, no umount of a mask, no raw sockets.
         args += ["--cap-drop", "ALL"]
         if userns:
@@ -138,7 +147,7 @@ class BubblewrapSandbox:
         args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
         if self.die_with_parent:
             args.append("--die-with-parent")
-        if not self.policy.network:
+        if not self.policy.network and not joined:
             args.append("--unshare-net")
         inner = rlimit_prefix(self.policy, nproc=by_rlimit) if cgroup is None else []
         args += ["--chdir", str(cwd), "--", *inner, *argv]

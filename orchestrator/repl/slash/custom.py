@@ -1,5 +1,5 @@
 """Running a custom slash command in ``reasonix code``: its message is sent as the user's (``model: pro`` sends the
-turn to pro), and the conversation says which file it came from."""
+turn to pro), its ``allowed-tools`` hold for that turn only, and the conversation says which file it came from."""
 
 from __future__ import annotations
 
@@ -15,5 +15,9 @@ async def run_custom(conv: Conversation, command: CustomCommand, arguments: str)
     conv.say(f"/{command.name} from {command.source}")
     if command.model == "pro":
         conv.pro_next = True
-    await conv.turn(text)
+    conv.command_tools.limit = command.allowed  # refused at dispatch; the tool list sent stays the same
+    try:
+        await conv.turn(text)
+    finally:
+        conv.command_tools.limit = None
     return True

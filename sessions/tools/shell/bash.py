@@ -8,6 +8,8 @@
 * It runs through the context's sandbox (:mod:`sessions.sandbox`): bubblewrap confines it to the workspace, without
   network; the environment is an allowlist, never the API key.
 * Nothing the command starts outlives it; the status says how many leftovers were killed, and only those seen gone.
+* With background jobs on (:func:`~sessions.tools.shell.job_tools.with_jobs`), ``background = true`` starts the
+  command as a job (:mod:`sessions.tools.shell.jobs`) and returns at once; the schema has that parameter only then.
 """
 
 from __future__ import annotations
@@ -19,15 +21,24 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolError
 from sessions.tools.shell.bounded import HeadTail
+from sessions.tools.shell.jobs import JobTable
 from sessions.tools.shell.process import ShellRun, run_shell
 
-__all__ = ["BashArgs", "BashTool"]
+__all__ = ["BackgroundBashArgs", "BackgroundBashTool", "BashArgs", "BashTool"]
 
 
 class BashArgs(ToolArgs):
     command: str = Field(min_length=1, description="Shell command(s), run by bash -c in the workspace root.")
     timeout_s: float | None = Field(
         None, gt=0, le=600, description="Seconds before the command is killed; default 120."
+    )
+
+
+class BackgroundBashArgs(BashArgs):
+    background: bool = Field(
+        False,
+        description="Start it as a background job and return at once with its id (a server, a long test run); "
+        "read it with job_output, stop it with job_kill. timeout_s does not apply.",
     )
 
 
@@ -69,10 +80,17 @@ class BashTool(Tool[BashArgs]):
     parallel_safe = False
     sandboxed = True
 
+    jobs: JobTable | None = None
+
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         bash = shutil.which("bash")
         if bash is None:
             raise ToolError("bash is not installed on this machine; the command cannot run")
+        sandbox = ctx.sandbox
+        if self.jobs is not None:
+            if isinstance(args, BackgroundBashArgs) and args.background:
+                return self._start(bash, args.command, ctx)
+            sandbox = self.jobs.sandbox_for(sandbox)  # the loopback network the jobs listen on
         limits = ctx.limits
         timeout = min(args.timeout_s or limits.bash_timeout_s, limits.bash_max_timeout_s)
         output = HeadTail(limits.bash_head_bytes, limits.bash_tail_bytes, limits.bash_full_text_bytes)
@@ -84,7 +102,7 @@ class BashTool(Tool[BashArgs]):
             timeout_s=timeout,
             output=output,
             exit_grace_s=limits.bash_exit_grace_s,
-            sandbox=ctx.sandbox,
+            sandbox=sandbox,
             workspace=ctx.root,
         )
         exit_code, timed_out = run.exit_code, run.timed_out
@@ -96,3 +114,37 @@ class BashTool(Tool[BashArgs]):
             data={"exit_code": exit_code, "timed_out": timed_out, "output_bytes": output.total},
             full_text=None if full is None else _with_status(full, status),
         )
+
+    def _start(self, bash: str, command: str, ctx: ToolContext) -> ToolResult:
+        assert self.jobs is not None
+        try:
+            job = self.jobs.start(bash, command, cwd=ctx.root, env=ctx.env, sandbox=ctx.sandbox)
+        except RuntimeError as exc:
+            raise ToolError(str(exc)) from exc
+        network = self.jobs.network
+        shared = network is not None and network.problem is None
+        reach = (
+            " Later commands share its loopback network."
+            if shared
+            else ""
+            if network is None
+            else f" Its network is its own ({network.problem}): later commands cannot reach its ports."
+        )
+        return ToolResult(
+            content=f"started {job.name} in the background.{reach} Read its output with job_output "
+            f"(job={job.number}); stop it with job_kill. You will be told when it ends.",
+            data={"job": job.number},
+        )
+
+
+class BackgroundBashTool(BashTool):
+    """``bash`` with the ``background`` parameter, for a session with background jobs."""
+
+    description = (
+        f"{BashTool.description} With background=true it starts a background job and returns its id at once; "
+        "you are told when a job ends."
+    )
+
+    def __init__(self, jobs: JobTable) -> None:
+        self.jobs = jobs
+        self.args_model = BackgroundBashArgs
