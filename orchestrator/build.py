@@ -195,12 +195,12 @@ def build_executor(
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
     resume: bool = False,
-    system_prompt: str = EXECUTOR_RUN_SYSTEM,
+    system_prompt: str | None = None,
 ) -> Session:
     """An executor session with the frozen prefix of ``reasonix run``: the run prompt (``system_prompt``: the
     conversation's, with its output style), the built-in tools, and the standing memory of ``workspace`` (and of the
     user's config directory). With ``resume``, a non-empty journal at ``journal_path`` is continued."""
-    options = options or RunOptions()
+    options, system_prompt = options or RunOptions(), system_prompt or EXECUTOR_RUN_SYSTEM
     config = resolved.config
     model = resolve_model(config, options.model)
     price_book = config.price_book()
