@@ -27,10 +27,10 @@ import trio
 from sessions.sandbox.base import Sandbox
 from sessions.sandbox.bounds import Bounds, release
 from sessions.sandbox.netns import SharedNetwork
-from sessions.sandbox.reaper import MARKER, become_subreaper, kill_leftovers, new_marker
-from sessions.sandbox.spawn import Spawned, spawn
+from sessions.sandbox.reaper import kill_leftovers
+from sessions.sandbox.spawn import Spawned
 from sessions.tools.shell.bounded import HeadTail
-from sessions.tools.shell.process import kill_group
+from sessions.tools.shell.process import kill_group, start_shell
 
 MAX_RUNNING = 4
 OUTPUT_BYTES = 8_000
@@ -136,19 +136,14 @@ class JobTable:
             names = ", ".join(job.name for job in self.running())
             raise RuntimeError(f"{self.max_running} jobs are running ({names}); kill one with job_kill first")
         self._share_network(sandbox)
-        launch = self.sandbox_for(sandbox).wrap([bash, "-c", command], workspace=cwd, cwd=cwd, env=env)
-        child_env = dict(launch.env)
-        marker = ""
-        if not launch.contained:
-            become_subreaper()
-            marker = new_marker()
-            child_env[MARKER] = marker
-        try:
-            proc = spawn(launch.argv, cwd=cwd, env=child_env)
-        except BaseException:
-            release(launch.bounds)
-            raise
-        job = Job(number=len(self.jobs) + 1, command=command, proc=proc, marker=marker, bounds=launch.bounds)
+        started = start_shell(bash, command, sandbox=self.sandbox_for(sandbox), workspace=cwd, cwd=cwd, env=env)
+        job = Job(
+            number=len(self.jobs) + 1,
+            command=command,
+            proc=started.proc,
+            marker=started.marker,
+            bounds=started.launch.bounds,
+        )
         self.jobs[job.number] = job
         trio.lowlevel.spawn_system_task(self._follow, job, name=f"reasonix {job.name}")
         return job

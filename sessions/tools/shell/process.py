@@ -21,11 +21,11 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox.base import Sandbox
+from sessions.sandbox.base import Launch, Sandbox
 from sessions.sandbox.bounds import bound_hit, release
 from sessions.sandbox.none import NoSandbox
 from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
-from sessions.sandbox.spawn import spawn
+from sessions.sandbox.spawn import Spawned, spawn
 from sessions.tools.shell.bounded import HeadTail
 
 
@@ -49,6 +49,35 @@ class ShellRun:
     """Which of the sandbox's bounds (processes, memory, /tmp) the failed command hit, in words."""
 
 
+@dataclass(frozen=True, slots=True)
+class StartedShell:
+    proc: Spawned
+    marker: str
+    """The leftover-hunting marker of an unconfined command ("" in a sandbox, whose PID namespace ends with it)."""
+    launch: Launch
+
+
+def start_shell(
+    bash: str, command: str, *, sandbox: Sandbox, workspace: Path, cwd: Path, env: Mapping[str, str]
+) -> StartedShell:
+    """``bash -c command`` through ``sandbox``, started; the sandbox's bounds are released if it cannot start.
+    Raises OSError when it cannot start. The one launch path of the ``bash`` tool, verify commands and jobs."""
+    launch = sandbox.wrap([bash, "-c", command], workspace=workspace, cwd=cwd, env=env)
+    child_env = dict(launch.env)
+    marker = ""
+    if not launch.contained:
+        become_subreaper()
+        marker = new_marker()
+        child_env[MARKER] = marker
+    try:
+        # On the trio thread: bubblewrap's --die-with-parent follows the thread that started it (spawn.py).
+        proc = spawn(launch.argv, cwd=cwd, env=child_env)
+    except BaseException:
+        release(launch.bounds)
+        raise
+    return StartedShell(proc, marker, launch)
+
+
 async def run_shell(
     bash: str,
     command: str,
@@ -64,19 +93,8 @@ async def run_shell(
     """Run ``command`` through ``sandbox`` (default: none); ``env`` holds overrides joining the allowlisted
     environment. What it prints goes into ``output``. Raises OSError when the command cannot start."""
     sandbox = sandbox if sandbox is not None else NoSandbox()
-    launch = sandbox.wrap([bash, "-c", command], workspace=workspace or cwd, cwd=cwd, env=env)
-    child_env = dict(launch.env)
-    marker = ""
-    if not launch.contained:
-        become_subreaper()
-        marker = new_marker()
-        child_env[MARKER] = marker
-    try:
-        # On the trio thread: bubblewrap's --die-with-parent follows the thread that started it (spawn.py).
-        proc = spawn(launch.argv, cwd=cwd, env=child_env)
-    except BaseException:
-        release(launch.bounds)
-        raise
+    started = start_shell(bash, command, sandbox=sandbox, workspace=workspace or cwd, cwd=cwd, env=env)
+    proc, marker, launch = started.proc, started.marker, started.launch
     stdout = proc.stdout
     assert stdout is not None
     lingering = False
