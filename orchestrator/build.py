@@ -102,8 +102,8 @@ def api_key_for(resolved: ResolvedConfig) -> str:
         return resolved.api_key
     if config.base_url == DEFAULT_BASE_URL:
         raise MissingApiKeyError(
-            f"no API key: set {config.api_key_env} (a key from https://platform.deepseek.com/api_keys), "
-            f"or pass --base-url to a local emulator (start one with `reasonix emulate`)"
+            f"no API key: set {config.api_key_env} (a key from https://platform.deepseek.com/api_keys) or save one "
+            "with `reasonix setup`, or pass --base-url to a local emulator (start one with `reasonix emulate`)"
         )
     return LOCAL_PLACEHOLDER_KEY
 

@@ -149,7 +149,11 @@ def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -
     ws = calc_workspace(tmp_path)
     proc = reasonix("goal", "Grow calc", "--workspace", str(ws), env=env)
     assert proc.returncode == 2
-    assert "no API key: set DEEPSEEK_API_KEY" in proc.stderr and "terminal" not in proc.stderr
+    assert (
+        "no API key: set DEEPSEEK_API_KEY" in proc.stderr
+        and "`reasonix setup`" in proc.stderr
+        and "terminal" not in proc.stderr
+    )
     assert not (ws / ".reasonix").exists()
 
 
