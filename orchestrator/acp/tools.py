@@ -65,13 +65,11 @@ def _scratch_copy(content: str, rel: Path) -> tempfile.TemporaryDirectory[str]:
     return scratch
 
 
-class EditorReadFile(Tool[Any]):
-    """``read_file`` on the editor's buffers."""
+class _EditorTool(Tool[Any]):
+    """A built-in tool the editor serves: the wrapped tool's name, arguments and schema, byte for byte (the prefix does
+    not depend on the client), and its own ``run`` as the fallback."""
 
-    name = "read_file"
     description = "(the wrapped tool's)"
-    read_only = True
-    parallel_safe = True
 
     def __init__(self, inner: Tool[Any], link: EditorLink) -> None:
         self.inner = inner
@@ -80,6 +78,14 @@ class EditorReadFile(Tool[Any]):
 
     def schema(self) -> Any:
         return self.inner.schema()
+
+
+class EditorReadFile(_EditorTool):
+    """``read_file`` on the editor's buffers."""
+
+    name = "read_file"
+    read_only = True
+    parallel_safe = True
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         raw = str(getattr(args, "path", ""))
@@ -116,23 +122,14 @@ def _sync(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8", newline="")
 
 
-class EditorEditFile(Tool[Any]):
+class EditorEditFile(_EditorTool):
     """``edit_file`` on what the model read: the editor's buffer is first written to the file (its unsaved changes
     are the text the model saw and matches against), then the own tool edits the file, and the new text goes back
     to the editor through ``fs/write_text_file`` as every edit's does."""
 
     name = "edit_file"
-    description = "(the wrapped tool's)"
     read_only = False
     parallel_safe = False
-
-    def __init__(self, inner: Tool[Any], link: EditorLink) -> None:
-        self.inner = inner
-        self.link = link
-        self.args_model = inner.args_model
-
-    def schema(self) -> Any:
-        return self.inner.schema()
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         path = _inside(ctx.root, str(getattr(args, "path", "")))
@@ -150,22 +147,13 @@ def _status(exit_code: int | None, signal: str | None, timed_out: bool, timeout:
     return f"[exit code {exit_code}]"
 
 
-class EditorBash(Tool[Any]):
+class EditorBash(_EditorTool):
     """``bash`` in a terminal of the editor, under the session's sandbox."""
 
     name = "bash"
-    description = "(the wrapped tool's)"
     read_only = False
     parallel_safe = False
     sandboxed = True
-
-    def __init__(self, inner: Tool[Any], link: EditorLink) -> None:
-        self.inner = inner
-        self.link = link
-        self.args_model = inner.args_model
-
-    def schema(self) -> Any:
-        return self.inner.schema()
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         given = args.model_dump()
