@@ -17,10 +17,17 @@ twice the CPUs here; ``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` sets it, and ``-n 0`` r
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
+
+# A suite started in the background of a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so would
+# every reasonix the tests start: their Ctrl-C tests would wait forever. The tests send Ctrl-C on purpose, so give the
+# process (and through it each child) SIGINT back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile("default", derandomize=True, print_blob=True, database=None)
 settings.register_profile("explore", max_examples=2000, deadline=None, print_blob=True)
