@@ -13,7 +13,6 @@ import bisect
 import fnmatch
 import heapq
 import posixpath
-import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
@@ -49,10 +48,26 @@ def _literal_prefix(pattern: str) -> str:
     return pattern[:cut]
 
 
+def _literal_suffix(pattern: str) -> str:
+    """The text of a glob after its last wildcard (or character class): every path it matches ends with it."""
+    return pattern[max(pattern.rfind(ch) for ch in "*?[]") + 1 :]
+
+
+def _either_starts(a: str, b: str) -> bool:
+    return a.startswith(b) or b.startswith(a)
+
+
+def _either_ends(a: str, b: str) -> bool:
+    return a.endswith(b) or b.endswith(a)
+
+
 def paths_overlap(a: str, b: str) -> bool:
     """Whether two write targets (paths, directories or globs) may name the same file.
 
-    Conservative: a glob's ``*`` matches across ``/`` here, and a path is inside a directory it starts with.
+    Conservative, because a missed overlap lets two steps write one file at once: a glob's ``*`` matches across
+    ``/``; a path is inside a directory it starts with; a glob overlaps a path when its literal prefix lies inside
+    that path (``src`` and ``src/*.py``), or inside an explicit directory (``src/b/`` and ``src/*.py``); two globs
+    overlap when their literal prefixes and suffixes agree (``src/*`` and ``*.py`` both name ``src/x.py``).
     """
     return _overlap(normalize_path(a), normalize_path(b))
 
@@ -65,12 +80,21 @@ def _overlap(a: str, b: str) -> bool:
         return True
     a_glob, b_glob = _is_glob(a), _is_glob(b)
     if a_glob and b_glob:
-        return fnmatch.fnmatchcase(a, b) or fnmatch.fnmatchcase(b, a)
+        return _either_starts(_literal_prefix(a), _literal_prefix(b)) and _either_ends(
+            _literal_suffix(a), _literal_suffix(b)
+        )
     if a_glob or b_glob:
         pattern, path = (a, b) if a_glob else (b, a)
-        return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path.rstrip("/"), pattern)
+        return _glob_overlaps_path(pattern, path)
     a_dir, b_dir = a.rstrip("/") + "/", b.rstrip("/") + "/"
     return b.startswith(a_dir) or a.startswith(b_dir)
+
+
+def _glob_overlaps_path(pattern: str, path: str) -> bool:
+    if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path.rstrip("/"), pattern):
+        return True
+    prefix, inside = _literal_prefix(pattern), path.rstrip("/") + "/"
+    return prefix.startswith(inside) or (path.endswith("/") and inside.startswith(prefix))
 
 
 # ------------------------------------------------------------------------------------------------ validation
@@ -135,6 +159,10 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
         for x in range(len(owners)):
             for y in range(x + 1, len(owners)):
                 note(owners[x], owners[y], path)
+        if path.endswith("/"):  # "src" and "src/" name one directory
+            for owner in literal.get(path.rstrip("/"), ()):
+                for mine in owners:
+                    note(owner, mine, path)
         parts = path.rstrip("/").split("/")
         for cut in range(1, len(parts)):
             parent = "/".join(parts[:cut])
@@ -142,20 +170,26 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
                 for owner in literal.get(parent_key, ()):
                     for mine in owners:
                         note(owner, mine, path)
-    # A glob can only match paths that start with its literal prefix (the text before its first wildcard): compare it
-    # with that range of the sorted paths, not with every path, so the check stays near linear in the plan's size.
+    # A glob overlaps only paths that start with its literal prefix (the text before its first wildcard) and the
+    # directories its prefix lies in: compare it with that range of the sorted paths and those few ancestors, not with
+    # every path, so the check stays near linear in the plan's size.
     sorted_paths = sorted(literal)
     prefixes = [_literal_prefix(pattern) for _, _, pattern in globs]
     for g, (i, sid, pattern) in enumerate(globs):
-        matches = re.compile(fnmatch.translate(pattern)).match
         prefix = prefixes[g]
         for k in range(bisect.bisect_left(sorted_paths, prefix), len(sorted_paths)):
             path = sorted_paths[k]
             if not path.startswith(prefix):
                 break
-            if matches(path) or matches(path.rstrip("/")):
+            if _glob_overlaps_path(pattern, path):
                 for owner in literal[path]:
                     note((i, sid), owner, path)
+        for cut in (n + 1 for n, ch in enumerate(prefix) if ch == "/"):
+            for parent_key in (prefix[: cut - 1], prefix[:cut]):
+                if parent_key.startswith(prefix):
+                    continue  # in the range above
+                for owner in literal.get(parent_key, ()):
+                    note((i, sid), owner, parent_key)
         for h in range(g + 1, len(globs)):
             j, other_sid, other = globs[h]
             if (prefix.startswith(prefixes[h]) or prefixes[h].startswith(prefix)) and _overlap(pattern, other):

@@ -102,6 +102,20 @@ def test_paths_overlap() -> None:
     assert not paths_overlap("ab", "a/b")
 
 
+def test_a_glob_overlaps_the_directories_it_lies_in_and_globs_that_share_a_file() -> None:
+    """Each of these pairs names one file (src/x.py) twice; a miss lets two steps write it at once."""
+    assert paths_overlap("src/", "src/*.py")
+    assert paths_overlap("src", "src/*.py")
+    assert paths_overlap("src/b/", "src/*.py")  # * crosses /
+    assert paths_overlap("src/*", "*.py")
+    assert paths_overlap("*_test.py", "src/*")
+    assert paths_overlap("src", "src/")
+    assert not paths_overlap("src/a.md", "src/*.py")
+    assert not paths_overlap("src/*.py", "src/*.md")
+    assert not paths_overlap("src/a*.py", "src/b*.py")
+    assert not paths_overlap("src/*.py", "tests/*.py")
+
+
 # ------------------------------------------------------------------------------------------------ properties
 
 
@@ -264,6 +278,9 @@ WRITES = [
     "d*",
     "src/b/[cd].py",
     "?rc/a.py",
+    "src/",
+    "*.py",
+    "src/b/x*",
 ]
 
 
