@@ -95,3 +95,11 @@ def results(path: Path) -> dict[str, dict[str, Any]]:
             data = json.loads(line)
             out[data["id"]] = data
     return out
+
+
+def pin_peak_prices(env: dict[str, str]) -> None:
+    """Flash at its peak prices, flat, in the user config of ``env``: the shipped table halves them off-peak, and a
+    budget sized to one request's peak upper bound must bite at any hour."""
+    config = Path(env["XDG_CONFIG_HOME"]) / "reasonix" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[prices.families.flash]\nhit = 0.006\nmiss = 0.30\noutput = 1.20\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix, start_reasonix
-from tests.support.batch import batch_script, goals_file, results
+from tests.support.batch import batch_script, goals_file, pin_peak_prices, results
 from tests.support.ray_cluster import TwoNodes, listening_addresses, two_node_cluster
 
 
@@ -77,6 +77,7 @@ def test_a_batch_on_a_two_node_ray_cluster(tmp_path: Path, cluster: TwoNodes) ->
     three = ["b1", "b2", "b3"]
     root = tmp_path / "budget"
     env = _env(root, cluster)
+    pin_peak_prices(env)
     goals = goals_file(root, three)
     out = root / "goals.batch" / "results.jsonl"
     budget = 0.012  # about one request's upper bound (its prompt unhit, 8,192 output tokens at flash's peak price)
