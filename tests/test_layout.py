@@ -470,6 +470,7 @@ PUBLIC: dict[str, list[str]] = {
         "SnipChoice",
         "TokenPrices",
         "markers_in",
+        "tiered_registry",
         "with_recall",
     ],
     "sessions.tools.files": [],

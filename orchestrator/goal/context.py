@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.config.context import ContextConfig
 from orchestrator.config.model import Config, ParallelSteps, TextCalls
 from orchestrator.events import (
     Escalated,
@@ -72,6 +73,8 @@ class GoalOptions(BaseModel):
     context_window: int = _SESSION.context_window
     max_text_calls: TextCalls = _CONFIG.repair.max_text_calls
     """``[repair] max_text_calls``: the most calls taken from one reply's text."""
+    context: ContextConfig = _CONFIG.context
+    """``[context]``: the tiers of both sessions' context (DESIGN §3.6); off by default."""
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
     retry_from_checkpoint: bool = _CONFIG.goal.retry_from_checkpoint
@@ -295,6 +298,7 @@ class GoalContext:
                 context_window=options.context_window,
                 max_text_calls=options.max_text_calls,
                 read_only=read_only,
+                **options.context.session_fields(),
                 retry_when_cut=True,  # a reply cut at the output limit gets one retry with a larger max_tokens
             ),
             journal_path=self.store.dir / f"{name}.jsonl",

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from sessions.tiers.archive import Archive
     from sessions.tiers.ladder import Ladder
     from sessions.tiers.policy import SnipChoice, TokenPrices
-    from sessions.tiers.recall import RecallTool, with_recall
+    from sessions.tiers.recall import RecallTool, tiered_registry, with_recall
     from sessions.tiers.snip import RECALL_TOOL, markers_in
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "SnipChoice",
     "TokenPrices",
     "markers_in",
+    "tiered_registry",
     "with_recall",
 ]
 
@@ -36,6 +37,7 @@ _HOME = {
     "SnipChoice": "policy",
     "TokenPrices": "policy",
     "markers_in": "snip",
+    "tiered_registry": "recall",
     "with_recall": "recall",
 }
 """The module that defines each public name, relative to this package."""

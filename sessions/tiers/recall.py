@@ -6,6 +6,8 @@ it always had. The result is appended like any other: the log only grows, and th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import trio
 from pydantic import Field
 
@@ -50,3 +52,9 @@ class RecallTool(Tool[RecallArgs]):
 def with_recall(registry: ToolRegistry, archive: Archive) -> ToolRegistry:
     """``registry`` with the ``recall`` tool over ``archive`` (a session whose tiers are on)."""
     return ToolRegistry([*(t for t in registry if t.name != RECALL_TOOL), RecallTool(archive)])
+
+
+def tiered_registry(registry: ToolRegistry, tiers: bool, journal_path: Path | None) -> ToolRegistry:
+    """``registry`` as a session's tiers need it: with ``recall`` over the archive beside ``journal_path`` when
+    ``tiers`` is on, else unchanged (the prefix of a session without tiers does not move)."""
+    return with_recall(registry, Archive.beside(journal_path)) if tiers else registry
