@@ -95,6 +95,8 @@ class Ladder:
         self.prices = prices
         self.remaining = remaining
         self.last_choice: SnipChoice | None = None
+        self.weighed = 0
+        """Snips weighed so far (taken or not)."""
         self._counts: dict[bytes, int] = {}
 
     def counts(self, entries: Sequence[LogEntry]) -> list[int]:
@@ -158,6 +160,7 @@ class Ladder:
         counts = self.counts(entries)
         choice = choose_snip(counts, self.candidates(entries, counts), self.remaining(), self.prices())
         self.last_choice = choice
+        self.weighed += choice is not None
         return choice
 
     def snip(self, session: Compactable, share: str) -> bool:
