@@ -1,4 +1,4 @@
-"""Compaction: the only rewrite of a session's log (DESIGN §3.6).
+"""Compaction: a rewrite of a session's log (DESIGN §3.6); the one tier, and with tiers on the middle one.
 
 When the context passes a share of the window, the older part of the log is replaced by one user message that holds
 every older user turn verbatim and a digest of everything else written by flash; the recent tail stays verbatim. The

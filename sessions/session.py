@@ -6,7 +6,8 @@ turn: send, stream, repair and run the tool calls, append the results, repeat un
 a limit is hit.
 
 Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
-consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
+consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrites are compaction and,
+with tiers on, a snip or a force (DESIGN §3.6).
 
 Each piece of state has one owner, and the session hands each what it needs: the log of messages
 (:class:`~sessions.log.MessageLog`), the totals and cache diagnostics (:class:`~sessions.usage_ledger.UsageLedger`),
