@@ -103,9 +103,8 @@ async def test_a_goal_with_tiers_gives_both_sessions_recall_and_archives_in_the_
 
 
 def test_a_goal_expects_the_steps_left_at_the_pace_of_the_steps_done() -> None:
-    plan = Plan.model_validate(
-        {"objective": "grow calc", "steps": [{**s, "status": st} for s, st in zip(PLAN, ("done", "pending"))]}
-    )
+    steps = [{**s, "status": st} for s, st in zip(PLAN, ("done", "pending"), strict=True)]
+    plan = Plan.model_validate({"objective": "grow calc", "steps": steps})
     assert remaining_requests(plan, 10) == 11  # one step left at 10 requests a step, and the verdict
     assert remaining_requests(None, 4) == 4
     fresh = Plan.model_validate({"objective": "grow calc", "steps": PLAN})
