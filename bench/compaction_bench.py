@@ -19,7 +19,7 @@ turn, which compaction keeps verbatim.
 Printed per setting: facts kept at the end (present + recallable, of planted) by kind, the lowest share kept at any
 check, the tiers that fired (snips taken and weighed), requests, prompt tokens, hit ratio, cost at flash's peak
 prices. The settings: ``one tier`` (tiers off: today), ``tiers`` (the snip rule with the session's own estimate of
-what remains: as many requests as it made so far), ``tiers, remaining known`` (the bench tells the rule how many
+what remains: half as many requests as it made so far), ``tiers, remaining known`` (the bench tells the rule how many
 requests are left), ``tiers, no snip`` (snip_ratio = compact_ratio: what the snips cost or saved).
 
 Run: ``.venv/bin/python bench/compaction_bench.py [--turns 320] [--window 128000]``

@@ -33,7 +33,7 @@ from sessions.tiers.policy import (
     Tier,
     TokenPrices,
     choose_snip,
-    lindy_remaining,
+    guess_remaining,
     tier_for,
 )
 from sessions.tiers.recall import RecallTool
@@ -248,7 +248,7 @@ def ladder_for(
 ) -> Ladder | None:
     """The ladder of a session (None when its tiers are off). Its archive is the ``recall`` tool's (the registry
     must hold it: :func:`~sessions.tiers.recall.with_recall`); ``expected`` gives the harness's estimate of the
-    remaining requests when it has one (else :func:`~sessions.tiers.policy.lindy_remaining`)."""
+    remaining requests when it has one (else :func:`~sessions.tiers.policy.guess_remaining`)."""
     if not settings.tiers:
         return None
     recall = registry.get(RECALL_TOOL)
@@ -264,7 +264,7 @@ def ladder_for(
 
     def remaining() -> int:
         estimate = expected()
-        return estimate() if estimate is not None else lindy_remaining(ledger.requests)
+        return estimate() if estimate is not None else guess_remaining(ledger.requests)
 
     return Ladder(
         archive=recall.archive,
