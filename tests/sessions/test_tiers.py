@@ -163,6 +163,18 @@ async def test_only_the_bytes_from_the_first_snipped_result_on_change(tmp_path: 
     assert old[after_last:-2] in new  # every message after the snipped ones goes back with its stored bytes
 
 
+async def test_a_resumed_session_sends_the_snipped_log_and_still_recalls(tmp_path: Path) -> None:
+    session, _, _, before = await _run_snip_session(tmp_path, 500, recall=False)
+    ws = tmp_path / "ws"
+    recall = ReplySpec(tool_calls=(ToolCallSpec(id="call_again", name=RECALL_TOOL, arguments={"id": "call_f0"}),))
+    recorder = BodyRecorder()
+    async with emulated(_script(recall, ReplySpec(content="ok"))) as (_emu, client):
+        resumed = tiered_session(client, ws, session.settings, recorder=recorder, resume=True)
+        assert resumed.body() == session.body()  # the snipped log, byte for byte, from the journal
+        await resumed.send("What did f0.txt say?")
+    assert _tool_contents(resumed.log)["call_again"] == before["call_f0"]
+
+
 async def test_compaction_with_tiers_archives_what_it_folds_and_recall_brings_it_back(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

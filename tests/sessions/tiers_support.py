@@ -44,6 +44,7 @@ def tiered_session(
     recorder: BodyRecorder | None = None,
     expected: Callable[[], int] | None = None,
     journal: str = "s.jsonl",
+    resume: bool = False,
 ) -> Session:
     """A session like the executor's; with ``settings.tiers``, the recall tool over the archive beside its journal."""
     journal_path = ws / ".reasonix" / journal
@@ -51,7 +52,8 @@ def tiered_session(
     if settings.tiers:
         registry = with_recall(registry, Archive.beside(journal_path))
     prefix = build_prefix(SYSTEM, Session.schemas_for(registry), load_standing_memory(ws, stop_at=ws))
-    session = Session.start(
+    open_session = Session.resume if resume else Session.start
+    session = open_session(
         journal_path=journal_path,
         name="executor",
         client=client,
