@@ -98,14 +98,17 @@ class Ladder:
         self.weighed = 0
         """Snips weighed so far (taken or not)."""
         self._counts: dict[bytes, int] = {}
+        self._snipped: dict[bytes, int | None] = {}
+        """A candidate's tokens once snipped, by its stored bytes (None: too short to snip)."""
 
     def counts(self, entries: Sequence[LogEntry]) -> list[int]:
-        """Each entry's tokens (counted once per stored bytes)."""
-        missing = [e.data for e in entries if e.data not in self._counts]
+        """Each entry's tokens (counted once per stored bytes; what left the log is forgotten)."""
+        known = self._counts
+        missing = [e.data for e in entries if e.data not in known]
         if missing:
-            for data, n in zip(missing, tokens.count_many([d.decode("utf-8") for d in missing]), strict=True):
-                self._counts[data] = n
-        return [self._counts[e.data] for e in entries]
+            known.update(zip(missing, tokens.count_many([d.decode("utf-8") for d in missing]), strict=True))
+        self._counts = {e.data: known[e.data] for e in entries}
+        return [known[e.data] for e in entries]
 
     def tier(self, context_tokens: int) -> Tier | None:
         r = self.ratios
@@ -149,16 +152,23 @@ class Ladder:
             archive_id = safe_id(m.tool_call_id)
             if archive_id in markers_in(m.content):
                 continue  # snipped or collapsed already
-            snipped = snip_text(m.content, archive_id)
-            if snipped is not None:
-                found.append(SnipCandidate(index=i, tokens_after=tokens.count(snipped)))
+            data = entries[i].data
+            if data not in self._snipped:
+                snipped = snip_text(m.content, archive_id)
+                self._snipped[data] = None if snipped is None else tokens.count(snipped)
+            after = self._snipped[data]
+            if after is not None:
+                found.append(SnipCandidate(index=i, tokens_after=after))
         return found
 
     def weigh(self, session: Compactable) -> SnipChoice | None:
         """The best snip of ``session``'s log now, paying or not."""
         entries = list(session.log)
         counts = self.counts(entries)
-        choice = choose_snip(counts, self.candidates(entries, counts), self.remaining(), self.prices())
+        candidates = self.candidates(entries, counts)
+        current = {e.data for e in entries}
+        self._snipped = {k: v for k, v in self._snipped.items() if k in current}  # what left the log is forgotten
+        choice = choose_snip(counts, candidates, self.remaining(), self.prices())
         self.last_choice = choice
         self.weighed += choice is not None
         return choice
