@@ -248,7 +248,7 @@ class Session:
             self.context.appended(counted)
 
     def rewrite(self, messages: Sequence[Message | LogEntry], reason: str) -> None:
-        """Replace the whole log (the only rewrite, DESIGN §3.6), journaled; the next request misses once."""
+        """Replace the whole log (compaction or a tier, DESIGN §3.6), journaled; the next request misses once."""
         self.log.rewrite(messages, reason)
         if self.journal is not None:
             self.journal.write_rewrite(reason, list(self.log.encoded))
