@@ -33,6 +33,7 @@ from sessions.accounting import PriceBook, PriceError
 from sessions.permissions import Asker
 from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
+from sessions.tiers import tiered_registry
 from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
 from sessions.tools.shell import JobTable, with_jobs
 from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
@@ -162,6 +163,7 @@ class SessionBuilder:
         if self.mcp is not None and self.mcp.tools():
             extra = [t for t in self.mcp.tools() if t.read_only or not settings.read_only]
             registry = ToolRegistry([*registry, *extra])
+        registry = tiered_registry(registry, settings.tiers, journal_path)  # + recall with tiers (DESIGN §3.6)
         memory = load_standing_memory(self.workspace, config_dir=self.memory_config_dir)
         prefix = build_prefix(system_prompt, Session.schemas_for(registry), memory)
         kwargs: dict[str, Any] = dict(
@@ -216,6 +218,7 @@ def build_executor(
         read_only=options.read_only,
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
         max_text_calls=config.repair.max_text_calls,
+        **config.context.session_fields(),
     )
     config_dir = memory_config_dir or user_config_dir()
     builder = SessionBuilder(
@@ -275,6 +278,7 @@ def goal_options(
         parallel=config.goal.parallel,
         max_text_calls=config.repair.max_text_calls,
         unattended=config.goal.unattended,
+        context=config.context,
     )
     fields.update(overrides)
     return GoalOptions.model_validate(fields)
@@ -347,13 +351,7 @@ def resume_runner(
     store = RunStore.open(workspace, run_id)
     record = store.load()
     # A limit not given again on the command line keeps its value from the run's start.
-    previous = Budget.model_validate(record.settings.get("budget", {}))
-    given = options.budget
-    merged = Budget(
-        usd=given.usd if given.usd is not None else previous.usd,
-        requests=given.requests if given.requests is not None else previous.requests,
-        minutes=given.minutes if given.minutes is not None else previous.minutes,
-    )
+    merged = options.budget.over(Budget.model_validate(record.settings.get("budget", {})))
     options = options.model_copy(update={"budget": merged})
     record.settings = options.model_dump()
     return GoalRunner(

@@ -1,4 +1,4 @@
-"""Compaction: the only rewrite of a session's log (DESIGN §3.6).
+"""Compaction: a rewrite of a session's log (DESIGN §3.6); the one tier, and with tiers on the middle one.
 
 When the context passes a share of the window, the older part of the log is replaced by one user message that holds
 every older user turn verbatim and a digest of everything else written by flash; the recent tail stays verbatim. The
@@ -12,7 +12,7 @@ enters the log, in a stable head + tail form.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,7 +20,7 @@ from sessions.accounting import tokens
 from sessions.events import Compacted, RequestStarted, SessionEvent
 from sessions.in_flight import InFlight
 from sessions.journal.jsonl import Journal
-from sessions.log import MessageLog
+from sessions.log import LogEntry, MessageLog
 from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
@@ -97,9 +97,11 @@ def digest_request_messages(older: Sequence[Message]) -> tuple[Message, ...]:
     )
 
 
-def compacted_messages(older: Sequence[Message], tail: Sequence[Message], digest: str, task: str = "") -> list[Message]:
+def compacted_messages(
+    older: Sequence[Message], tail: Sequence[Message], digest: str, task: str = "", index: str = ""
+) -> list[Message]:
     """The new log: one user message (the task as the harness holds it, when it gave one; older user turns
-    verbatim; the digest), an acknowledgement, the tail."""
+    verbatim; the digest; with tiers on, the ``index`` of what was archived), an acknowledgement, the tail."""
     user_turns = [m.content for m in older if isinstance(m, UserMessage)]
     turns = "\n".join(f"<user-turn>\n{t}\n</user-turn>" for t in user_turns)
     restated = f"<task>\n{task.strip()}\n</task>\n" if task.strip() else ""
@@ -109,6 +111,7 @@ def compacted_messages(older: Sequence[Message], tail: Sequence[Message], digest
         "The earlier part of this session was compacted. The user's turns, verbatim:\n"
         f"{turns}\n"
         f"<digest>\n{digest.strip()}\n</digest>\n"
+        f"{index}"
         "</compacted-history>"
     )
     out: list[Message] = [UserMessage(content=block)]
@@ -131,6 +134,21 @@ def bound_text(text: str, max_chars: int) -> tuple[str, bool]:
         "Narrow the request (a line range, a tighter pattern) to see the middle …]\n"
     )
     return head + marker + tail, True
+
+
+class Ratio(Protocol):
+    @property
+    def context_window(self) -> int: ...
+    @property
+    def compaction_ratio(self) -> float: ...
+
+
+def due(context_tokens: int, messages: int, settings: Ratio) -> str | None:
+    """Why the one-tier compaction is due before the next request (the context passed ``compaction_ratio`` of the
+    window), or None when it is not."""
+    if context_tokens <= settings.context_window * settings.compaction_ratio or messages < 4:
+        return None
+    return f"context at {context_tokens} tokens passed {settings.compaction_ratio:.0%} of the window"
 
 
 def plan_compaction(log: MessageLog, keep_tokens: int) -> CompactionPlan | None:
@@ -179,15 +197,24 @@ class Compactable(Protocol):
     def requests(self) -> int: ...
     def emit(self, event: SessionEvent) -> None: ...
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float: ...
-    def rewrite(self, messages: Sequence[Message], reason: str) -> None: ...
+    def rewrite(self, messages: Sequence[Message | LogEntry], reason: str) -> None: ...
     def context_tokens(self) -> int: ...
 
 
-async def compact(session: Compactable, *, reason: str, keep_tokens: int, model: str, task: str = "") -> bool:
+async def compact(
+    session: Compactable,
+    *,
+    reason: str,
+    keep_tokens: int,
+    model: str,
+    task: str = "",
+    index: Callable[[Sequence[Message]], str] | None = None,
+) -> bool:
     """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
     journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold.
     The digest is written by ``model`` (the session's own); the tail keeps at most ``keep_tokens``; ``task`` (what
-    the harness knows of the task, not what the model summarised) opens the new log."""
+    the harness knows of the task, not what the model summarised) opens the new log; ``index`` (tiers on) archives
+    the folded messages and returns the block that names them."""
     plan = plan_compaction(session.log, keep_tokens)
     if plan is None:
         return False
@@ -199,7 +226,8 @@ async def compact(session: Compactable, *, reason: str, keep_tokens: int, model:
         session.account(reply.usage, model, diagnose=False)
     digest = reply.message.content or ""
     tokens_before, messages_before = session.context_tokens(), len(session.log)
-    session.rewrite(compacted_messages(plan.older, plan.tail, digest, task), reason)
+    listed = index(plan.older) if index is not None else ""
+    session.rewrite(compacted_messages(plan.older, plan.tail, digest, task, listed), reason)
     if session.journal is not None:
         await session.journal.sync()
     session.emit(

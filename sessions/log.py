@@ -60,11 +60,16 @@ class MessageLog:
     def messages(self) -> list[Message]:
         return [e.message for e in self._entries]
 
-    def rewrite(self, messages: Sequence[Message], reason: str) -> None:
-        """Replace the whole log (compaction). The next request's cache miss is explained by ``reason``."""
+    def rewrite(self, messages: Sequence[Message | LogEntry], reason: str) -> None:
+        """Replace the whole log (compaction, a tier). The next request's cache miss is explained by ``reason``. An
+        entry given as a :class:`LogEntry` keeps its stored bytes (a tier that changes one message re-sends every
+        other byte as it was)."""
         self._entries = []
         self._bytes = []
         for m in messages:
-            self.append(m)
+            if isinstance(m, LogEntry):
+                self.append(m.message, data=m.data)
+            else:
+                self.append(m)
         self.epoch += 1
         self.rewrite_reason = reason

@@ -6,7 +6,8 @@ turn: send, stream, repair and run the tool calls, append the results, repeat un
 a limit is hit.
 
 Every request body is the cached head for its model + the stored system bytes + the stored bytes of every message, so
-consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrite is compaction.
+consecutive requests of a turn are byte-for-byte extensions of each other. The only rewrites are compaction and,
+with tiers on, a snip or a force (DESIGN §3.6).
 
 Each piece of state has one owner, and the session hands each what it needs: the log of messages
 (:class:`~sessions.log.MessageLog`), the totals and cache diagnostics (:class:`~sessions.usage_ledger.UsageLedger`),
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Self
 
 import trio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sessions import compaction
 from sessions.accounting import tokens
@@ -35,13 +36,14 @@ from sessions.events import SHOWN_ONLY, SessionEvent, StreamUpdate
 from sessions.in_flight import InFlight
 from sessions.journal import resume
 from sessions.journal.jsonl import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
-from sessions.log import MessageLog
+from sessions.log import LogEntry, MessageLog
 from sessions.prompt.prefix import Prefix
 from sessions.prompt.tail import TailBlock, compose_user_turn
 from sessions.repair.flatten import FlatMap, flatten_schema
 from sessions.repair.prepare import MAX_SCAVENGED_CALLS, prepare_calls
 from sessions.repair.storm import StormGuard
 from sessions.request_bytes import RequestBytes
+from sessions.tiers.ladder import ladder_for
 from sessions.tool_batch import ToolBatch
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
 from sessions.tools.registry import ToolRegistry
@@ -78,6 +80,12 @@ class SessionSettings(BaseModel):
     context_window: int = Field(default=1_000_000, gt=0)
     compaction_ratio: float = Field(default=0.8, gt=0, le=1)
     compaction_keep_ratio: float = Field(default=0.25, gt=0, lt=1)
+    tiers: bool = False
+    """The tiers of DESIGN §3.6: snip at :attr:`snip_ratio` (when it pays), compact at :attr:`compaction_ratio`, force
+    at :attr:`force_ratio`, originals archived and the ``recall`` tool in the registry. Off: one tier, compaction, and
+    the bytes sent are what they always were."""
+    snip_ratio: float = Field(default=0.6, gt=0, le=1)
+    force_ratio: float = Field(default=0.9, gt=0, le=1)
     tool_result_max_chars: int = Field(default=RESULT_MAX_CHARS, ge=1_000)
     read_only: bool = False
     retry_when_cut: bool = False
@@ -86,6 +94,15 @@ class SessionSettings(BaseModel):
     output_limit_tokens: int = Field(default=OUTPUT_LIMIT_TOKENS, ge=1, le=OUTPUT_LIMIT_TOKENS)
     max_text_calls: int = Field(default=MAX_SCAVENGED_CALLS, ge=0, le=20)
     """The most tool calls taken from one reply's text (reasoning or content) when it made none the real way."""
+
+    @model_validator(mode="after")
+    def _tiers_in_order(self) -> SessionSettings:
+        if self.tiers and not self.snip_ratio <= self.compaction_ratio <= self.force_ratio:
+            raise ValueError(
+                f"the tiers must come in order: snip_ratio {self.snip_ratio} <= compaction_ratio "
+                f"{self.compaction_ratio} <= force_ratio {self.force_ratio}"
+            )
+        return self
 
 
 def cut_retry_reason(reply: Reply, settings: SessionSettings) -> str | None:
@@ -148,6 +165,8 @@ class Session:
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
         self.in_flight.gate = request_gate  # asked before every request (sessions/wire/reply.py): a goal's budget
+        self.expected_requests: Callable[[], int] | None = None  # the snip rule's remaining requests (DESIGN §3.6)
+        self.tiers = ladder_for(registry, settings, self.ledger, lambda: self.expected_requests)
         self.tool_batch = ToolBatch(
             session=name,
             registry=registry,
@@ -228,8 +247,8 @@ class Session:
         if counted is not None:
             self.context.appended(counted)
 
-    def rewrite(self, messages: Sequence[Message], reason: str) -> None:
-        """Replace the whole log (the only rewrite, DESIGN §3.6), journaled; the next request misses once."""
+    def rewrite(self, messages: Sequence[Message | LogEntry], reason: str) -> None:
+        """Replace the whole log (compaction or a tier, DESIGN §3.6), journaled; the next request misses once."""
         self.log.rewrite(messages, reason)
         if self.journal is not None:
             self.journal.write_rewrite(reason, list(self.log.encoded))
@@ -374,13 +393,10 @@ class Session:
         return self.context.tokens
 
     async def _maybe_compact(self) -> None:
-        threshold = self.settings.context_window * self.settings.compaction_ratio
-        before = self.context_tokens()
-        if before <= threshold or len(self.log) < 4:
-            return
-        await self.compact(
-            reason=f"context at {before} tokens passed {self.settings.compaction_ratio:.0%} of the window"
-        )
+        if self.tiers is not None:
+            await self.tiers.step(self, lambda reason: self.compact(reason=reason))
+        elif (reason := compaction.due(self.context_tokens(), len(self.log), self.settings)) is not None:
+            await self.compact(reason=reason)
 
     before_compact: Callable[[str], Awaitable[None]] | None = None
     """Awaited with the reason before a compaction (the orchestrator's ``pre_compact`` hooks); None: nothing."""
@@ -392,4 +408,7 @@ class Session:
             await self.before_compact(reason)
         keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
         task = self.task_state() if self.task_state is not None else ""
-        return await compaction.compact(self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task)
+        index = self.tiers.fold_index(self.log.epoch + 1) if self.tiers is not None else None
+        return await compaction.compact(
+            self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task, index=index
+        )

@@ -462,6 +462,17 @@ PUBLIC: dict[str, list[str]] = {
         "load_standing_memory",
         "user_config_dir",
     ],
+    "sessions.tiers": [
+        "Archive",
+        "Ladder",
+        "RECALL_TOOL",
+        "RecallTool",
+        "SnipChoice",
+        "TokenPrices",
+        "markers_in",
+        "tiered_registry",
+        "with_recall",
+    ],
     "sessions.tools.files": [],
     "sessions.tools.search": [
         "find_rg",

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from orchestrator.config.context import ContextConfig
 from orchestrator.config.durations import parse_duration
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
 from orchestrator.config.hooks import HookConfig, collect_hooks
@@ -237,6 +238,7 @@ class Config(_Section):
     prices: PricesConfig = Field(default_factory=PricesConfig)
     goal: GoalConfig = Field(default_factory=GoalConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)

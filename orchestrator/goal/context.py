@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.checkpoints.ledger import Ledger, step_runs
+from orchestrator.config.context import ContextConfig
 from orchestrator.config.model import Config, ParallelSteps, TextCalls
 from orchestrator.events import (
     Escalated,
@@ -38,7 +39,7 @@ from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
-from plans import Plan
+from plans import Plan, StepStatus
 from sessions import Session, SessionEvent, SessionSettings, TurnResult, UsageReported
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools import ToolRegistry, default_registry
@@ -72,6 +73,8 @@ class GoalOptions(BaseModel):
     context_window: int = _SESSION.context_window
     max_text_calls: TextCalls = _CONFIG.repair.max_text_calls
     """``[repair] max_text_calls``: the most calls taken from one reply's text."""
+    context: ContextConfig = _CONFIG.context
+    """``[context]``: the tiers of both sessions' context (DESIGN §3.6); off by default."""
     verify_timeout_s: float = 300.0
     use_ripgrep: bool | None = None
     retry_from_checkpoint: bool = _CONFIG.goal.retry_from_checkpoint
@@ -85,6 +88,21 @@ class GoalOptions(BaseModel):
     reason) instead of paused, and a stuck step is re-planned once before that (see :mod:`orchestrator.unattended`)."""
     backoff: Backoff = Backoff()
     """How an unattended goal waits out DeepSeek's outages (:mod:`orchestrator.policy.outage`)."""
+
+
+STEP_REQUESTS_GUESS = 8
+"""The requests a step is guessed to take before any step of the goal is done."""
+
+
+def remaining_requests(plan: Plan | None, requests: int) -> int:
+    """How many more requests a goal's session is expected to make (the snip rule of DESIGN §3.6): the steps not
+    done yet times the requests a done step took it on average so far (:data:`STEP_REQUESTS_GUESS` before any is
+    done), plus one for the verdict; before a plan exists, as many as it made so far."""
+    if plan is None:
+        return max(1, requests)
+    done = sum(1 for s in plan.steps if s.status in (StepStatus.DONE, StepStatus.SKIPPED))
+    per_step = requests / done if done else STEP_REQUESTS_GUESS
+    return max(1, round((len(plan.steps) - done) * per_step) + 1)
 
 
 class SessionOpener(Protocol):
@@ -295,6 +313,7 @@ class GoalContext:
                 context_window=options.context_window,
                 max_text_calls=options.max_text_calls,
                 read_only=read_only,
+                **options.context.session_fields(),
                 retry_when_cut=True,  # a reply cut at the output limit gets one retry with a larger max_tokens
             ),
             journal_path=self.store.dir / f"{name}.jsonl",
@@ -304,6 +323,7 @@ class GoalContext:
             request_gate=self.budget,  # the run's one ledger, asked before every request (DESIGN §5 "Budgets")
         )
         session.task_state = self.task_state  # what a compaction restates first (DESIGN §5 "Compaction in a goal")
+        session.expected_requests = lambda: remaining_requests(self.plan, session.requests)  # the snip rule's
         return session
 
     def task_state(self) -> str:

@@ -58,6 +58,14 @@ class Budget(BaseModel):
         value: float | int | None = getattr(self, resource)
         return None if value is None else float(value)
 
+    def over(self, previous: Budget) -> Budget:
+        """These limits, each one not given taken from ``previous`` (a resumed run keeps what it started with)."""
+        return Budget(
+            usd=self.usd if self.usd is not None else previous.usd,
+            requests=self.requests if self.requests is not None else previous.requests,
+            minutes=self.minutes if self.minutes is not None else previous.minutes,
+        )
+
 
 class BudgetUsage(BaseModel):
     """What a goal has used so far; persisted in the journal so a resumed goal continues the count."""

@@ -292,12 +292,10 @@ class TerminalRenderer:
         elif isinstance(event, RepairApplied):
             self.line(Text(f"⚠ repair {event.repair} on {event.tool}: {_short(event.detail, 100)}", style="yellow"))
         elif isinstance(event, Compacted):
-            self.line(
-                Text(
-                    f"⋯ compacted {event.messages_before} → {event.messages_after} messages: {event.reason}",
-                    style="magenta",
-                )
-            )
+            tiered = event.reason.startswith(("snip:", "force:"))  # a tier that rewrote results in place (§3.6)
+            moved = f"compacted {event.messages_before} → {event.messages_after} messages: "
+            said = event.reason if tiered else moved + event.reason
+            self.line(Text(f"⋯ {said}", style="magenta"))
         elif isinstance(event, TurnFinished):
             self._turn_over.add(event.session)
             self.waiting.end()

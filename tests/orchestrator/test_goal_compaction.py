@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.config.context import ContextConfig
+from orchestrator.goal.context import STEP_REQUESTS_GUESS, remaining_requests
 from orchestrator.goal.runner import GoalOptions
+from plans import Plan
 from scenarios.emulator import Script
 from sessions.compaction import DIGEST_FINGERPRINT
 from sessions.events import Compacted, RequestStarted
@@ -79,3 +82,30 @@ async def test_a_compacted_executor_log_opens_with_the_task_the_supervisor_holds
     ]
     assert sent.count(False) == 4 and sent.count(True) == 1
     assert (ws / "calc" / "mul.py").read_text() == MUL
+
+
+async def test_a_goal_with_tiers_gives_both_sessions_recall_and_archives_in_the_run_directory(tmp_path: Path) -> None:
+    ws = tmp_path / "proj"
+    (ws / "calc").mkdir(parents=True)
+    (ws / "calc" / "__init__.py").write_text("")
+    events: list[object] = []
+    options = GoalOptions(parallel=1, context_window=1_700, context=ContextConfig(tiers=True))
+    async with goal_env(_script()) as (_emu, client):
+        runner = new_runner(client, ws, "grow calc", options=options, events=events)
+        outcome = await runner.run()
+    assert outcome.status == "complete", outcome.summary
+    assert outcome.executor is not None and outcome.executor.tiers is not None
+    assert "recall" in outcome.executor.registry
+    rewrites = [e for e in events if isinstance(e, Compacted) and e.session == "executor"]
+    assert rewrites and rewrites[0].reason.split(":")[0] in ("compact", "force")
+    archive = outcome.executor.tiers.archive
+    assert archive.folder is not None and archive.folder.parent == runner.store.dir and archive.ids()
+
+
+def test_a_goal_expects_the_steps_left_at_the_pace_of_the_steps_done() -> None:
+    steps = [{**s, "status": st} for s, st in zip(PLAN, ("done", "pending"), strict=True)]
+    plan = Plan.model_validate({"objective": "grow calc", "steps": steps})
+    assert remaining_requests(plan, 10) == 11  # one step left at 10 requests a step, and the verdict
+    assert remaining_requests(None, 4) == 4
+    fresh = Plan.model_validate({"objective": "grow calc", "steps": PLAN})
+    assert remaining_requests(fresh, 0) == 2 * STEP_REQUESTS_GUESS + 1

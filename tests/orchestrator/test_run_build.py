@@ -91,3 +91,26 @@ def test_command_line_errors_say_what_to_do(tmp_path: Path, capsys: pytest.Captu
     assert "--max-requests must be at least 1" in capsys.readouterr().err
     assert main(["run", "  ", "--workspace", str(tmp_path)]) == 2
     assert "the task is empty" in capsys.readouterr().err
+
+
+def test_context_tiers_come_from_the_config_and_only_then_bring_recall(tmp_path: Path) -> None:
+    from orchestrator.build import goal_options
+    from orchestrator.errors import ConfigError
+
+    ws = _project(tmp_path)
+    resolved = _resolved(ws, base_url="http://127.0.0.1:9")
+    client = build_client(resolved)
+    plain = build_executor(resolved, ws, client, journal_path=None)
+    assert plain.tiers is None and "recall" not in plain.registry and b'"recall"' not in plain.body()
+    (ws / "reasonix.toml").write_text("[context]\ntiers = true\nsnip_ratio = 0.5\ncompact_ratio = 0.7\n")
+    resolved = _resolved(ws, base_url="http://127.0.0.1:9")
+    journal = ws / ".reasonix" / "runs" / "r" / "executor.jsonl"
+    tiered = build_executor(resolved, ws, client, journal_path=journal)
+    assert tiered.settings.tiers and tiered.settings.snip_ratio == 0.5 and tiered.settings.compaction_ratio == 0.7
+    assert tiered.tiers is not None and tiered.tiers.archive.folder == journal.parent / "executor.archive"
+    assert "recall" in tiered.registry and b'"name":"recall"' in tiered.body()
+    goal = goal_options(resolved.config)
+    assert goal.context.tiers and goal.context.session_fields()["compaction_ratio"] == 0.7
+    (ws / "reasonix.toml").write_text("[context]\ntiers = true\nsnip_ratio = 0.9\ncompact_ratio = 0.7\n")
+    with pytest.raises(ConfigError, match="snip_ratio <= compact_ratio <= force_ratio"):
+        _resolved(ws, base_url="http://127.0.0.1:9")
