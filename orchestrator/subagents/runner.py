@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from orchestrator.errors import ReasonixError
+from orchestrator.events import Escalated, SubagentFinished
 from orchestrator.subagents.profiles import Profile
 from plans import write_atomic
 from sessions import Session, SessionEvent, SessionSettings, StreamUpdate
@@ -103,19 +104,43 @@ class SubagentRunner:
     """Where the subagents' journals go (``agents/`` beside the parent's journal); ``None``: not journaled."""
     max_parallel: int = DEFAULT_MAX_PARALLEL
     gate: SharedRequests = field(default_factory=SharedRequests)
-    on_event: Callable[[SessionEvent], None] | None = None
+    on_event: Callable[[Any], None] | None = None
+    """Hears the subagents' session events (not their streamed text) and a :class:`SubagentFinished` for each."""
     sessions: list[Session] = field(default_factory=list)
     """Every subagent session run so far, for the parent's summary."""
     asked: Counter[str] = field(default_factory=Counter)
     """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
     runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
+    escalations: Counter[str] = field(default_factory=Counter)
+    """Escalations seen per subagent session."""
     _slots: trio.Semaphore | None = None
     _writer: trio.Lock | None = None
 
     def _forward(self, event: SessionEvent) -> None:
         # The parent's renderer hears what its subagents do, but not their streamed text (several may run at once).
+        if isinstance(event, Escalated):
+            self.escalations[event.session] += 1
         if self.on_event is not None and not isinstance(event, StreamUpdate):
             self.on_event(event)
+
+    def _finished(self, session: Session, profile: Profile, result: ToolResult, reason: str) -> None:
+        if self.on_event is None:
+            return
+        usage = session.usage
+        self.on_event(
+            SubagentFinished(
+                session=session.name,
+                profile=profile.name,
+                ok=not result.is_error,
+                reason=reason,
+                read_only=profile.read_only,
+                requests=session.requests,
+                cost_usd=round(session.cost_usd, 6),
+                escalations=self.escalations[session.name],
+                cache_hit_tokens=usage.prompt_cache_hit_tokens,
+                cache_miss_tokens=usage.prompt_cache_miss_tokens,
+            )
+        )
 
     def registry_for(self, profile: Profile) -> ToolRegistry:
         picked = [t for t in self.tools if not profile.tools or t.name in profile.tools]
@@ -173,23 +198,31 @@ class SubagentRunner:
             request_gate=self.gate,
         )
         self.sessions.append(session)
+        result, reason = await self._turn(session, profile, task, resumed)
+        self._finished(session, profile, result, reason)
+        return result
+
+    async def _turn(self, session: Session, profile: Profile, task: str, resumed: bool) -> tuple[ToolResult, str]:
+        """The subagent's one turn: its report, or an error result saying why it stopped (and that why alone)."""
         data: dict[str, Any] = {"agent": profile.name}
         try:
             turn = await session.send(CONTINUE + task if resumed else task, max_requests=profile.max_requests)
         except (DeepSeekError, ReasonixError) as exc:
-            return ToolResult.error(f"The subagent {profile.name} stopped before it finished: {exc}", data=data)
+            why = str(exc)
+            return ToolResult.error(f"The subagent {profile.name} stopped before it finished: {why}", data=data), why
         finally:
             data |= {"requests": session.requests, "cost_usd": round(session.cost_usd, 6)}
             data["cache_hit_tokens"] = session.usage.prompt_cache_hit_tokens
         if turn.status == "done":
-            return ToolResult(content=f'<report agent="{profile.name}">\n{turn.text}\n</report>', data=data)
+            return ToolResult(content=f'<report agent="{profile.name}">\n{turn.text}\n</report>', data=data), ""
         why = {
             "request_limit": f"it used all {profile.max_requests} requests it is allowed (max_requests in its "
             f"profile, {profile.source})",
         }.get(turn.status, f"its turn ended with status {turn.status}")
         said = f"\nWhat it had said last:\n{turn.text}" if turn.text else ""
-        return ToolResult.error(
+        result = ToolResult.error(
             f"The subagent {profile.name} stopped before it finished: {why}. Do the rest yourself or give it a "
             f"smaller task.{said}",
             data=data,
         )
+        return result, why

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
 from orchestrator.subagents.profiles import Profile, agents_index, find_profiles, skill_profiles
 from orchestrator.subagents.runner import SharedRequests, SubagentRunner
-from sessions import Session, SessionEvent
+from sessions import Session
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult
 from sessions.wire import RequestGate, Usage
 
@@ -74,7 +74,7 @@ def with_agents(
     journal_path: Path | None,
     read_only: bool = False,
     request_gate: RequestGate | None = None,
-    on_event: Callable[[SessionEvent], None] | None = None,
+    on_event: Callable[[Any], None] | None = None,
     config_dir: Path | None = None,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
