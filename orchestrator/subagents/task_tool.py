@@ -3,9 +3,9 @@ tool result (appended bytes). It and the profiles' index join a session only whe
 (:func:`with_agents`), so without profiles the prefix is as before. Skills with ``run_as = subagent`` count as
 profiles: the ``skill`` tool points the model to this tool for them.
 
-The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (read-only subagents up
-to ``max_parallel``, writing ones one at a time). A read-only parent (the planner, plan mode) gets the read-only
-flavour, which offers only the read-only profiles.
+The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (up to
+``max_parallel``; a writing one in its own copy of the workspace, merged back when it reports). A read-only parent
+(the planner, plan mode) gets the read-only flavour, which offers only the read-only profiles.
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ def with_agents(
         config=config,
         tools=registry,
         journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
+        workspace=workspace,
         max_parallel=config.agents.max_parallel,
         gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,
