@@ -113,6 +113,8 @@ class SubagentRunner:
     workspace: Path | None = None
     """The parent's workspace, which a writing subagent's copy is made of and merged back into (``None``: it
     works in place)."""
+    root: Path | None = None
+    """Where the subagents' tools work when not in a copy (``None``: the builder's workspace)."""
     max_parallel: int = DEFAULT_MAX_PARALLEL
     gate: SharedRequests = field(default_factory=SharedRequests)
     on_event: Callable[[Any], None] | None = None
@@ -242,7 +244,7 @@ class SubagentRunner:
             on_event=self._forward,
             resume=resumed,
             request_gate=self.gate,
-            root=branch.path if branch is not None else None,
+            root=branch.path if branch is not None else self.root,
             env=branch.env() if branch is not None else None,
         )
         self.sessions.append(session)

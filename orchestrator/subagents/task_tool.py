@@ -76,10 +76,14 @@ def with_agents(
     request_gate: RequestGate | None = None,
     on_event: Callable[[Any], None] | None = None,
     config_dir: Path | None = None,
+    root: Path | None = None,
+    copies: bool = True,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
     there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
-    (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``."""
+    (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``. The profiles come
+    from ``workspace``; the subagents work in ``root`` (default: the workspace), a writing one in a copy of it merged
+    back, or with ``copies`` false in ``root`` itself, one at a time."""
     found = skill_profiles(workspace, config_dir) | find_profiles(workspace)  # a profile file wins over a skill
     profiles = {n: p for n, p in sorted(found.items()) if p.read_only or not read_only}
     if not profiles or registry.get(TaskTool.name) is not None:
@@ -89,7 +93,8 @@ def with_agents(
         config=config,
         tools=registry,
         journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
-        workspace=workspace,
+        workspace=(root or workspace) if copies else None,
+        root=root,
         max_parallel=config.agents.max_parallel,
         gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,
