@@ -19,14 +19,12 @@ import httpx
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
-from orchestrator.extensions.skill_tool import with_skills
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
-from orchestrator.memory.tool import with_memory_tools
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.review.reviewer import Reviewer
-from orchestrator.subagents.task_tool import with_agents
+from orchestrator.subagents.bundle import SessionExtensions
 from plans import Plan, StepStatus
 from sessions import Session, SessionEvent, SessionSettings
 from sessions.accounting import PriceBook, PriceError
@@ -35,7 +33,6 @@ from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tiers import tiered_registry
 from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
-from sessions.tools.shell import JobTable, with_jobs
 from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
@@ -230,19 +227,13 @@ def build_executor(
         gate=options.gate,
         mcp=options.mcp,
     )
-    tools = with_memory_tools(registry or default_registry(web_fetch=config.tools.web_fetch), config.memory)
-    tools = with_jobs(tools, JobTable(max_running=config.jobs.max_running)) if config.jobs.enabled else tools
-    system_prompt, tools = with_skills(system_prompt, tools, workspace, config_dir)  # unchanged without skills
-    system_prompt, tools = with_agents(  # unchanged without subagent profiles
+    system_prompt, tools = SessionExtensions(config, workspace, config_dir).apply(  # unchanged with none configured
         system_prompt,
-        tools,
-        workspace,
+        registry or default_registry(web_fetch=config.tools.web_fetch),
         builder=builder,
-        config=config,
         journal_path=journal_path,
         read_only=options.read_only,
         on_event=on_event,
-        config_dir=config_dir,
     )
     return builder(
         name=EXECUTOR_SESSION,
@@ -300,6 +291,7 @@ def create_runner(
     sandbox: Sandbox | None = None,
     gate: Gate | None = None,
     mcp: McpHub | None = None,
+    extensions: SessionExtensions | None = None,
 ) -> GoalRunner:
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
     store = RunStore.create(workspace, run_id)
@@ -329,6 +321,7 @@ def create_runner(
         ),
         on_event=on_event,
         sandbox=sandbox,
+        extend=extensions.apply if extensions is not None else None,
     )
 
 
@@ -346,6 +339,7 @@ def resume_runner(
     sandbox: Sandbox | None = None,
     gate: Gate | None = None,
     mcp: McpHub | None = None,
+    extensions: SessionExtensions | None = None,
 ) -> GoalRunner:
     """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
     store = RunStore.open(workspace, run_id)
@@ -366,6 +360,7 @@ def resume_runner(
         ),
         on_event=on_event,
         sandbox=sandbox,
+        extend=extensions.apply if extensions is not None else None,
     )
 
 
@@ -399,6 +394,8 @@ class GoalSetup:
             sandbox=self.sandbox,
             gate=self.gate,
             mcp=self.mcp,
+            # the executor's task, skill and remember tools (DESIGN §5 "Extensions"); no jobs in a goal
+            extensions=SessionExtensions(self.resolved.config, self.workspace, self.config_dir, jobs=False),
         )
 
 

@@ -174,6 +174,41 @@ class GoalWaiting(GoalEventBase):
     attempt: int
 
 
+class SubagentFinished(GoalEventBase):
+    """A subagent (the ``task`` tool) ended: what it was, what it cost and how its cache did; its report (or why it
+    stopped) went back to the parent as the tool result. A resumed parent's kept report emits none (nothing ran)."""
+
+    kind: Literal["subagent_finished"] = "subagent_finished"
+    session: str
+    """``agent:PROFILE#N``: the Nth subagent of its parent."""
+    profile: str
+    ok: bool
+    """It gave its report (false: it stopped before, and ``reason`` says why)."""
+    reason: str = ""
+    read_only: bool = True
+    requests: int = 0
+    cost_usd: float = 0.0
+    escalations: int = 0
+    cache_hit_tokens: int = 0
+    cache_miss_tokens: int = 0
+    merged: tuple[str, ...] = ()
+    """A writing subagent's files merged back into the parent's workspace."""
+
+    def words(self) -> str:
+        """The one line every view shows (the terminal, ``runs show``; the dashboard says the same in its JS)."""
+        prompt = self.cache_hit_tokens + self.cache_miss_tokens
+        ratio = f" ({self.cache_hit_tokens / prompt:.0%})" if prompt else ""
+        flavour = "read-only" if self.read_only else "writing"
+        line = (
+            f"subagent {self.session} ({flavour}) {'done' if self.ok else 'stopped'} · {self.requests} requests · "
+            f"${self.cost_usd:.4f} · cache {self.cache_hit_tokens} hit / {self.cache_miss_tokens} miss{ratio} · "
+            f"{self.escalations} escalations"
+        )
+        if self.merged:
+            line += f" · merged {', '.join(self.merged)}"
+        return line + (f": {self.reason}" if self.reason else "")
+
+
 class GoalFinished(GoalEventBase):
     kind: Literal["goal_finished"] = "goal_finished"
     status: EndState
@@ -198,6 +233,7 @@ GoalEvent = (
     | ProAskedForPro
     | BudgetWarning
     | GoalWaiting
+    | SubagentFinished
     | GoalFinished
 )
 """Every event of a goal's own (the session events of its planner and executor flow in the same stream)."""

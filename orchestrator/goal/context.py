@@ -125,6 +125,11 @@ class SessionOpener(Protocol):
     ) -> Session: ...
 
 
+ExtendSession = Callable[..., tuple[str, ToolRegistry]]
+"""Adds the configured extensions to an executor's system prompt and registry before its prefix is built
+(``SessionExtensions.apply`` of :mod:`orchestrator.subagents.bundle`: memory, skills, subagents)."""
+
+
 @dataclass
 class Lane:
     """Where an executor turn runs: the main executor in the workspace (``step_id`` None), or a fork of it working on
@@ -159,8 +164,11 @@ class GoalContext:
         open_session: SessionOpener,
         on_event: Callable[[AnyEvent], None] | None = None,
         sandbox: Sandbox | None = None,
+        extend: ExtendSession | None = None,
     ) -> None:
         self.workspace = workspace
+        self.extend = extend
+        """The extensions of the executor and its forks (``None``: none, the prefix of a goal without them)."""
         self.sandbox: Sandbox = sandbox or NoSandbox()
         """What confines the supervisor's verify commands (the sessions' commands are confined by their builder)."""
         self.unconfined = UnconfinedVerify(unconfined_reason(sandbox), allow_all=options.allow_unconfined_verify)
@@ -297,7 +305,24 @@ class GoalContext:
         for tool in executor_tools(self.mailbox):
             executor_registry.register(tool)
         self.planner = self._session("planner", prompts.PLANNER_SYSTEM_PROMPT, planner_registry, read_only=True)
-        self.executor = self._session("executor", prompts.EXECUTOR_SYSTEM_PROMPT, executor_registry, read_only=False)
+        system, executor_registry = self.extended(executor_registry, self.store.dir / "executor.jsonl")
+        self.executor = self._session("executor", system, executor_registry, read_only=False)
+
+    def extended(self, registry: ToolRegistry, journal: Path, root: Path | None = None) -> tuple[str, ToolRegistry]:
+        """The executor's system prompt and ``registry`` with the extensions (the same bytes for the executor and
+        every fork of it); a fork's subagents work in its branch (``root``), a writing one there in place."""
+        if self.extend is None:
+            return prompts.EXECUTOR_SYSTEM_PROMPT, registry
+        return self.extend(
+            prompts.EXECUTOR_SYSTEM_PROMPT,
+            registry,
+            builder=self.open_session,
+            journal_path=journal,
+            request_gate=self.budget,  # subagents spend from the goal's budget
+            on_event=self.emit,
+            root=root,
+            copies=root is None,
+        )
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:
         options = self.options

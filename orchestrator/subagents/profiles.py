@@ -3,9 +3,10 @@
 
 Front matter: ``name`` (default: the file's name), ``description`` (when to use it; default: the body's first line),
 ``tools`` (names from the built-in tools; default: every read-only one), ``model`` (``flash``, ``pro`` or an id;
-default ``flash``), ``effort`` (``high`` / ``max``), ``read_only`` (default ``true``; ``false`` lets it write, and such
-subagents run one at a time) and ``max_requests`` (default 20). The body is the subagent's system prompt. A skill
-with ``run_as = subagent`` is a profile too (:func:`skill_profiles`); a profile file of the same name wins.
+default ``flash``), ``effort`` (``high`` / ``max``), ``read_only`` (default ``true``; ``false`` lets it write, in a
+copy of the workspace merged back when it reports) and ``max_requests`` (default 20). The body is the subagent's
+system prompt. A skill with ``run_as = subagent`` is a profile too (:func:`skill_profiles`); a profile file of the
+same name wins.
 """
 
 from __future__ import annotations

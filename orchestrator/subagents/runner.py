@@ -1,7 +1,11 @@
 """Running one subagent: an isolated sub-session built from its profile, its journal beside the parent's, its report
 kept so that a resumed parent never runs a finished subagent again.
 
-Read-only subagents run at once up to ``max_parallel``; writing ones run one at a time (in the parent's workspace).
+Subagents run at once up to ``max_parallel``. A writing one works in a branch workspace, a copy of the parent's
+workspace made as a goal's parallel step gets one (:class:`~orchestrator.branches.BranchWorkspace`), and when it gives
+its report its changes are merged back the same way, three ways and all or nothing, one merge at a time; a conflict
+leaves the parent's workspace as it was and the parent reads which files and why. Without a run directory (nothing
+journaled) or where no copy can be made, a writing subagent works in the parent's workspace, one at a time.
 Every subagent's requests are asked of one :class:`SharedRequests` gate: a bound on all of them together, which also
 asks the parent's own gate (a goal's budget) when there is one, so subagents spend from the parent's budget.
 """
@@ -18,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from orchestrator.branches.outcome import BranchError
+from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.errors import ReasonixError
+from orchestrator.events import Escalated, SubagentFinished
 from orchestrator.subagents.profiles import Profile
 from plans import write_atomic
 from sessions import Session, SessionEvent, SessionSettings, StreamUpdate
@@ -37,6 +44,8 @@ CONTINUE = "You were stopped before you finished. Go on where you left off, then
 """A resumed subagent's next message, followed by its task (its journal may have been cut before the task's own)."""
 SESSION_PREFIX = "agent:"
 """A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
+MERGE_EVERYTHING = ("*",)
+"""A writing subagent may change any file of the workspace (a glob whose ``*`` matches across ``/``)."""
 DEFAULT_TOTAL_REQUESTS = 200
 DEFAULT_MAX_PARALLEL = 3
 
@@ -101,21 +110,54 @@ class SubagentRunner:
     """The tools a profile may pick from (never the ``task`` tool: subagents do not start subagents)."""
     journal_dir: Path | None = None
     """Where the subagents' journals go (``agents/`` beside the parent's journal); ``None``: not journaled."""
+    workspace: Path | None = None
+    """The parent's workspace, which a writing subagent's copy is made of and merged back into (``None``: it
+    works in place)."""
+    root: Path | None = None
+    """Where the subagents' tools work when not in a copy (``None``: the builder's workspace)."""
     max_parallel: int = DEFAULT_MAX_PARALLEL
     gate: SharedRequests = field(default_factory=SharedRequests)
-    on_event: Callable[[SessionEvent], None] | None = None
+    on_event: Callable[[Any], None] | None = None
+    """Hears the subagents' session events (not their streamed text) and a :class:`SubagentFinished` for each."""
     sessions: list[Session] = field(default_factory=list)
     """Every subagent session run so far, for the parent's summary."""
     asked: Counter[str] = field(default_factory=Counter)
     """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
     runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
+    escalations: Counter[str] = field(default_factory=Counter)
+    """Escalations seen per subagent session."""
     _slots: trio.Semaphore | None = None
     _writer: trio.Lock | None = None
+    _merging: trio.Lock = field(default_factory=trio.Lock)
 
     def _forward(self, event: SessionEvent) -> None:
         # The parent's renderer hears what its subagents do, but not their streamed text (several may run at once).
+        if isinstance(event, Escalated):
+            self.escalations[event.session] += 1
         if self.on_event is not None and not isinstance(event, StreamUpdate):
             self.on_event(event)
+
+    def _finished(
+        self, session: Session, profile: Profile, result: ToolResult, reason: str, merged: tuple[str, ...] = ()
+    ) -> None:
+        if self.on_event is None:
+            return
+        usage = session.usage
+        self.on_event(
+            SubagentFinished(
+                session=session.name,
+                profile=profile.name,
+                ok=not result.is_error,
+                reason=reason,
+                read_only=profile.read_only,
+                requests=session.requests,
+                cost_usd=round(session.cost_usd, 6),
+                escalations=self.escalations[session.name],
+                cache_hit_tokens=usage.prompt_cache_hit_tokens,
+                cache_miss_tokens=usage.prompt_cache_miss_tokens,
+                merged=merged,
+            )
+        )
 
     def registry_for(self, profile: Profile) -> ToolRegistry:
         picked = [t for t in self.tools if not profile.tools or t.name in profile.tools]
@@ -150,7 +192,7 @@ class SubagentRunner:
         if self._slots is None:
             self._slots, self._writer = trio.Semaphore(self.max_parallel), trio.Lock()
         async with self._slots:
-            if profile.read_only:
+            if profile.read_only or self._branches(journal) is not None:
                 result = await self._run(profile, task, journal)
             else:
                 assert self._writer is not None
@@ -160,8 +202,39 @@ class SubagentRunner:
             _store(done, result)
         return result
 
+    def _branches(self, journal: Path | None) -> Path | None:
+        """The run directory a writing subagent's copy goes under, or None when it works in place."""
+        if self.workspace is None or journal is None or self.journal_dir is None:
+            return None
+        return self.journal_dir.parent
+
+    async def _open_branch(self, profile: Profile, journal: Path | None) -> BranchWorkspace | None:
+        run_dir = None if profile.read_only else self._branches(journal)
+        if run_dir is None or journal is None or self.workspace is None:
+            return None
+        try:  # a copy left by a killed run is thrown away and made anew, as a goal's branch is
+            return await BranchWorkspace.open(self.workspace, run_dir, f"agent-{journal.stem}")
+        except BranchError:
+            return None  # no copy here (no git): it works in the parent's workspace instead
+
     async def _run(self, profile: Profile, task: str, journal: Path | None) -> ToolResult:
         resumed = _resumable(journal)
+        branch = await self._open_branch(profile, journal)
+        if branch is None and not profile.read_only and self._branches(journal) is not None:
+            assert self._writer is not None
+            async with self._writer:  # no copy could be made: in place, one at a time
+                return await self._in(profile, task, journal, resumed, None)
+        try:
+            return await self._in(profile, task, journal, resumed, branch)
+        finally:
+            if branch is not None:
+                with trio.CancelScope(shield=True):
+                    await branch.discard()
+
+    async def _in(
+        self, profile: Profile, task: str, journal: Path | None, resumed: bool, branch: BranchWorkspace | None
+    ) -> ToolResult:
+        """Run the subagent in ``branch`` (None: the parent's workspace), merge what it changed back, report."""
         session = self.builder(
             name=f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}",  # never sent: only events and journals
             system_prompt=PREAMBLE + profile.system,
@@ -171,25 +244,67 @@ class SubagentRunner:
             on_event=self._forward,
             resume=resumed,
             request_gate=self.gate,
+            root=branch.path if branch is not None else self.root,
+            env=branch.env() if branch is not None else None,
         )
         self.sessions.append(session)
+        result, reason = await self._turn(session, profile, task, resumed)
+        merged: tuple[str, ...] = ()
+        if branch is not None:
+            result, reason, merged = await self._merge(branch, profile, result, reason)
+        self._finished(session, profile, result, reason, merged)
+        return result
+
+    async def _merge(
+        self, branch: BranchWorkspace, profile: Profile, result: ToolResult, reason: str
+    ) -> tuple[ToolResult, str, tuple[str, ...]]:
+        """A finished writing subagent's changes merged into the parent's workspace (all or nothing), and what the
+        parent reads of it; a subagent that stopped before its report merges nothing."""
+        data = dict(result.data or {})
+        if result.is_error:
+            note = "\nIts changes were not merged into your workspace (it did not finish)."
+            return ToolResult.error(result.content + note, data=data), reason, ()
+        try:
+            async with self._merging:
+                outcome = await branch.merge_back(MERGE_EVERYTHING)
+        except BranchError as exc:
+            why = f"its changes could not be merged back: {exc}"
+            text = f"The subagent {profile.name} finished, but {why}\n{result.content}"
+            return ToolResult.error(text, data=data), why, ()
+        if outcome.merged:
+            data["merged"] = list(outcome.changed)
+            said = ", ".join(outcome.changed) if outcome.changed else "it changed no file"
+            note = f"\nIts changes are merged into your workspace: {said}."
+            return ToolResult(content=result.content + note, data=data), "", outcome.changed
+        why = outcome.reason.replace(f"step {branch.step_id} was not merged back", "its changes were not merged back")
+        files = ", ".join(outcome.conflicts)
+        text = (
+            f"The subagent {profile.name} finished, but {why} Redo its changes to {files} yourself (its report says "
+            f"what they were), or ask again with a task that leaves those files alone.\n{result.content}"
+        )
+        return ToolResult.error(text, data=data | {"conflicts": list(outcome.conflicts)}), why, ()
+
+    async def _turn(self, session: Session, profile: Profile, task: str, resumed: bool) -> tuple[ToolResult, str]:
+        """The subagent's one turn: its report, or an error result saying why it stopped (and that why alone)."""
         data: dict[str, Any] = {"agent": profile.name}
         try:
             turn = await session.send(CONTINUE + task if resumed else task, max_requests=profile.max_requests)
         except (DeepSeekError, ReasonixError) as exc:
-            return ToolResult.error(f"The subagent {profile.name} stopped before it finished: {exc}", data=data)
+            why = str(exc)
+            return ToolResult.error(f"The subagent {profile.name} stopped before it finished: {why}", data=data), why
         finally:
             data |= {"requests": session.requests, "cost_usd": round(session.cost_usd, 6)}
             data["cache_hit_tokens"] = session.usage.prompt_cache_hit_tokens
         if turn.status == "done":
-            return ToolResult(content=f'<report agent="{profile.name}">\n{turn.text}\n</report>', data=data)
+            return ToolResult(content=f'<report agent="{profile.name}">\n{turn.text}\n</report>', data=data), ""
         why = {
             "request_limit": f"it used all {profile.max_requests} requests it is allowed (max_requests in its "
             f"profile, {profile.source})",
         }.get(turn.status, f"its turn ended with status {turn.status}")
         said = f"\nWhat it had said last:\n{turn.text}" if turn.text else ""
-        return ToolResult.error(
+        result = ToolResult.error(
             f"The subagent {profile.name} stopped before it finished: {why}. Do the rest yourself or give it a "
             f"smaller task.{said}",
             data=data,
         )
+        return result, why

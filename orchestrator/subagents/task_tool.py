@@ -3,22 +3,22 @@ tool result (appended bytes). It and the profiles' index join a session only whe
 (:func:`with_agents`), so without profiles the prefix is as before. Skills with ``run_as = subagent`` count as
 profiles: the ``skill`` tool points the model to this tool for them.
 
-The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (read-only subagents up
-to ``max_parallel``, writing ones one at a time). A read-only parent (the planner, plan mode) gets the read-only
-flavour, which offers only the read-only profiles.
+The tool is ``parallel_safe``: the task calls of one reply run at once, bounded by the runner (up to
+``max_parallel``; a writing one in its own copy of the workspace, merged back when it reports). A read-only parent
+(the planner, plan mode) gets the read-only flavour, which offers only the read-only profiles.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
 from orchestrator.subagents.profiles import Profile, agents_index, find_profiles, skill_profiles
 from orchestrator.subagents.runner import SharedRequests, SubagentRunner
-from sessions import Session, SessionEvent
+from sessions import Session
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult
 from sessions.wire import RequestGate, Usage
 
@@ -74,12 +74,16 @@ def with_agents(
     journal_path: Path | None,
     read_only: bool = False,
     request_gate: RequestGate | None = None,
-    on_event: Callable[[SessionEvent], None] | None = None,
+    on_event: Callable[[Any], None] | None = None,
     config_dir: Path | None = None,
+    root: Path | None = None,
+    copies: bool = True,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
     there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
-    (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``."""
+    (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``. The profiles come
+    from ``workspace``; the subagents work in ``root`` (default: the workspace), a writing one in a copy of it merged
+    back, or with ``copies`` false in ``root`` itself, one at a time."""
     found = skill_profiles(workspace, config_dir) | find_profiles(workspace)  # a profile file wins over a skill
     profiles = {n: p for n, p in sorted(found.items()) if p.read_only or not read_only}
     if not profiles or registry.get(TaskTool.name) is not None:
@@ -89,6 +93,8 @@ def with_agents(
         config=config,
         tools=registry,
         journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
+        workspace=(root or workspace) if copies else None,
+        root=root,
         max_parallel=config.agents.max_parallel,
         gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,

@@ -14,7 +14,8 @@ from typing import Literal
 from orchestrator.build import RunOptions, build_client, build_executor, run_dir
 from orchestrator.checkpoints.turns import TurnCheckpoints
 from orchestrator.config.model import ResolvedConfig
-from orchestrator.goal.store import new_run_id, run_state_dir
+from orchestrator.events import SubagentFinished
+from orchestrator.goal.store import RunStore, new_run_id, run_state_dir
 from orchestrator.hooks.hooks import Hooks
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
 from orchestrator.subagents.task_tool import subagent_figures
@@ -63,7 +64,7 @@ class TaskRun:
         resolved: ResolvedConfig,
         workspace: Path,
         options: RunOptions | None = None,
-        on_event: Callable[[SessionEvent], None] | None = None,
+        on_event: Callable[[SessionEvent | SubagentFinished], None] | None = None,
         run_id: str | None = None,
         client: DeepSeekClient | None = None,
         reply_source: ReplySource | None = None,
@@ -80,6 +81,8 @@ class TaskRun:
         self.journal_path = run_dir(workspace, self.run_id) / "executor.jsonl"
         self.client = client or build_client(resolved)
         run_state_dir(workspace, self.run_id)  # the key is there: from here on the run is journaled
+        self._events = RunStore(workspace, self.run_id)
+        self._on_event = on_event
         if hooks is not None:
             hooks.run_id = hooks.session_id = self.run_id
         self.session: Session = build_executor(
@@ -88,10 +91,17 @@ class TaskRun:
             self.client,
             journal_path=self.journal_path,
             options=self.options,
-            on_event=on_event,
+            on_event=self._event,
             reply_source=reply_source,
             memory_config_dir=memory_config_dir,
         )
+
+    def _event(self, event: SessionEvent | SubagentFinished) -> None:
+        """What the task's subagents did goes to the run's ``events.jsonl`` too, for ``reasonix runs show``."""
+        if isinstance(event, SubagentFinished):
+            self._events.append_event(event.model_dump(mode="json"))
+        if self._on_event is not None:
+            self._on_event(event)
 
     async def execute(self) -> TaskSummary:
         """Run the task's turn. DeepSeek errors end the run with status ``error``; cancellation propagates (the
@@ -104,6 +114,7 @@ class TaskRun:
         except DeepSeekError as exc:
             return self.summary("error", error=str(exc))
         finally:
+            self._events.close()
             if self.checkpoints is not None:
                 await self.checkpoints.after(before, run_id=self.run_id, number=1, note=self.task)
         if isinstance(result, PromptBlocked):

@@ -26,8 +26,10 @@ from orchestrator.events import (
     StepReported,
     StepStarted,
     StepVerified,
+    SubagentFinished,
     WaveStarted,
 )
+from orchestrator.text.safe_text import neutralise
 from orchestrator.text.wording import counted
 from orchestrator.ui.branch_lines import BranchBoard
 from orchestrator.ui.goal_lines import escalation_line, pro_marker_line, state_line, verify_failure_text
@@ -141,6 +143,10 @@ def _waiting(ui: GoalView, event: GoalWaiting) -> None:
     )
 
 
+def _subagent(ui: GoalView, event: SubagentFinished) -> None:
+    ui.line(Text(neutralise(event.words()), style="cyan" if event.ok else "yellow"))
+
+
 def _finished(ui: GoalView, event: GoalFinished) -> None:
     ui.renderer.end_line()  # the state line said how it ended; the summary follows
 
@@ -161,5 +167,6 @@ GOAL_EVENT_LINES: dict[type[GoalEventBase], Callable[[GoalView, Any], None]] = {
     ProAskedForPro: _pro_marker,
     BudgetWarning: _budget,
     GoalWaiting: _waiting,
+    SubagentFinished: _subagent,
     GoalFinished: _finished,
 }

@@ -18,6 +18,7 @@ from rich.control import Control
 from rich.segment import ControlType
 from rich.text import Text
 
+from orchestrator.events import SubagentFinished
 from orchestrator.text.safe_text import neutralise, neutralise_text
 from orchestrator.text.wording import counted
 from orchestrator.ui.markdown_blocks import completed, markdown_lines, rows_taken
@@ -264,8 +265,13 @@ class TerminalRenderer:
 
     # ------------------------------------------------------------------------------------------------ events
 
-    def __call__(self, event: SessionEvent) -> None:
+    def __call__(self, event: SessionEvent | SubagentFinished) -> None:
         with self._lock:
+            if isinstance(event, SubagentFinished):  # the one goal event a task tool sends a plain run
+                self._close_line()
+                style = "cyan" if event.ok else "yellow"
+                self.console.print(Text(neutralise(event.words()), style=style), soft_wrap=True, highlight=False)
+                return
             self._handle(event)
 
     def _handle(self, event: SessionEvent) -> None:
@@ -366,7 +372,7 @@ class JsonLinesRenderer:
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
-    def __call__(self, event: SessionEvent) -> None:
+    def __call__(self, event: SessionEvent | SubagentFinished) -> None:
         self.write(event.model_dump(mode="json"))
 
     def write(self, obj: Mapping[str, Any]) -> None:

@@ -5,16 +5,28 @@ service lists from the event models. A new event class without a rendering in an
 from __future__ import annotations
 
 import io
+import json
 import re
+import shutil
+import subprocess
 import types
 from importlib.resources import files
+from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
+import pytest
 from pydantic import BaseModel
 from rich.console import Console
 
 from orchestrator.cli.commands.runs import _event_line
-from orchestrator.events import GOAL_EVENT_KINDS, GOAL_EVENT_TYPES, SESSION_EVENT_KINDS, GoalEventBase, event_kind
+from orchestrator.events import (
+    GOAL_EVENT_KINDS,
+    GOAL_EVENT_TYPES,
+    SESSION_EVENT_KINDS,
+    GoalEventBase,
+    SubagentFinished,
+    event_kind,
+)
 from orchestrator.serve.models import SERVICE_EVENT_KINDS
 from orchestrator.ui.goal_event_lines import GOAL_EVENT_LINES
 from orchestrator.ui.goal_view import GoalTerminalUI
@@ -92,3 +104,60 @@ def test_the_dashboard_keeps_no_list_of_kinds_of_its_own() -> None:
         # a hand list would be an array of kind names: any three of them quoted side by side
         assert not re.search(r"'goal_state',\s*'plan_proposed'", text), path.name
     assert "api('/api/event-kinds')" in (JS / "stream.js").read_text(encoding="utf-8")
+
+
+_NODE_HARNESS = """
+globalThis.location = { search: '', href: 'http://127.0.0.1/', pathname: '/' };
+globalThis.sessionStorage = { getItem() { return null; }, setItem() {}, removeItem() {} };
+globalThis.history = { replaceState() {} };
+globalThis.document = { getElementById() { return null; }, addEventListener() {} };
+const { GOAL_EVENTS } = await import(process.argv[2]);
+const logged = [];
+const view = { log: (id, text) => logged.push(text), brief: (text) => text };
+GOAL_EVENTS[process.argv[3]](view, JSON.parse(process.argv[4]), 1);
+console.log(JSON.stringify(logged));
+"""
+
+
+def _dashboard_lines(tmp_path: Path, event: GoalEventBase) -> list[str]:
+    """What the dashboard's renderer of ``event`` logs, run by node on the page's own module."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    harness = tmp_path / "harness.mjs"
+    harness.write_text(_NODE_HARNESS, encoding="utf-8")
+    module = Path(str(JS / "goal_events.js")).as_uri()
+    argv = [node, str(harness), module, event_kind(type(event)), event.model_dump_json()]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    lines: list[str] = json.loads(done.stdout)
+    return lines
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_a_finished_subagent_reads_the_same_in_the_terminal_runs_show_and_the_dashboard(
+    tmp_path: Path, ok: bool
+) -> None:
+    event = SubagentFinished(
+        session="agent:fixer#2",
+        profile="fixer",
+        ok=ok,
+        reason="" if ok else "it used all 5 requests it is allowed",
+        read_only=False,
+        requests=5,
+        cost_usd=0.001234,
+        escalations=1,
+        cache_hit_tokens=3072,
+        cache_miss_tokens=1024,
+        merged=("a.py", "b.py") if ok else (),
+    )
+    words = event.words()
+    assert words.startswith(f"subagent agent:fixer#2 (writing) {'done' if ok else 'stopped'} · 5 requests · $0.0012")
+    assert "cache 3072 hit / 1024 miss (75%) · 1 escalations" in words
+    assert ("merged a.py, b.py" in words) == ok and ("it used all 5 requests" in words) == (not ok)
+    out = io.StringIO()
+    ui = GoalTerminalUI(Console(file=out, width=300, color_system=None), live=False, tick=False)
+    ui(event)
+    ui.stop()
+    assert words in out.getvalue()
+    assert _event_line(event.model_dump(mode="json")) == f"⑂ {words}"
+    assert _dashboard_lines(tmp_path, event) == [words]

@@ -119,10 +119,20 @@ EVENT_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
     "pro_asked_for_pro": lambda e: f"↑ {e.get('session')}: {e.get('model')} asked for pro: {e.get('reason', '')}",
     "budget_warning": lambda e: f"! budget: {e.get('resource')} {e.get('used')} of {e.get('limit')}",
     "goal_waiting": lambda e: f"… waited {e.get('wait_s', 0):.0f} s (outage {e.get('attempt')}): {e.get('reason', '')}",
+    "subagent_finished": lambda e: _subagent_line(e),
     "goal_finished": lambda e: f"■ {e.get('status')}: {e.get('summary', '')}",
 }
 """``runs show``'s line for each goal event kind (``orchestrator.events.GOAL_EVENT_KINDS``; a test holds that every
 kind has one). Session events are summed up under "cost per session" instead."""
+
+
+def _subagent_line(event: dict[str, Any]) -> str:
+    from orchestrator.events import SubagentFinished
+
+    try:
+        return "⑂ " + SubagentFinished.model_validate(event).words()
+    except ValueError:  # a line another version wrote
+        return f"⑂ subagent {event.get('session', '?')} finished"
 
 
 def _event_line(event: dict[str, Any]) -> str | None:

@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.store import FORKS_DIR, usage_events
 from orchestrator.goal.tools import Mailbox, executor_tools
@@ -88,13 +87,14 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
     for tool in executor_tools(mailbox):
         registry.register(tool)
     key = f"{executor.name}@{step_id}"
+    system_prompt, registry = ctx.extended(registry, journal, root)
 
     def on_event(event: SessionEvent) -> None:
         ctx.emit(event.model_copy(update={"step_id": step_id}))
 
     session = ctx.open_session(
         name=executor.name,
-        system_prompt=prompts.EXECUTOR_SYSTEM_PROMPT,
+        system_prompt=system_prompt,
         registry=registry,
         settings=executor.settings,
         journal_path=journal,

@@ -57,7 +57,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
 
 
-async def _run(ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1") -> tuple[Any, TaskRun]:
+async def _run(
+    ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1", on_event: Any = None
+) -> tuple[Any, TaskRun]:
     resolved = load_config(workspace=ws, env=_env(ws.parent))
     async with open_emulator(script=script) as emu:
         _record(emu, bodies)
@@ -71,6 +73,7 @@ async def _run(ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1"
                 client=client,
                 run_id=run_id,
                 memory_config_dir=ws.parent / "cfg",
+                on_event=on_event,
             )
             return await run.execute(), run
 
@@ -211,28 +214,83 @@ async def test_a_skill_with_run_as_subagent_runs_as_one(tmp_path: Path) -> None:
     assert "REPORT-A" in next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
 
 
-async def test_a_writing_subagent_changes_the_workspace_and_gets_no_task_tool(tmp_path: Path) -> None:
+FIXER = "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
+
+
+def _fixer_workspace(tmp_path: Path) -> Path:
     ws = subagent_workspace(tmp_path, profile=False)
     (ws / ".reasonix" / "agents").mkdir(parents=True)
-    (ws / ".reasonix" / "agents" / "fixer.md").write_text(
-        "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
-    )
-    bodies: list[bytes] = []
-    call = {"name": "task", "arguments": {"agent": "fixer", "task": "TASK-A: set x_a to 2"}}
-    write = {"name": "write_file", "arguments": {"path": "a.py", "content": "x_a = 2\n"}}
+    (ws / ".reasonix" / "agents" / "fixer.md").write_text(FIXER)
+    return ws
+
+
+def _fixer(name: str, content: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parent's task call for fixer ``name`` and its session, which writes ``content`` to a.py, then reports."""
+    tag = f"TASK-{name.upper()}"
+    call = {"name": "task", "arguments": {"agent": "fixer", "task": f"{tag}: set x_a"}}
+    write = {"name": "write_file", "arguments": {"path": "a.py", "content": content}}
     sub = {
-        "key": "fixer",
+        "key": f"fixer-{name}",
         "system_contains": "FIXER-MARK",
-        "replies": [{"tool_calls": [write]}, {"content": "REPORT-A: a.py now sets x_a = 2."}],
+        "user_contains": tag,
+        "replies": [{"tool_calls": [write]}, {"content": f"REPORT-{name.upper()}: a.py now reads {content.strip()}."}],
     }
+    return call, sub
+
+
+def _tool_results(body: bytes) -> list[str]:
+    return [m["content"] for m in json.loads(body)["messages"] if m["role"] == "tool"]
+
+
+async def test_a_writing_subagent_works_in_a_copy_whose_changes_merge_back_and_gets_no_task_tool(
+    tmp_path: Path,
+) -> None:
+    ws = _fixer_workspace(tmp_path)
+    bodies: list[bytes] = []
+    call, sub = _fixer("a", "x_a = 2\n")
     parent = [{"tool_calls": [call]}, {"content": "Fixed."}]
     script = Script.model_validate({"sessions": [{"key": "executor", "replies": parent}, sub]})
-    summary, _ = await _run(ws, script, bodies)
+    seen: list[Any] = []
+    summary, _ = await _run(ws, script, bodies, on_event=seen.append)
     assert summary.status == "done", summary
     assert (ws / "a.py").read_text() == "x_a = 2\n"
     assert "- fixer: Fixes one file (may change files)" in system_of(bodies[0])
     sub_tools = tool_names(bodies[1])
     assert "write_file" in sub_tools and "bash" in sub_tools and "task" not in sub_tools  # one level deep
+    (result,) = _tool_results(bodies[-1])
+    assert result.startswith('<report agent="fixer">\nREPORT-A')
+    assert result.endswith("</report>\nIts changes are merged into your workspace: a.py.")
+    # It wrote in its own copy, made under the run directory as a goal branch's is, and gone once merged.
+    (written,) = [e for e in seen if getattr(e, "kind", "") == "tool_finished" and e.name == "write_file"]
+    assert not written.is_error
+    branches = ws / ".reasonix" / "runs" / "r1" / "branches"
+    assert not branches.exists() or not any(p for p in branches.iterdir() if not p.name.startswith("."))
+    (finished,) = [e for e in seen if getattr(e, "kind", "") == "subagent_finished"]
+    assert finished.ok and not finished.read_only and finished.merged == ("a.py",)
+
+
+async def test_two_writing_subagents_that_change_the_same_lines_merge_one_and_the_parent_reads_the_conflict(
+    tmp_path: Path,
+) -> None:
+    ws = _fixer_workspace(tmp_path)
+    bodies: list[bytes] = []
+    (call_a, sub_a), (call_b, sub_b) = _fixer("a", "x_a = 2\n"), _fixer("b", "x_a = 3\n")
+    parent = [{"tool_calls": [call_a, call_b]}, {"content": "One of them conflicted."}]
+    script = Script.model_validate({"sessions": [{"key": "executor", "replies": parent}, sub_a, sub_b]})
+    seen: list[Any] = []
+    summary, _ = await _run(ws, script, bodies, on_event=seen.append)
+    assert summary.status == "done", summary
+    results = _tool_results(bodies[-1])
+    merged = [r for r in results if r.endswith("Its changes are merged into your workspace: a.py.")]
+    refused = [r for r in results if r.startswith("The subagent fixer finished, but its changes were not merged")]
+    assert len(merged) == 1 and len(refused) == 1, results
+    winner = "2" if "REPORT-A" in merged[0] else "3"
+    assert (ws / "a.py").read_text() == f"x_a = {winner}\n"  # all or nothing: the other left the file as merged
+    assert "nothing in the workspace was changed" in refused[0] and "a.py (both changed the same lines)" in refused[0]
+    assert "Redo its changes to a.py yourself" in refused[0] and '<report agent="fixer">' in refused[0]
+    finished = sorted((e for e in seen if getattr(e, "kind", "") == "subagent_finished"), key=lambda e: e.ok)
+    assert [e.ok for e in finished] == [False, True] and finished[1].merged == ("a.py",)
+    assert "a.py (both changed the same lines)" in finished[0].reason
 
 
 async def test_the_subagents_together_stop_at_their_shared_bound_and_the_parent_goes_on(tmp_path: Path) -> None:

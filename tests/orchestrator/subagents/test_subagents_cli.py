@@ -43,6 +43,26 @@ def test_reasonix_run_shows_each_subagent_and_its_figures(tmp_path: Path) -> Non
     assert summary["requests"] == 6
     # One of the two subagents arrived second and hit the whole shared prefix on its first request.
     assert max(sessions[f"agent:reviewer#{n}"]["prompt_cache_hit_tokens"] for n in (1, 2)) > 0
+    # Each subagent's end is an event with its profile, cost, escalations and cache figures: in --json, on the
+    # terminal and in `reasonix runs show`, the same figures as the summary's.
+    finished = [e for e in json_lines(as_json.stdout) if e.get("kind") == "subagent_finished"]
+    assert sorted(e["session"] for e in finished) == ["agent:reviewer#1", "agent:reviewer#2"]
+    for event in finished:
+        figures = sessions[event["session"]]
+        assert event["profile"] == "reviewer" and event["ok"] and event["read_only"] and event["escalations"] == 0
+        assert event["requests"] == figures["requests"] == 2
+        assert event["cache_hit_tokens"] == figures["prompt_cache_hit_tokens"]
+        assert event["cache_miss_tokens"] == figures["prompt_cache_miss_tokens"]
+        assert event["cost_usd"] == round(figures["cost_usd"], 6) > 0
+    for n in (1, 2):
+        assert f"subagent agent:reviewer#{n} (read-only) done · 2 requests · $" in out, out
+    listed = reasonix("runs", "show", "--workspace", str(ws), env=env)
+    assert listed.returncode == 0, listed.stderr
+    lines = [line.strip() for line in listed.stdout.splitlines() if "⑂ subagent agent:reviewer#" in line]
+    assert len(lines) == 2 and all("(read-only) done · 2 requests" in line for line in lines), listed.stdout
+    assert "escalations" in lines[0] and "hit /" in lines[0]
+    shown_json = json.loads(reasonix("runs", "show", "--workspace", str(ws), "--json", env=env).stdout)
+    assert [e["kind"] for e in shown_json["events"]] == ["subagent_finished", "subagent_finished"]
 
 
 def test_sigkill_during_a_subagent_then_resume_does_not_run_the_finished_one_again(tmp_path: Path) -> None:

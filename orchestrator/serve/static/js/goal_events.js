@@ -76,6 +76,14 @@ export const GOAL_EVENTS = {
   goal_waiting(view, e, id) {
     view.log(id, `waiting ${Math.round(e.wait_s)} s (outage ${e.attempt}), then going on: ${view.brief(e.reason)}`);
   },
+  subagent_finished(view, e, id) {
+    const prompt = e.cache_hit_tokens + e.cache_miss_tokens;
+    const ratio = prompt ? ` (${Math.round((100 * e.cache_hit_tokens) / prompt)}%)` : '';
+    const merged = e.merged && e.merged.length ? ` · merged ${e.merged.join(', ')}` : '';
+    view.log(id, `subagent ${e.session} (${e.read_only ? 'read-only' : 'writing'}) ${e.ok ? 'done' : 'stopped'} · `
+      + `${e.requests} requests · $${e.cost_usd.toFixed(4)} · cache ${e.cache_hit_tokens} hit / ${e.cache_miss_tokens} miss`
+      + `${ratio} · ${e.escalations} escalations${merged}${e.reason ? ': ' + view.brief(e.reason) : ''}`);
+  },
   goal_finished(view, e, id) {
     view.setState(e.status, e.summary);
     view.live = false;
