@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sessions.sandbox.base import Sandbox
 from sessions.sandbox.none import NoSandbox
+from sessions.tools.read_memory import FileView, FileWrite
 from sessions.tools.schema import lean_schema
 from sessions.wire.messages import FunctionSchema, ToolSchema
 
@@ -82,6 +83,8 @@ class ToolContext:
     limits: ToolLimits = field(default_factory=ToolLimits)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     gate: Gate | None = None
+    outputs: Path | None = None
+    """The folder of full outputs the session keeps beside its journal: ``read_file`` reads them as ``~outputs/NAME``."""
 
 
 class ToolResult(BaseModel):
@@ -101,6 +104,10 @@ class ToolResult(BaseModel):
     """What this result shows, e.g. a file and a line range. A later result with the same key and exactly the same
     content, while the earlier one is still in the conversation (no compaction since), is sent as a short note naming
     the earlier call instead of a second copy (DESIGN §5 "Unchanged re-reads")."""
+    view: FileView | None = None
+    """The file a read showed, for the session's memory of what the conversation holds (DESIGN §5 "Re-reads")."""
+    wrote: FileWrite | None = None
+    """The file a write changed, from which bytes to which."""
 
     @classmethod
     def error(cls, message: str, *, data: dict[str, Any] | None = None) -> ToolResult:
