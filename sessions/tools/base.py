@@ -84,7 +84,8 @@ class ToolContext:
     sandbox: Sandbox = field(default_factory=NoSandbox)
     gate: Gate | None = None
     outputs: Path | None = None
-    """The folder of full outputs the session keeps beside its journal: ``read_file`` reads them as ``~outputs/NAME``."""
+    """The folder of full outputs the session keeps beside its journal; ``read_file`` reads them as
+    ``~outputs/NAME``."""
 
 
 class ToolResult(BaseModel):

@@ -167,7 +167,7 @@ def _mapping(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[dict[int, int]
     (an inserted or replaced line, or the line after a deletion)."""
     mapping: dict[int, int] = {}
     changed: set[int] = set()
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, i1, _i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             mapping.update({j1 + k + 1: i1 + k + 1 for k in range(j2 - j1)})
         else:

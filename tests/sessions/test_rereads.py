@@ -5,6 +5,7 @@ byte for byte."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
@@ -47,7 +48,7 @@ def _call_ids(session: Session) -> list[str]:
 
 def _extends(bodies: list[bytes]) -> None:
     assert len(bodies) >= 2
-    for prev, new in zip(bodies, bodies[1:], strict=False):
+    for prev, new in itertools.pairwise(bodies):
         assert new.startswith(prev[:-2] + b","), "an earlier byte changed"
 
 

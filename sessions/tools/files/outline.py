@@ -50,7 +50,7 @@ def _tree_sitter_outline(data: bytes, language: str) -> list[tuple[int, int, int
     try:
         pack: Any = importlib.import_module("tree_sitter_language_pack")
         parser = pack.get_parser(language)
-    except Exception:  # not installed, or no grammar for this language: no outline
+    except (ImportError, LookupError, AttributeError, ValueError):  # not installed, or no grammar for it
         return None
     entries: list[tuple[int, int, int, str]] = []
 
