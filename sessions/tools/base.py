@@ -60,6 +60,8 @@ class ToolLimits:
     bash_tail_bytes: int = 11_000
     bash_full_text_bytes: int = 4_000_000
     bash_exit_grace_s: float = 1.0
+    fold_test_runs: bool = True
+    """A pytest or unittest run's passing progress is folded into one line (DESIGN §5 "Re-reads")."""
 
     def within(self, result_max_chars: int) -> ToolLimits:
         """These limits with every self-cut window under a result cap of ``result_max_chars``."""

@@ -26,8 +26,8 @@ class ReadFileArgs(ToolArgs):
     path: str = Field(description="File path relative to the workspace root.")
     start_line: int | None = Field(None, ge=1, description="First line to read (1-based).")
     end_line: int | None = Field(None, ge=1, description="Last line to read, inclusive.")
-    full: bool = Field(False, description="Every line of the range, even lines already shown.")
-    outline: bool = Field(False, description="Classes and functions with their line ranges, not the text.")
+    full: bool = False
+    outline: bool = False
 
     @model_validator(mode="after")
     def _ordered(self) -> ReadFileArgs:
@@ -146,8 +146,9 @@ class ReadFileTool(Tool[ReadFileArgs]):
     name = "read_file"
     description = (
         "Read a text file. Each line is prefixed with its number and a tab (not part of the file). "
-        "At most 400 lines per call; use start_line/end_line for other parts. A re-read shows only new or changed "
-        "lines unless full=true. On a long source file, outline=true first, then read the part you need."
+        "At most 400 lines per call; use start_line/end_line for other parts. A re-read shows only what is new "
+        "unless full=true. For a long source file, outline=true first lists its functions and classes with line "
+        "ranges."
     )
     args_model = ReadFileArgs
     read_only = True

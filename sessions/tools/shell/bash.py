@@ -113,7 +113,7 @@ class BashTool(Tool[BashArgs]):
         full = output.full_text() if output.bounded else None
         data = {"exit_code": exit_code, "timed_out": timed_out, "output_bytes": output.total}
         whole = full if output.bounded else output.text()
-        folded = fold_test_output(whole) if whole is not None else None
+        folded = fold_test_output(whole) if whole is not None and limits.fold_test_runs else None
         if folded is not None and whole is not None:  # a test run: failures and summary in full, the rest kept aside
             return ToolResult(
                 content=_with_status(folded, status),
