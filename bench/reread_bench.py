@@ -4,13 +4,15 @@ A 12-round exploration of a real package's source (the installed httpx): one ses
 round reads one file (``read_file``, the first 400 lines at most) and answers; rounds 7-12 read the same 6 files
 again, unchanged. Run against the emulator (its prefix cache, 128-token units, a cold cache at the start) twice:
 with the note ("after"), and with a read_file whose results carry no ``unchanged_key`` ("before": every re-read sends
-the text again). Printed per variant: requests, prompt tokens, cache hits and misses, hit ratio, cost (peak prices).
+the text again). Printed per variant: requests, prompt tokens, cache hits and misses, hit ratio, cost (peak prices,
+pinned by the session's clock).
 
 Run: ``.venv/bin/python bench/reread_bench.py``
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +28,18 @@ from sessions.tools.files.read_file import ReadFileArgs, ReadFileTool
 from sessions.tools.registry import ToolRegistry, default_registry
 from sessions.wire.client import ClientSettings, DeepSeekClient
 
+PEAK = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
+"""A Tuesday at 02:00 UTC: peak prices, whatever the hour the bench runs."""
 FILES = ("_api.py", "_auth.py", "_config.py", "_exceptions.py", "_decoders.py", "_urls.py")
 SYSTEM = "You are the executor of a coding agent. Explore the package with the tools and answer briefly."
 
 
 class ReadFileWithoutNote(ReadFileTool):
-    """read_file as it was before: no ``unchanged_key``, so a re-read returns the text again."""
+    """read_file as it was before: no ``unchanged_key`` and no view, so a re-read returns the text again."""
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         result = await super().run(args, ctx)
-        return result.model_copy(update={"unchanged_key": None})
+        return result.model_copy(update={"unchanged_key": None, "view": None})
 
 
 def registry(note: bool) -> ToolRegistry:
@@ -72,6 +76,7 @@ async def explore(root: Path, note: bool) -> dict[str, Any]:
                 registry=tools,
                 tool_context=ToolContext(root=root),
                 settings=SessionSettings(),
+                clock=lambda: PEAK,
             )
             for i, name in enumerate(FILES * 2, start=1):
                 await session.send(f"Round {i}: what does {name} do?")

@@ -36,6 +36,7 @@ from sessions.events import SHOWN_ONLY, SessionEvent, StreamUpdate
 from sessions.in_flight import InFlight
 from sessions.journal import resume
 from sessions.journal.jsonl import INTERRUPTED_WHILE_RUNNING, NOT_RUN_RESULT, Journal, read_journal
+from sessions.journal.kept_output import outputs_folder
 from sessions.log import LogEntry, MessageLog
 from sessions.prompt.prefix import Prefix
 from sessions.prompt.tail import TailBlock, compose_user_turn
@@ -137,9 +138,10 @@ class Session:
         self.client = client
         self.prefix = prefix
         self.registry = registry
-        # One bound on results: the tools cut their own windows under the session's cap (issue 11 item 3).
         self.tool_context = dataclasses.replace(
-            tool_context, limits=tool_context.limits.within(settings.tool_result_max_chars)
+            tool_context,
+            limits=tool_context.limits.within(settings.tool_result_max_chars),  # the tools cut under the session's cap
+            outputs=outputs_folder(journal.path) if journal is not None else tool_context.outputs,
         )
         self.settings = settings
         self.journal = journal

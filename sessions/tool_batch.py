@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from sessions.compaction import bound_text
@@ -25,6 +26,7 @@ from sessions.prompt.tail import TailBlock, compose_user_turn
 from sessions.repair.prepare import ImmediateResult, PreparedBatch, RepairedCall, repair_note
 from sessions.tools.base import ToolContext, ToolResult
 from sessions.tools.dispatch import PreparedCall, dispatch
+from sessions.tools.read_memory import ReadMemory
 from sessions.tools.registry import ToolRegistry
 from sessions.tools.shell.job_tools import jobs_of
 from sessions.wire.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
@@ -105,6 +107,7 @@ class ToolBatch:
         # Results already in the conversation, by ToolResult.unchanged_key: (call id, content hash, log epoch). Not
         # rebuilt on resume: a resumed session sends a re-read once in full (DESIGN §5 "Unchanged re-reads").
         self.shown: dict[str, tuple[str, str, int]] = {}
+        self.reads = ReadMemory()  # what each file's lines the conversation holds (DESIGN §5 "Re-reads")
         self.jobs = jobs_of(registry)
 
     def job_notes(self) -> list[TailBlock]:
@@ -167,13 +170,22 @@ class ToolBatch:
 
     def result_text(self, call_id: str, name: str, result: ToolResult, repairs: Sequence[Any] = ()) -> str:
         result = self.unchanged(call_id, name, result)
+        text = result.content
+        if result.view is not None and not result.is_error:  # a re-read: only what the conversation lacks
+            text = self.reads.present(call_id, result.view, text, self.log.epoch)
+        if result.wrote is not None and not result.is_error:
+            self.reads.wrote(call_id, result.wrote)
         note = repair_note(tuple(repairs))
-        content = f"{note}\n{result.content}" if note else result.content
+        content = f"{note}\n{text}" if note else text
+        kept = None
+        if result.full_text is not None and result.data and result.data.get("folded"):  # folded test output
+            kept = self.keep(call_id, result.full_text)
+            if kept is not None:
+                content += f'\n[the whole output: read_file path="~outputs/{PurePosixPath(kept).name}"]'
         bounded, was_cut = bound_text(content, self.max_chars)
         full = result.full_text or (content if was_cut else None)
-        if full is not None and self.journal is not None:  # the journal keeps what the model saw, and a pointer
-            kept = keep_output(self.journal.path, call_id, full)
-            self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
+        if full is not None and kept is None:  # the journal keeps what the model saw, and a pointer
+            self.keep(call_id, full)
         tail, lines = tail_lines(result.full_text or result.content)
         self.emit(
             ToolFinished(
@@ -190,6 +202,14 @@ class ToolBatch:
             )
         )
         return bounded
+
+    def keep(self, call_id: str, full: str) -> str | None:
+        """Keep ``full`` beside the journal (None without one); the path relative to the journal's directory."""
+        if self.journal is None:
+            return None
+        kept = keep_output(self.journal.path, call_id, full)
+        self.journal.write_event({"kind": "tool_full_text", "call_id": call_id, "path": kept, "chars": len(full)})
+        return kept
 
     async def run(self, batch: PreparedBatch, tool_calls: Sequence[ToolCall], *, read_only: bool) -> BatchOutcome:
         """Run a reply's calls (``tool_calls``: the reply's own, as the model wrote them) and append every result in

@@ -21,9 +21,14 @@ def _bounded(text: str) -> str:
     return f"{text[:half]}\n[… {len(text) - 2 * half} characters not kept …]\n{text[-half:]}"
 
 
+def outputs_folder(journal_path: Path) -> Path:
+    """Where a journal's kept outputs go (``read_file`` reads them as ``~outputs/NAME``)."""
+    return journal_path.parent / f"{journal_path.stem}.outputs"
+
+
 def keep_output(journal_path: Path, call_id: str, text: str) -> str:
     """Write ``text`` beside the journal; return its path relative to the journal's directory."""
-    folder = journal_path.parent / f"{journal_path.stem}.outputs"
+    folder = outputs_folder(journal_path)
     folder.mkdir(parents=True, exist_ok=True)
     index = sum(1 for _ in folder.iterdir())
     name = f"{index:04}-{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)[:80]}.txt"

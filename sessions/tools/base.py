@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sessions.sandbox.base import Sandbox
 from sessions.sandbox.none import NoSandbox
+from sessions.tools.read_memory import FileView, FileWrite
 from sessions.tools.schema import lean_schema
 from sessions.wire.messages import FunctionSchema, ToolSchema
 
@@ -59,6 +60,8 @@ class ToolLimits:
     bash_tail_bytes: int = 11_000
     bash_full_text_bytes: int = 4_000_000
     bash_exit_grace_s: float = 1.0
+    fold_test_runs: bool = True
+    """A pytest or unittest run's passing progress is folded into one line (DESIGN §5 "Re-reads")."""
 
     def within(self, result_max_chars: int) -> ToolLimits:
         """These limits with every self-cut window under a result cap of ``result_max_chars``."""
@@ -82,6 +85,9 @@ class ToolContext:
     limits: ToolLimits = field(default_factory=ToolLimits)
     sandbox: Sandbox = field(default_factory=NoSandbox)
     gate: Gate | None = None
+    outputs: Path | None = None
+    """The folder of full outputs the session keeps beside its journal; ``read_file`` reads them as
+    ``~outputs/NAME``."""
 
 
 class ToolResult(BaseModel):
@@ -101,6 +107,10 @@ class ToolResult(BaseModel):
     """What this result shows, e.g. a file and a line range. A later result with the same key and exactly the same
     content, while the earlier one is still in the conversation (no compaction since), is sent as a short note naming
     the earlier call instead of a second copy (DESIGN §5 "Unchanged re-reads")."""
+    view: FileView | None = None
+    """The file a read showed, for the session's memory of what the conversation holds (DESIGN §5 "Re-reads")."""
+    wrote: FileWrite | None = None
+    """The file a write changed, from which bytes to which."""
 
     @classmethod
     def error(cls, message: str, *, data: dict[str, Any] | None = None) -> ToolResult:

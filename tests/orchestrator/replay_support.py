@@ -52,7 +52,7 @@ def goal_scenario(**overrides: Any) -> dict[str, Any]:
             "commands": ["python3 test_calc.py"],
             "escalations": 0,
             "steps_done": 1,
-            "min_hit_ratio": {"executor": 0.5},
+            "min_hit_ratio": {"executor": 0.45},
         },
     }
     data.update(overrides)

@@ -57,25 +57,24 @@ async def test_an_unchanged_re_read_costs_a_few_dozen_tokens_and_names_the_earli
     assert _call_ids(session)[0] in second.content and "still above" in second.content
 
 
-async def test_a_changed_file_or_another_range_is_read_in_full(tmp_path: Path) -> None:
+async def test_a_changed_file_is_read_in_full_and_a_range_already_shown_is_a_note(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     reads: tuple[dict[str, object], ...] = (
-        {"path": "mod.py"},
-        {"path": "mod.py", "start_line": 1, "end_line": 20},  # another range of an unchanged file: its text
+        {"path": "mod.py", "start_line": 1, "end_line": 20},
         {"path": "mod.py"},  # the file changed since the first read: its text
-        {"path": "mod.py", "start_line": 1, "end_line": 20},  # the range changed too
+        {"path": "mod.py", "start_line": 1, "end_line": 20},  # lines the second read showed: a note
     )
     async with emulated(_script(*reads)) as (_emu, client):
         session = make_session(client, ws, journal=ws / "s.jsonl")
-        await session.send("Read mod.py.")
         await session.send("Read its first 20 lines.")
         (ws / "mod.py").write_text("# edited\n" + BODY)
         await session.send("Read it again.")
         await session.send("And the first 20 lines.")
-    whole, head, changed, head_changed = (m.content for m in _results(session))
-    assert "def f119(x)" in whole and "(lines 1-20 of 240)" in head
+    head, changed, head_again = (m.content for m in _results(session))
+    assert "(lines 1-20 of 240)" in head
     assert changed.startswith("1\t# edited") and "def f119(x)" in changed
-    assert head_changed.startswith("1\t# edited") and "(lines 1-20 of 241)" in head_changed
+    assert head_again.startswith("Unchanged: lines 1-20 of mod.py are as the read_file call ")
+    assert _call_ids(session)[1] in head_again and tokens.count(head_again) < 60
 
 
 async def test_after_a_compaction_a_re_read_returns_the_text(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import trio
@@ -15,14 +16,18 @@ from pydantic import Field, model_validator
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolInputError
-from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, shown
-from sessions.tools.paths import resolve
+from sessions.tools.files.outline import outline_text
+from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, sha256_hex, shown
+from sessions.tools.paths import WorkspacePath, resolve
+from sessions.tools.read_memory import FileView
 
 
 class ReadFileArgs(ToolArgs):
     path: str = Field(description="File path relative to the workspace root.")
     start_line: int | None = Field(None, ge=1, description="First line to read (1-based).")
     end_line: int | None = Field(None, ge=1, description="Last line to read, inclusive.")
+    full: bool = False
+    outline: bool = False
 
     @model_validator(mode="after")
     def _ordered(self) -> ReadFileArgs:
@@ -34,6 +39,9 @@ class ReadFileArgs(ToolArgs):
 COUNT_MAX_BYTES = 32 * 1024 * 1024
 """Past the lines returned, the rest of a file is read to count its lines only when it is at most this big."""
 SKIP_CHUNK = 1024 * 1024
+TRACK_MAX_BYTES = 2 * 1024 * 1024
+"""A file up to this size is remembered by the session, so a re-read can send only what is new (DESIGN §5)."""
+KEPT_PREFIX = "~outputs/"
 
 
 def _lines(fh: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -62,10 +70,35 @@ def _count_from(fh: BinaryIO, offset: int, size: int) -> int | None:
     return count + (last != b"\n")
 
 
-def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> str:
-    """Numbered lines ``N<TAB>text``, cut at ``limits.read_max_lines`` lines or ``read_max_chars`` characters.
+def display_line(raw: bytes, limits: ToolLimits) -> str:
+    """One line as read_file shows it after its number: decoded, cut at ``line_max_chars`` characters."""
+    line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="surrogateescape")
+    if len(line) > limits.line_max_chars:
+        line = line[: limits.line_max_chars] + f"… [line cut at {limits.line_max_chars} characters]"
+    return shown(line)
 
-    The file is streamed: only the lines returned are kept, each line at most ``line_max_chars`` characters."""
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A read's lines ``first``..``first + len(entries) - 1`` and its closing line, if any."""
+
+    entries: list[str]
+    first: int
+    trailer: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join([*self.entries, *([self.trailer] if self.trailer else [])])
+
+
+def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> str:
+    """Numbered lines ``N<TAB>text``, cut at ``limits.read_max_lines`` lines or ``read_max_chars`` characters."""
+    return window(fh, rel, start, end, limits).text
+
+
+def window(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: ToolLimits) -> Window:
+    """:func:`render`'s lines and closing line. The file is streamed: only the lines returned are kept, each line at
+    most ``line_max_chars`` characters."""
     size = os.fstat(fh.fileno()).st_size
     if is_binary(fh.read(BINARY_SNIFF_BYTES)):
         raise ToolInputError(f"{rel!r} looks like a binary file; only text files can be read or edited")
@@ -83,10 +116,7 @@ def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: T
         if end is not None and number > end:
             stop = offset
             break
-        line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="surrogateescape")
-        if len(line) > limits.line_max_chars:
-            line = line[: limits.line_max_chars] + f"… [line cut at {limits.line_max_chars} characters]"
-        entry = f"{number}\t{shown(line)}"
+        entry = f"{number}\t{display_line(raw, limits)}"
         if out and (len(out) >= limits.read_max_lines or chars + len(entry) + 1 > limits.read_max_chars):
             stop, cut = offset, True
             break
@@ -99,37 +129,75 @@ def render(fh: BinaryIO, rel: str, start: int | None, end: int | None, limits: T
     if stop is not None and total is not None:
         total += seen
     if stop is None and seen == 0:
-        return f"({rel} is empty)"
+        return Window([], 1, f"({rel} is empty)")
     if first > seen and stop is None:
         raise ToolInputError(f"start_line={first} is past the end of {rel!r}, which has {seen} lines")
     of = f"of {total}" if total is not None else f"of a file of {size} bytes, too large to count its lines"
     if cut:
-        return "\n".join(
-            [*out, f"… truncated at line {seen} {of}; call read_file with start_line={seen + 1} to read more"]
+        return Window(
+            out, first, f"… truncated at line {seen} {of}; call read_file with start_line={seen + 1} to read more"
         )
     if first > 1 or stop is not None:
-        out.append(f"(lines {first}-{seen} {of})")
-    return "\n".join(out)
+        return Window(out, first, f"(lines {first}-{seen} {of})")
+    return Window(out, first)
 
 
 class ReadFileTool(Tool[ReadFileArgs]):
     name = "read_file"
     description = (
         "Read a text file. Each line is prefixed with its number and a tab (not part of the file). "
-        "At most 400 lines per call; use start_line/end_line for other parts."
+        "At most 400 lines per call; use start_line/end_line for other parts. A re-read shows only what is new "
+        "unless full=true. For a long source file, outline=true first lists its functions and classes with line "
+        "ranges."
     )
     args_model = ReadFileArgs
     read_only = True
     parallel_safe = True
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-        def work() -> str:
-            target = resolve(ctx.root, args.path)
+        def work() -> ToolResult:
+            target = kept_output_path(ctx, args.path) or resolve(ctx.root, args.path)
             with open_regular(target) as fh:
-                return render(fh, target.rel, args.start_line, args.end_line, ctx.limits)
+                if args.outline:
+                    return ToolResult(content=outline_text(fh.read(), target.rel))
+                shown_window = window(fh, target.rel, args.start_line, args.end_line, ctx.limits)
+                view = _view(fh, target.rel, shown_window, args, ctx.limits)
+            key = None if args.full else _range_key(args)
+            return ToolResult(content=shown_window.text, unchanged_key=key, view=view)
 
-        content = await trio.to_thread.run_sync(work, abandon_on_cancel=True)
-        return ToolResult(content=content, unchanged_key=_range_key(args))
+        return await trio.to_thread.run_sync(work, abandon_on_cancel=True)
+
+
+def _view(fh: BinaryIO, rel: str, shown_window: Window, args: ReadFileArgs, limits: ToolLimits) -> FileView | None:
+    """What the session remembers of this read (None for a file past :data:`TRACK_MAX_BYTES` or an empty one)."""
+    if not shown_window.entries or os.fstat(fh.fileno()).st_size > TRACK_MAX_BYTES:
+        return None
+    fh.seek(0)
+    data = fh.read()
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()
+    lines = tuple(display_line(raw, limits) for raw in raws)
+    first = shown_window.first
+    return FileView(
+        path=rel,
+        sha256=sha256_hex(data),
+        lines=lines,
+        first=first,
+        last=first + len(shown_window.entries) - 1,
+        trailer=shown_window.trailer,
+        full=args.full,
+    )
+
+
+def kept_output_path(ctx: ToolContext, raw: str) -> WorkspacePath | None:
+    """``~outputs/NAME``: a command's full output the session kept (its folder beside the journal), else None."""
+    if not raw.startswith(KEPT_PREFIX):
+        return None
+    name = raw[len(KEPT_PREFIX) :]
+    if ctx.outputs is None or not name or "/" in name or name in (".", ".."):
+        raise ToolInputError(f"no kept output {raw!r} in this session")
+    return WorkspacePath(path=ctx.outputs / name, rel=raw)
 
 
 def _range_key(args: ReadFileArgs) -> str:

@@ -7,6 +7,7 @@ socket or a device is refused before anything waits on it (opening a FIFO for re
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -74,6 +75,10 @@ def read_text(target: WorkspacePath) -> str:
 
 def encode_text(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def shown(text: str) -> str:

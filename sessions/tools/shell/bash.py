@@ -3,7 +3,9 @@
 * No stdin (``/dev/null``); a new session, so the command and everything it starts share one process group, with no
   controlling terminal to prompt on.
 * On timeout and on cancellation the whole process group is killed (SIGKILL) and reaped before returning.
-* Output (stdout and stderr interleaved) keeps its head and tail with a marker saying how much was cut.
+* Output (stdout and stderr interleaved) keeps its head and tail with a marker saying how much was cut; a pytest or
+  unittest run keeps its failures and summary and folds the passing progress into one line
+  (:mod:`sessions.tools.shell.runner_output`), the whole output kept beside the journal for ``read_file``.
 * If the command exits but background processes keep its output open, they get a short grace and are then killed.
 * It runs through the context's sandbox (:mod:`sessions.sandbox`): bubblewrap confines it to the workspace, without
   network; the environment is an allowlist, never the API key.
@@ -23,6 +25,7 @@ from sessions.tools.errors import ToolError
 from sessions.tools.shell.bounded import HeadTail
 from sessions.tools.shell.jobs import JobTable
 from sessions.tools.shell.process import ShellRun, run_shell
+from sessions.tools.shell.runner_output import fold_test_output
 
 __all__ = ["BackgroundBashArgs", "BackgroundBashTool", "BashArgs", "BashTool"]
 
@@ -108,10 +111,20 @@ class BashTool(Tool[BashArgs]):
         exit_code, timed_out = run.exit_code, run.timed_out
         status = _status_line(exit_code, timeout, run)
         full = output.full_text() if output.bounded else None
+        data = {"exit_code": exit_code, "timed_out": timed_out, "output_bytes": output.total}
+        whole = full if output.bounded else output.text()
+        folded = fold_test_output(whole) if whole is not None and limits.fold_test_runs else None
+        if folded is not None and whole is not None:  # a test run: failures and summary in full, the rest kept aside
+            return ToolResult(
+                content=_with_status(folded, status),
+                is_error=timed_out or exit_code != 0,
+                data={**data, "folded": True},
+                full_text=_with_status(whole, status),
+            )
         return ToolResult(
             content=_with_status(output.text(), status),
             is_error=timed_out or exit_code != 0,
-            data={"exit_code": exit_code, "timed_out": timed_out, "output_bytes": output.total},
+            data=data,
             full_text=None if full is None else _with_status(full, status),
         )
 
