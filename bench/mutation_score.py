@@ -44,16 +44,24 @@ class Group:
 
 
 GROUPS: dict[str, Group] = {
-    "permissions": Group(
-        ("sessions/permissions/rules.py", "sessions/permissions/shell.py", "sessions/permissions/unwrap.py"),
+    "rules": Group(("sessions/permissions/rules.py",), ("tests/sessions/permissions",)),
+    "shell": Group(
+        ("sessions/permissions/shell.py", "sessions/permissions/unwrap.py"),
         ("tests/sessions/permissions",),
     ),
-    "graph": Group(("plans/graph.py",), ("tests/plans/test_graph.py",)),
+    "graph": Group(("plans/graph.py",), ("tests/plans/test_graph.py", "tests/plans/test_graph_pins.py")),
     "repair": Group(
         ("sessions/repair/storm.py", "sessions/repair/truncation.py"),
-        ("tests/sessions/repair/test_storm.py", "tests/sessions/repair/test_truncation.py"),
+        (
+            "tests/sessions/repair/test_storm.py",
+            "tests/sessions/repair/test_truncation.py",
+            "tests/sessions/repair/test_repair_pins.py",
+        ),
     ),
-    "diagnostics": Group(("sessions/accounting/diagnostics.py",), ("tests/sessions/test_diagnostics.py",)),
+    "diagnostics": Group(
+        ("sessions/accounting/diagnostics.py",),
+        ("tests/sessions/test_diagnostics.py", "tests/sessions/test_diagnostics_pins.py"),
+    ),
     "sandbox": Group(
         ("sessions/sandbox/policy.py", "sessions/sandbox/bounds.py", "sessions/sandbox/hide.py"),
         ("tests/sessions/sandbox",),
