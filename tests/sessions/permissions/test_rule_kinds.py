@@ -12,6 +12,7 @@ from sessions.permissions.rules import Rule, RuleError, canonical, lexical
 @pytest.mark.parametrize(
     "command",
     ['rm -rf "open', "rm -rf 'open", 'ls && rm -rf "x', 'ls; rm -rf "x', 'echo $(rm -rf /) "open'],
+    ids=["double-quote", "single-quote", "and", "semicolon", "substitution"],  # plain ids: mutmut runs tests by id
 )
 def test_a_line_that_cannot_be_read_but_matches_a_deny_rule_is_denied(command: str) -> None:
     rules = Rules.parse(allow=["bash"], ask=["bash(rm:*)"], deny=["bash(rm:*)"])

@@ -34,6 +34,7 @@ def error_of(raw: str, *, truncated: bool) -> str:
         ('"abc', "Unterminated string starting at (line 1, column 1)"),
         ("nonsense", "Expecting value (line 1, column 1)"),
     ],
+    ids=["array", "string-in-array", "string", "prose"],  # plain ids: mutmut runs tests by id
 )
 def test_a_cut_off_array_or_string_is_an_error_not_the_arguments(raw: str, why: str) -> None:
     assert error_of(raw, truncated=True) == UNREPAIRABLE.format(why) + HINT
@@ -41,7 +42,9 @@ def test_a_cut_off_array_or_string_is_an_error_not_the_arguments(raw: str, why: 
 
 
 @pytest.mark.parametrize(
-    ("raw", "kind"), [("[1,2]", "array"), ('"abc"', "string"), ("true", "boolean"), ("null", "null"), ("3.5", "number")]
+    ("raw", "kind"),
+    [("[1,2]", "array"), ('"abc"', "string"), ("true", "boolean"), ("null", "null"), ("3.5", "number")],
+    ids=["array", "string", "boolean", "null", "number"],
 )
 def test_json_that_is_not_an_object_names_its_kind(raw: str, kind: str) -> None:
     message = f'The arguments must be one JSON object, got a JSON {kind}. Send them as {{"parameter": value, ...}}.'
