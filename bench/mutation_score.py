@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
 PACKAGES = ("sessions", "plans", "scenarios", "orchestrator")
 MEMORY = 3 << 30
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 CAUGHT = {"killed", "timeout", "caught by type check"}
 STATUS: dict[int | None, str] = {
     1: "killed",
@@ -85,11 +86,20 @@ GROUPS: dict[str, Group] = {
         ("sessions/sandbox/policy.py", "sessions/sandbox/bounds.py", "sessions/sandbox/hide.py"),
         ("tests/sessions/sandbox",),
     ),
-    "budget": Group(("orchestrator/policy/budget.py",), ("tests/orchestrator/test_budget.py",)),
-    "checkpoints": Group(("orchestrator/checkpoints/undo.py",), ("tests/orchestrator/test_checkpoints.py",)),
+    "budget": Group(
+        ("orchestrator/policy/budget.py",),
+        ("tests/orchestrator/test_budget.py", "tests/orchestrator/test_budget_pins.py"),
+    ),
+    "checkpoints": Group(
+        ("orchestrator/checkpoints/undo.py",),
+        (
+            "tests/orchestrator/test_checkpoints.py",
+            "tests/orchestrator/test_undo_pins.py",
+        ),
+    ),
     "emulator-cache": Group(
         ("scenarios/emulator/cache.py", "scenarios/emulator/accounting.py"),
-        ("tests/scenarios/test_emulator_cache.py",),
+        ("tests/scenarios/test_emulator_cache.py", "tests/scenarios/test_emulator_cache_pins.py"),
     ),
 }
 
@@ -126,10 +136,9 @@ def _prepare(name: str, group: Group) -> Path:
     work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, work / package, ignore=ignore)
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+        shutil.copytree(ROOT / package, work / package, ignore=IGNORE)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=IGNORE)
     (work / "pyproject.toml").write_text(_config(group))
     return work
 
@@ -180,6 +189,11 @@ def main() -> int:
     parser.add_argument("groups", nargs="*", help="groups to run (default: all)")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--report-only", action="store_true", help="reprint the last run's figures")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="after tests were added (the code unchanged): rerun only the last run's uncaught mutants",
+    )
     parser.add_argument("--diffs", action="store_true", help="print each survivor's diff")
     parser.add_argument("--threshold", type=float, default=85.0)
     parser.add_argument("--list", action="store_true")
@@ -197,10 +211,16 @@ def main() -> int:
         group = GROUPS[name]
         work = WORK / name
         if not options.report_only:
-            work = _prepare(name, group)
-            print(f"== {name}: mutating {', '.join(group.files)}", flush=True)
+            again: list[str] = []
+            if options.again and (work / "mutants").is_dir():
+                shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=IGNORE)
+                again = sorted(m for m, status in _results(work, group.files).items() if status not in CAUGHT)
+                print(f"== {name}: retesting {len(again)} uncaught mutants", flush=True)
+            else:
+                work = _prepare(name, group)
+                print(f"== {name}: mutating {', '.join(group.files)}", flush=True)
             log = work / "mutmut-run.log"
-            done = _mutmut(work, "run", "--max-children", str(options.max_children), log=log)
+            done = _mutmut(work, "run", "--max-children", str(options.max_children), *again, log=log)
             if done.returncode != 0:
                 print(log.read_text()[-3000:])
                 print(f"mutmut failed for {name} (exit {done.returncode}); its output is in {log}")
