@@ -131,3 +131,37 @@ def test_lexical_paths_stay_in_the_workspace() -> None:
     for outside in ("", "/etc/passwd", "~/x", "..", "../a", "a/../../b"):
         assert lexical(outside) is None
     assert lexical("..a") == ("..a",)
+
+
+def test_a_rule_naming_several_commands_is_compared_as_text_only() -> None:
+    rules = Rules.parse(allow=["bash(git status && curl x)", "bash(echo a > out)"])
+    assert rules.for_command("git status").decision is None
+    assert rules.for_command("git status && curl x").decision == "allow"
+    assert rules.for_command("echo a").decision is None
+    assert Rule.parse("bash(git status; ls)").words is None
+    assert Rule.parse("bash(echo a > out)").words is None
+    assert Rule.parse("bash(echo $HOME)").words is None
+    assert Rule.parse("bash(git status)").words == ("git", "status")
+
+
+def tool_names_are_not_paths(path: str) -> tuple[str, ...] | None:
+    """A PathCandidates that places nothing in the workspace: MCP tools and hosts must never be asked about."""
+    return None
+
+
+def test_tools_and_hosts_are_matched_as_named_not_placed_in_the_workspace() -> None:
+    rules = Rules.parse(allow=["mcp(files)", "web(python.org)"], deny=["read(**)"])
+    assert rules.for_path("mcp", "files.read", tool_names_are_not_paths).decision == "allow"
+    assert rules.for_path("web", "python.org", tool_names_are_not_paths).decision == "allow"
+    assert rules.for_path("read", "a.txt", tool_names_are_not_paths).decision is None
+
+
+def test_a_redirection_is_placed_by_the_callers_paths() -> None:
+    def through_a_link(path: str) -> tuple[str, ...] | None:
+        return (path, "secrets/key") if path == "link" else (path,)
+
+    rules = Rules.parse(allow=["bash(cat:*)"], deny=["read(secrets/**)"], ask=["write(secrets/**)"])
+    verdict = rules.for_command("cat < link", through_a_link)
+    assert (verdict.decision, verdict.rule) == ("deny", "read(secrets/**)")
+    assert rules.for_command("cat < link").decision == "allow"
+    assert rules.for_command("cat a > link", through_a_link).decision == "ask"
