@@ -175,3 +175,50 @@ def test_a_calls_key_is_its_name_and_canonical_arguments() -> None:
     assert call_key("grep", {"b": 1, "a": "é"}) == 'grep\x00{"a":"é","b":1}'
     assert call_key("grep", {"p": 1.5}) == 'grep\x00{"p":1.5}'
     assert call_key("x", {"when": object}).startswith('x\x00{"when":"<class')
+
+
+def test_errors_carry_no_cut_off_hint_unless_told_the_reply_was_cut() -> None:
+    with pytest.raises(ModelArgumentsError) as raised:
+        parse_arguments("[1, 2")
+    assert "cut off" not in str(raised.value)
+
+
+def test_an_object_followed_by_an_unfinished_other_is_an_error_that_says_one_call_one_object() -> None:
+    several = (
+        "The arguments hold several JSON objects one after another; a call takes exactly one. "
+        "Send one tool call per object."
+    )
+    assert error_of('{"a":1} {"b":', truncated=False) == several
+    assert error_of('{"a":1} {"b":', truncated=True) == several + HINT
+
+
+def test_only_extra_data_that_is_another_object_is_taken_for_copies() -> None:
+    assert parse_arguments('{"a":1}\u00a0{"a":1}').copies == 2  # any blank between the copies
+    assert parse_arguments('{"a" {"b": 1}}').repaired  # a missing colon before an object: repaired, not "several"
+
+
+def test_an_error_json_raises_without_a_position_is_shown_as_is() -> None:
+    digits = "[" + "1" * 5000 + "]"
+    message = error_of(digits, truncated=False)
+    assert message.startswith(
+        "The arguments are not valid JSON (Exceeds the limit (4300 digits) for integer string conversion"
+    )
+
+
+def test_a_guard_says_plainly_whether_its_turn_ended() -> None:
+    guard = StormGuard()
+    assert guard.turn_ended is False
+    for _ in range(4):
+        guard.check("x", {})
+    assert guard.turn_ended is True
+    guard.reset_turn()
+    assert guard.turn_ended is False
+
+
+def test_arguments_of_121_characters_are_shortened() -> None:
+    guard = StormGuard(storms_per_turn=1)
+    args = {"content": "z" * (121 - len('{"content":""}'))}
+    for _ in range(3):
+        verdict = guard.check("write_file", args)
+    shown = ('{"content":"' + args["content"] + '"}')[:117] + "..."
+    assert f"Repeated calls: write_file {shown}. " in verdict.summary
