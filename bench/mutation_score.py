@@ -83,7 +83,12 @@ GROUPS: dict[str, Group] = {
         ("tests/sessions/test_diagnostics.py", "tests/sessions/test_diagnostics_pins.py"),
     ),
     "sandbox": Group(
-        ("sessions/sandbox/policy.py", "sessions/sandbox/bounds.py", "sessions/sandbox/hide.py"),
+        (
+            "sessions/sandbox/bwrap.py",
+            "sessions/sandbox/hide.py",
+            "sessions/sandbox/bounds.py",
+            "sessions/sandbox/env.py",
+        ),
         ("tests/sessions/sandbox",),
     ),
     "budget": Group(

@@ -165,3 +165,29 @@ def test_a_redirection_is_placed_by_the_callers_paths() -> None:
     assert (verdict.decision, verdict.rule) == ("deny", "read(secrets/**)")
     assert rules.for_command("cat < link").decision == "allow"
     assert rules.for_command("cat a > link", through_a_link).decision == "ask"
+
+
+def test_an_allow_names_the_rules_that_allowed_it_once_each() -> None:
+    rules = Rules.parse(allow=["bash(git status)", "bash(ls:*)", "bash(git status)"])
+    verdict = rules.for_command("git status && ls -la && git status")
+    assert (verdict.decision, verdict.rule) == ("allow", "bash(git status), bash(ls:*)")
+    assert Rules.parse(allow=["bash"]).for_command("anything").rule == "bash"
+    assert Rules.parse(allow=["bash(a  $x)"]).for_command("a  $x").rule == "bash(a  $x)"  # the exact text saved
+
+
+def test_an_exact_deny_rule_covers_its_command_in_any_form_and_no_other() -> None:
+    rules = Rules.parse(deny=["bash(rm x)"])
+    assert rules.for_command("rm y").decision is None
+    assert rules.for_command("rm x y").decision is None
+    assert rules.for_command("env rm x").decision == "deny"
+    assert rules.for_command("/bin/rm x").decision == "deny"
+
+
+def test_blanks_bash_reads_as_part_of_a_word_are_not_stripped() -> None:
+    assert Rules.parse(allow=["bash(git status)"]).for_command("git status\r").decision is None
+    assert canonical("echo  X") == "echo X"
+
+
+def test_a_redirection_that_only_reads_is_not_a_write_and_nothing_run_allows_nothing() -> None:
+    assert Rules.parse(deny=["write(secrets/**)"]).for_command("cat < secrets/key").decision is None
+    assert Rules.parse(allow=["write(**)"]).for_command("> out").decision is None
