@@ -31,6 +31,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 settings.register_profile("default", derandomize=True, print_blob=True, database=None)
 settings.register_profile("explore", max_examples=2000, deadline=None, print_blob=True)
+# bench/mutation_score.py: each mutant runs the tests that call it, so fewer examples (still derandomized) keep a
+# module's run to minutes; a mutant that only a rare example kills counts as survived.
+settings.register_profile("mutation", derandomize=True, max_examples=20, deadline=None, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 WORKERS_PER_CPU = 2

@@ -49,7 +49,7 @@ class CacheTracker:
         self.hit_tokens = 0
         self._last: dict[str, _ModelState] = {}
         self._last_fingerprint: str | None = None
-        self._last_epoch = 0
+        self._last_epoch = 0  # pragma: no mutate (read only once _last_fingerprint is set, which sets it too)
         self._first_reason = "first request of the session"
 
     def restore(self, earlier: RequestDiagnostics) -> None:

@@ -82,7 +82,7 @@ class Rule:
         found = _RULE.match(text)
         if found is None:
             raise RuleError(
-                f"{text!r} is not a rule; expected bash(COMMAND), bash(PREFIX:*), write(GLOB), read(GLOB) "
+                f"{text!r} is not a rule; expected bash(COMMAND), bash(PREFIX:*), write(GLOB), read(GLOB), "
                 "mcp(SERVER.TOOL) or web(HOST)"
             )
         kind, pattern = found.group(1), found.group(2)

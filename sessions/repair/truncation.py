@@ -63,7 +63,7 @@ def parse_arguments(raw: str, *, truncated: bool = False) -> ParsedArguments:
             "The arguments nest too deeply to parse; send a flatter JSON object." + hint
         ) from None
     except json.JSONDecodeError as exc:
-        first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        first_error = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
         if exc.msg == "Extra data" and raw[exc.pos :].lstrip().startswith("{"):
             try:
                 repeated = repeated_object(raw)

@@ -1,0 +1,262 @@
+"""Mutation scores of the modules that guard cost and safety: how much of their behaviour the tests really pin.
+
+    python3 -m venv .venv-mut && .venv-mut/bin/pip install -e '.[test,mutation]'   # once: mutmut beside the suite
+    .venv-mut/bin/python bench/mutation_score.py [GROUP ...] [--max-children 1] [--report-only] [--diffs]
+
+Each group (``--list`` names them) is run on its own: its files are copied, with the tests named for it, into
+``.mutation/GROUP/``, and mutmut 3 (``[tool.mutmut]`` in pyproject.toml, narrowed here to the group's files and tests)
+changes one operator, constant or branch at a time and runs the tests that call the changed function. A module's score
+is its caught mutants (killed, or timed out) over all its mutants; lines marked ``# pragma: no mutate`` (mutants no
+test could tell from the code, each with its reason) make no mutants, so they are excluded. A mutant no test calls
+counts as survived. The script prints each module's figures and its survivors (``--diffs``: each survivor's diff), and
+exits 1 when a module is under ``--threshold`` (85 %). ``--report-only`` reprints the last run's figures.
+
+A group takes minutes (the machine's CPUs are shared: ``--max-children`` bounds the test processes mutmut forks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+PACKAGES = ("sessions", "plans", "scenarios", "orchestrator")
+MEMORY = 3 << 30
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
+CAUGHT = {"killed", "timeout", "caught by type check"}
+STATUS: dict[int | None, str] = {
+    1: "killed",
+    3: "killed",  # pytest's internal error, raised by the mutant
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    -24: "timeout",  # SIGXCPU: the CPU limit mutmut sets from the tests' clean time
+    24: "timeout",
+    152: "timeout",
+    37: "caught by type check",
+    255: "error",  # the test run itself raised (not the tests failing)
+    -1: "error",
+    -11: "segfault",
+    -9: "killed by SIGKILL",
+    None: "not checked",
+}
+
+
+@dataclass(frozen=True)
+class Group:
+    files: tuple[str, ...]
+    """The modules mutated (paths from the repository's root)."""
+    tests: tuple[str, ...]
+    """The tests run against them (files or folders under tests/)."""
+
+
+GROUPS: dict[str, Group] = {
+    "rules": Group(("sessions/permissions/rules.py",), ("tests/sessions/permissions",)),
+    "shell": Group(
+        ("sessions/permissions/shell.py", "sessions/permissions/unwrap.py"),
+        ("tests/sessions/permissions",),
+    ),
+    "graph": Group(("plans/graph.py",), ("tests/plans/test_graph.py", "tests/plans/test_graph_pins.py")),
+    "repair": Group(
+        ("sessions/repair/storm.py", "sessions/repair/truncation.py"),
+        (
+            "tests/sessions/repair/test_storm.py",
+            "tests/sessions/repair/test_truncation.py",
+            "tests/sessions/repair/test_repair_pins.py",
+        ),
+    ),
+    "diagnostics": Group(
+        ("sessions/accounting/diagnostics.py",),
+        ("tests/sessions/test_diagnostics.py", "tests/sessions/test_diagnostics_pins.py"),
+    ),
+    "sandbox": Group(
+        (
+            "sessions/sandbox/bwrap.py",
+            "sessions/sandbox/hide.py",
+            "sessions/sandbox/bounds.py",
+            "sessions/sandbox/env.py",
+        ),
+        ("tests/sessions/sandbox",),
+    ),
+    "budget": Group(
+        ("orchestrator/policy/budget.py",),
+        ("tests/orchestrator/test_budget.py", "tests/orchestrator/test_budget_pins.py"),
+    ),
+    "checkpoints": Group(
+        ("orchestrator/checkpoints/undo.py",),
+        (
+            "tests/orchestrator/test_checkpoints.py",
+            "tests/orchestrator/test_undo_pins.py",
+        ),
+    ),
+    "emulator-cache": Group(
+        ("scenarios/emulator/cache.py", "scenarios/emulator/accounting.py"),
+        ("tests/scenarios/test_emulator_cache.py", "tests/scenarios/test_emulator_cache_pins.py"),
+    ),
+}
+
+
+def _config(group: Group) -> str:
+    """The repository's pyproject.toml with ``[tool.mutmut]`` narrowed to the group."""
+    text = (ROOT / "pyproject.toml").read_text()
+    base = tomllib.loads(text)["tool"]["mutmut"]
+    start = text.index("[tool.mutmut]")
+    end = text.index("\n[", start + 1)
+    lines = ["[tool.mutmut]"]
+    settings = {
+        **base,
+        "only_mutate": list(group.files),
+        "pytest_add_cli_args_test_selection": list(group.tests),
+    }
+    for key, value in settings.items():
+        lines.append(f"{key} = {_toml(value)}")
+    return text[:start] + "\n".join(lines) + "\n" + text[end:]
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def _prepare(name: str, group: Group) -> Path:
+    """A fresh copy of the code and the group's tests, so mutmut's mutants/ of one group never sees another's."""
+    work = WORK / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, work / package, ignore=IGNORE)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=IGNORE)
+    (work / "pyproject.toml").write_text(_config(group))
+    return work
+
+
+def _mutmut(work: Path, *args: str, log: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """mutmut in ``work`` (without PYTHONPATH: the tests must import the mutated copy); ``log`` gets its output."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HYPOTHESIS_PROFILE": "mutation"}
+    command = [str(Path(sys.executable).with_name("mutmut")), *args]
+    if log is None:
+        return subprocess.run(command, cwd=work, env=env, text=True, capture_output=True, check=False)
+    with log.open("w") as out:
+        return subprocess.run(
+            command, cwd=work, env=env, text=True, stdout=out, stderr=subprocess.STDOUT, check=False, preexec_fn=_bound
+        )
+
+
+def _bound() -> None:
+    """A mutant that loops allocating would take the shared machine's memory: each process gets MEMORY bytes (a test
+    that runs out fails, so the mutant counts as killed, as one that loops forever counts as timed out)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def _results(work: Path, files: tuple[str, ...]) -> dict[str, str]:
+    """Each mutant's status, from mutmut's own records (``mutants/PATH.meta``).
+
+    Read here rather than through ``mutmut results``, which reports a test run that crashed (exit -1: a test id pytest
+    could not find, say) as a timeout: here it is an error, never caught."""
+    found: dict[str, str] = {}
+    for path in files:
+        meta = work / "mutants" / (path + ".meta")
+        if not meta.exists():
+            continue
+        for mutant, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+            found[mutant] = STATUS.get(code, f"exit {code}")
+    return found
+
+
+def _module_of(mutant: str, files: tuple[str, ...]) -> str:
+    for path in files:
+        dotted = path.removesuffix(".py").replace("/", ".")
+        if mutant.startswith(dotted + "."):
+            return path
+    return "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", help="groups to run (default: all)")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--report-only", action="store_true", help="reprint the last run's figures")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="after tests were added (the code unchanged): rerun only the last run's uncaught mutants",
+    )
+    parser.add_argument("--diffs", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--threshold", type=float, default=85.0)
+    parser.add_argument("--list", action="store_true")
+    options = parser.parse_args()
+    if options.list:
+        for name, group in GROUPS.items():
+            print(f"{name}: {', '.join(group.files)}  <- {', '.join(group.tests)}")
+        return 0
+    chosen = options.groups or list(GROUPS)
+    unknown = [g for g in chosen if g not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {unknown}; --list names them")
+    rows: list[tuple[str, int, int, float]] = []
+    for name in chosen:
+        group = GROUPS[name]
+        work = WORK / name
+        if not options.report_only:
+            again: list[str] = []
+            if options.again and (work / "mutants").is_dir():
+                shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=IGNORE)
+                again = sorted(m for m, status in _results(work, group.files).items() if status not in CAUGHT)
+                print(f"== {name}: retesting {len(again)} uncaught mutants", flush=True)
+            else:
+                work = _prepare(name, group)
+                print(f"== {name}: mutating {', '.join(group.files)}", flush=True)
+            log = work / "mutmut-run.log"
+            done = _mutmut(work, "run", "--max-children", str(options.max_children), *again, log=log)
+            if done.returncode != 0:
+                print(log.read_text()[-3000:])
+                print(f"mutmut failed for {name} (exit {done.returncode}); its output is in {log}")
+                continue
+        results = _results(work, group.files)
+        for path in group.files:
+            mine = {m: s for m, s in results.items() if _module_of(m, group.files) == path}
+            counts = Counter(mine.values())
+            caught = sum(counts[s] for s in CAUGHT)
+            score = 100.0 * caught / len(mine) if mine else 100.0
+            rows.append((path, len(mine), caught, score))
+            other = ", ".join(f"{s} {n}" for s, n in sorted(counts.items()) if s not in CAUGHT)
+            print(f"-- {path}: {caught}/{len(mine)} caught = {score:.1f} %" + (f" ({other})" if other else ""))
+            for mutant, status in sorted(mine.items(), key=lambda kv: _order(kv[0])):
+                if status in CAUGHT:
+                    continue
+                print(f"   {status}: {mutant}")
+                if options.diffs:
+                    print("     " + _mutmut(work, "show", mutant).stdout.replace("\n", "\n     "))
+    print()
+    print("| module | mutants | caught | score |")
+    print("| --- | ---: | ---: | ---: |")
+    for path, total, caught, score in rows:
+        print(f"| `{path}` | {total} | {caught} | {score:.1f} % |")
+    return 0 if all(score >= options.threshold for *_, score in rows) else 1
+
+
+def _order(mutant: str) -> tuple[str, int]:
+    base, _, number = mutant.rpartition("__mutmut_")
+    return base, int(number) if number.isdigit() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Documented details of plans/graph.py that mutation testing (bench/mutation_score.py) found no test pinning: the
+"earlier in the document first" tie-break, a glob's literal prefix up to its first wildcard, the status overrides of
+``ready`` and ``schedule``, and the words of each issue."""
+
+from __future__ import annotations
+
+from plans import IssueCode, Plan, PlanGraph, StepStatus, find_issues
+from plans.graph import normalize_path, paths_overlap
+
+from .strategies import step
+
+
+def plan_of(*steps: object) -> Plan:
+    return Plan(objective="test", steps=steps)  # type: ignore[arg-type]
+
+
+def test_ties_go_to_the_step_earlier_in_the_document_not_the_smaller_id() -> None:
+    plan = plan_of(step("S9", []), step("S1", []), step("S5", ["S9"]), step("S3", ["S9"]))
+    graph = PlanGraph(plan)
+    assert graph.order() == ("S9", "S1", "S5", "S3")
+    assert graph.generations() == (("S9", "S1"), ("S5", "S3"))
+    assert graph.ready() == ("S9", "S1")
+    schedule = graph.schedule()
+    assert schedule.next() == "S9"
+    assert schedule.ready() == ("S9", "S1")
+    schedule.set_status("S9", StepStatus.DONE)
+    schedule.set_status("S1", StepStatus.RUNNING)
+    assert schedule.ready() == ("S5", "S3")
+    assert schedule.next() == "S5"
+    assert graph.parallel_pairs() == (("S9", "S1"), ("S1", "S5"), ("S1", "S3"), ("S5", "S3"))
+
+
+def test_a_glob_is_compared_from_its_first_wildcard() -> None:
+    """``src/*/*.py`` names ``src/a/b.py``: a prefix cut at the last wildcard (``src/*/``) would miss it."""
+    glob, literal = step("G", [], writes=["src/*/*.py"]), step("L", [], writes=["src/a/b.py"])
+    assert [(i.code, i.steps) for i in find_issues(plan_of(glob, literal))] == [(IssueCode.WRITE_CONFLICT, ("G", "L"))]
+    assert [i.steps for i in find_issues(plan_of(literal, step("Q", [], writes=["src/?/b.py"])))] == [("L", "Q")]
+    assert [i.steps for i in find_issues(plan_of(glob, step("D", [], writes=["src/a/"])))] == [("G", "D")]
+    assert [i.steps for i in find_issues(plan_of(glob, step("D", [], writes=["src"])))] == [("G", "D")]
+    assert [i.steps for i in find_issues(plan_of(glob, step("H", [], writes=["src/a*/b.py"])))] == [("G", "H")]
+    assert paths_overlap("src/*/*.py", "src/a/b.py")
+    assert paths_overlap("src/[ab]/*.py", "src/a/")
+    assert not paths_overlap("src/*/*.py", "docs/a/b.py")
+    assert find_issues(plan_of(glob, step("M", [], writes=["src/a/b.md"]))) == []
+
+
+def test_ready_and_schedule_take_statuses_over_the_plans_own() -> None:
+    plan = plan_of(step("A", []), step("B", ["A"]), step("C", ["B"]), step("D", [], status="done"))
+    graph = PlanGraph(plan)
+    overrides = {"A": StepStatus.DONE, "D": StepStatus.PENDING}
+    assert graph.ready(overrides) == ("B", "D")
+    schedule = graph.schedule(overrides)
+    assert schedule.ready() == ("B", "D")
+    assert schedule.status("A") is StepStatus.DONE and schedule.status("C") is StepStatus.PENDING
+    assert graph.schedule().ready() == ("A",)
+    skipped = graph.schedule({"A": StepStatus.SKIPPED, "B": StepStatus.FAILED})
+    assert skipped.ready() == ()
+    assert skipped.next() is None
+    skipped.set_status("B", StepStatus.PENDING)
+    assert skipped.ready() == ("B",)
+    skipped.set_status("B", StepStatus.SKIPPED)
+    assert skipped.ready() == ("C",)
+    skipped.set_status("A", StepStatus.PENDING)  # undone: B's dependency is open again, but B stays skipped
+    assert skipped.ready() == ("A", "C")
+
+
+def test_each_issue_says_what_is_wrong_and_what_to_do() -> None:
+    (empty,) = find_issues(Plan(objective="ship it", steps=()))
+    assert empty.message == "the plan has no steps for the objective 'ship it'; add steps"
+    issues = find_issues(plan_of(step("A", ["A", "Z", "Z"]), step("A", []), step("B", ["C"]), step("C", ["B"])))
+    assert [(i.code, i.steps, i.message) for i in issues] == [
+        (
+            IssueCode.DUPLICATE_ID,
+            ("A",),
+            "step id A is used by 2 steps (positions 1, 2); give each step its own id",
+        ),
+        (IssueCode.SELF_DEPENDENCY, ("A",), "step A depends on itself; remove A from its depends_on"),
+        (
+            IssueCode.UNKNOWN_DEPENDENCY,
+            ("A", "Z"),
+            "step A depends on Z, which is not a step in this plan; use one of the plan's step ids or drop it",
+        ),
+        (
+            IssueCode.CYCLE,
+            ("B", "C", "B"),
+            "dependency cycle: B → C → B (each step depends on the next); remove one of these dependencies",
+        ),
+    ]
+    (conflict,) = find_issues(plan_of(step("A", [], writes=["x.py"]), step("B", [], writes=["x.py"])))
+    assert conflict.message == (
+        "steps A and B both write x.py but neither depends on the other; "
+        "make one depend on the other or split the file between them"
+    )
+
+
+def test_normalized_paths() -> None:
+    assert normalize_path(" ./src//a.py ") == "src/a.py"
+    assert normalize_path("src\\b\\") == "src/b/"
+    assert normalize_path("./") == ""
+    assert normalize_path(".") == ""
+    assert normalize_path("") == ""
+    assert normalize_path("a/../b/") == "b/"
+
+
+def test_depends_on_is_transitive_and_one_way() -> None:
+    graph = PlanGraph(plan_of(step("A", []), step("B", ["A"]), step("C", ["B"]), step("D", [])))
+    assert graph.depends_on("C", "A") and graph.depends_on("B", "A")
+    assert not graph.depends_on("A", "C") and not graph.depends_on("C", "D")
+    assert graph.may_run_in_parallel("C", "D") and not graph.may_run_in_parallel("A", "C")
+    assert not graph.may_run_in_parallel("D", "D")
+    assert graph.critical_path() == ("A", "B", "C")
