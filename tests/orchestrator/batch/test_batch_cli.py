@@ -75,6 +75,8 @@ def test_resume_after_ctrl_c_runs_only_the_goals_that_did_not_finish(tmp_path: P
     with emulator_process(batch_script(ids, g1=STALL), tmp_path, env) as url:
         proc = start_reasonix("batch", str(goals), "--jobs", "3", "--base-url", url, env=env)
         _wait(lambda: out.exists() and len(results(out)) == 3, proc, "three goals to finish")
+        # g1 may be the goal that waited for a free job: its first request can land just after the third result.
+        _wait(lambda: "g1-planner" in emulator_stats(url)["sessions"], proc, "g1's first request")
         faults = emulator_stats(url)["sessions"]["g1-planner"]["faults_injected"]
         assert faults.get("stall") == 1  # g1 is mid-request, held by the emulator
         proc.send_signal(signal.SIGINT)
