@@ -71,7 +71,9 @@ def choose_cut(messages: Sequence[Message], token_counts: Sequence[int], keep_to
     return cut
 
 
-def _render_for_digest(messages: Sequence[Message]) -> str:
+def render_transcript(messages: Sequence[Message], *, whole: bool = False) -> str:
+    """The messages as plain text: what a digest request shows (long results cut to a preview, calls by name) or,
+    ``whole``, what an archive keeps (every result whole, calls and results by their ids)."""
     parts: list[str] = []
     for m in messages:
         if isinstance(m, UserMessage):
@@ -80,9 +82,13 @@ def _render_for_digest(messages: Sequence[Message]) -> str:
             if m.content:
                 parts.append(f"[assistant]\n{m.content}")
             for call in m.tool_calls:
-                parts.append(f"[tool call {call.function.name}] {call.function.arguments}")
+                named = f"{call.id}] {call.function.name}" if whole else f"{call.function.name}]"
+                parts.append(f"[tool call {named} {call.function.arguments}")
         elif isinstance(m, ToolMessage):
             body = m.content
+            if whole:
+                parts.append(f"[tool result {m.tool_call_id}]\n{body}")
+                continue
             if len(body) > _RESULT_PREVIEW_CHARS:
                 body = body[: _RESULT_PREVIEW_CHARS // 2] + "\n[…]\n" + body[-_RESULT_PREVIEW_CHARS // 2 :]
             parts.append(f"[tool result]\n{body}")
@@ -93,7 +99,7 @@ def digest_request_messages(older: Sequence[Message]) -> tuple[Message, ...]:
     """The messages of the one-off flash request that writes the digest."""
     return (
         SystemMessage(content=DIGEST_SYSTEM_PROMPT),
-        UserMessage(content="Compress this session history:\n\n" + _render_for_digest(older)),
+        UserMessage(content="Compress this session history:\n\n" + render_transcript(older)),
     )
 
 

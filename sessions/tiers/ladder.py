@@ -22,7 +22,7 @@ from typing import Protocol
 
 from sessions.accounting import tokens
 from sessions.accounting.prices import PriceBook
-from sessions.compaction import Compactable, choose_cut
+from sessions.compaction import Compactable, choose_cut, render_transcript
 from sessions.events import Compacted
 from sessions.log import LogEntry
 from sessions.tiers.archive import Archive, safe_id
@@ -39,7 +39,7 @@ from sessions.tiers.policy import (
 from sessions.tiers.recall import RecallTool
 from sessions.tiers.snip import RECALL_TOOL, markers_in, placeholder_text, recall_hint, snip_text
 from sessions.tools.registry import ToolRegistry
-from sessions.wire.messages import AssistantMessage, Message, ToolMessage, UserMessage
+from sessions.wire.messages import AssistantMessage, Message, ToolMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +229,7 @@ class Ladder:
                     self.archive.put(archive_id, m.content)
                     lines.append(f"- {labels.get(m.tool_call_id, m.tool_call_id)}: {recall_hint(archive_id)}")
             history = f"history-{epoch}"
-            self.archive.put(history, _transcript(older))
+            self.archive.put(history, render_transcript(older, whole=True))
             lines.append(f"- the folded part of this conversation, every message in full: {recall_hint(history)}")
             return "<archived>\n" + "\n".join(lines) + "\n</archived>\n"
 
@@ -301,17 +301,3 @@ def _call_labels(messages: Sequence[Message]) -> dict[str, str]:
 async def _sync(session: Compactable) -> None:
     if session.journal is not None:
         await session.journal.sync()
-
-
-def _transcript(messages: Sequence[Message]) -> str:
-    parts: list[str] = []
-    for m in messages:
-        if isinstance(m, UserMessage):
-            parts.append(f"[user]\n{m.content}")
-        elif isinstance(m, AssistantMessage):
-            if m.content:
-                parts.append(f"[assistant]\n{m.content}")
-            parts.extend(f"[tool call {c.id}] {c.function.name} {c.function.arguments}" for c in m.tool_calls)
-        elif isinstance(m, ToolMessage):
-            parts.append(f"[tool result {m.tool_call_id}]\n{m.content}")
-    return "\n\n".join(parts)
