@@ -13,13 +13,14 @@ for it. Where the anchor cannot be made (no ``nsenter``, the kernel refuses), co
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import select
 import shutil
 import signal
 import subprocess
 import sys
+
+from sessions.sandbox.spawn import die_with_parent
 
 START_TIMEOUT_S = 5.0
 _LOOPBACK_UP = (
@@ -29,11 +30,6 @@ _LOOPBACK_UP = (
     "print('up', flush=True)\n"
     "os.execvp('sleep', ['sleep', 'infinity'])\n"
 )
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 class SharedNetwork:
@@ -83,7 +79,7 @@ class SharedNetwork:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent(),
             )
         except OSError as exc:
             self.problem = f"the network anchor cannot start: {exc.strerror or exc}"

@@ -3,19 +3,52 @@
 bubblewrap's ``--die-with-parent`` (``PR_SET_PDEATHSIG``) fires when the *thread* that started it exits. trio starts
 processes from its thread cache, whose idle workers exit after ten seconds, so a sandboxed command that ran longer
 than that was killed by SIGKILL although Reasonix was alive. Here ``subprocess.Popen`` runs on the trio thread (it
-lives as long as the run; a vfork/exec takes about a millisecond), the exit is awaited on a pidfd and the output is
+lives as long as the run), the exit is awaited on a pidfd and the output is
 a trio stream: a command dies with Reasonix, and only then.
+
+bubblewrap arms ``--die-with-parent`` only after its clone, and as root a ``sh`` that enters the command's cgroup
+runs before it (a cgroup move takes milliseconds): a SIGKILL of Reasonix in that gap left the sandbox to start
+unwatched. :func:`die_with_parent` arms the same signal in the child between fork and exec, where it survives the
+exec into ``sh`` and bubblewrap, so the process spawned dies with this thread from its first instruction. (A
+``preexec_fn`` makes ``subprocess`` fork instead of vfork; see DESIGN §5, Safety, for what that costs.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
+import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import trio
+
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _prctl() -> Callable[..., int]:
+    """libc's ``prctl``, looked up in the parent: the child between fork and exec loads nothing."""
+    prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    return prctl
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess.Popen``: the child gets SIGKILL when the thread that calls Popen exits
+    (``PR_SET_PDEATHSIG``, kept across exec), and kills itself at once if this process died between the fork and
+    the ``prctl`` (its parent is then another: no signal would ever come). Call it on the thread that forks."""
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
 
 
 class Spawned:
@@ -41,7 +74,8 @@ class Spawned:
 
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Spawned:
-    """Start ``argv`` in a new session with no stdin and stdout and stderr on one pipe. Raises OSError."""
+    """Start ``argv`` in a new session with no stdin and stdout and stderr on one pipe, dying with the calling
+    thread (:func:`die_with_parent`). Raises OSError."""
     read_end, write_end = os.pipe()
     try:
         popen = subprocess.Popen(
@@ -52,6 +86,7 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Spawned:
             stdout=write_end,
             stderr=write_end,
             start_new_session=True,
+            preexec_fn=die_with_parent(),
         )
     except BaseException:
         os.close(read_end)

@@ -18,6 +18,7 @@ import trio
 from sessions.sandbox import NoSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
 from tests.support.bwrap import sandbox
+from tests.support.leftovers import assert_gone, pids_running
 from tests.support.tools import call
 
 REGISTRY = default_registry(use_ripgrep=False)
@@ -141,39 +142,11 @@ async def test_network_is_off_unless_asked(bwrap: str, ws: Path) -> None:
     assert opened.content == "hello from the host\n[exit code 0]"
 
 
-def _pids_running(argument: str) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if argument.encode() in cmdline and state != "Z":
-                pids.append(int(entry))
-    return pids
-
-
 async def test_a_detached_process_dies_with_the_command(bwrap: str, ws: Path) -> None:
     ctx = ToolContext(root=ws, sandbox=sandbox(bwrap))
     result = await call(REGISTRY, ctx, "bash", command="setsid sleep 9052 >/dev/null 2>&1 & echo started")
     assert result.content == "started\n[exit code 0]"
-    _assert_gone("9052", "a detached sleep outlived its command")
-
-
-def _assert_gone(argument: str, message: str) -> None:
-    """Each process still listed must exit within 10 s: the kernel tears a PID namespace down asynchronously (the
-    processes are SIGKILLed when its init exits, and a loaded machine may list one for a moment after)."""
-    for pid in _pids_running(argument):
-        try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            assert select.select([fd], [], [], 10)[0], f"{message} (pid {pid})"
-        finally:
-            os.close(fd)
+    assert_gone("9052", "a detached sleep outlived its command")
 
 
 _KILLED_CHILD = """
@@ -200,13 +173,13 @@ def test_sigkill_of_the_parent_leaves_no_command_running(bwrap: str, ws: Path, m
             assert select.select([fifo], [], [], 60)[0], "the command did not start"
         finally:
             os.close(fifo)
-        assert _pids_running("9062") and _pids_running("9061")
+        assert pids_running("9062") and pids_running("9061")
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
     finally:
         child.kill()
     for argument in ("9061", "9062"):
-        _assert_gone(argument, f"sleep {argument} outlived a SIGKILLed reasonix")
+        assert_gone(argument, f"sleep {argument} outlived a SIGKILLed reasonix")
 
 
 async def test_without_a_sandbox_the_same_commands_escape(ws: Path, outside: Path) -> None:
