@@ -47,7 +47,8 @@ class TaskSummary(Summary):
         if self.status == "error":
             return self.error
         if self.status == "cancelled":
-            return f"interrupted; the run is journaled in {self.journal}"
+            again = f"reasonix -p 'go on' --resume {self.run_id}" if self.run_id else "reasonix -p --resume RUN_ID"
+            return f"interrupted; the run is journaled in {self.journal}; continue it with `{again}`"
         advice = WHAT_TO_DO.get(self.status, f"the turn ended with status {self.status}")
         if self.status in ("storm", "empty") and "pro" not in (self.model or ""):
             advice += ", or try --model pro"

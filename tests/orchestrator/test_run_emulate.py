@@ -172,6 +172,8 @@ def test_ctrl_c_cancels_cleanly_and_the_run_stays_journaled(tmp_path: Path) -> N
     assert proc.returncode == 130, err
     assert "interrupted; the run is journaled in" in err
     summary = json_lines(out)[-1]
+    # The message says how to go on with it: `reasonix -p --resume` takes the run's id.
+    assert f"continue it with `reasonix -p 'go on' --resume {summary['run_id']}`" in err, err
     assert summary["status"] == "cancelled" and summary["requests"] == 1
     state = read_journal(Path(summary["journal"]))
     last = state.messages[-1][0]
