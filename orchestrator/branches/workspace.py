@@ -31,6 +31,8 @@ from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, split_nul
 
 BRANCHES_DIR = "branches"
+BASE_TREE = "base.tree"
+"""In a copy's state folder: the tree it was made from, so a resumed writing subagent can go on in its copy."""
 _admin_locks: dict[Path, trio.Lock] = {}
 
 
@@ -67,6 +69,24 @@ class BranchWorkspace:
             raise BranchError(f"cannot make a copy of the workspace for step {step_id} under {run_dir}: {exc}") from exc
 
     @classmethod
+    async def reopen(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace | None:
+        """The copy an interrupted run left for ``step_id``, as it was left, or None when there is no whole one (the
+        copy, its base snapshot and its entry in the shadow store, pointing at each other)."""
+        workspace, path = await trio.to_thread.run_sync(_resolve, workspace, run_dir / BRANCHES_DIR / step_id)
+        state = path.with_name(f".{step_id}.state")
+        repo = ShadowRepo(workspace)
+        try:
+            base_tree = (state / BASE_TREE).read_text(encoding="ascii").strip()
+            admin = _worktree_admin(repo, path)
+            back = Path((admin / "gitdir").read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeError, BranchError):
+            return None
+        whole = (state / "base.index").is_file() and (state / "exclude").is_file() and back == path / ".git"
+        if not whole or len(base_tree) not in (40, 64) or any(c not in "0123456789abcdef" for c in base_tree):
+            return None
+        return cls(workspace=workspace, path=path, state=state, step_id=step_id, base_tree=base_tree, admin=admin)
+
+    @classmethod
     async def _open(cls, workspace: Path, run_dir: Path, step_id: str) -> BranchWorkspace:
         workspace, path = await trio.to_thread.run_sync(_resolve, workspace, run_dir / BRANCHES_DIR / step_id)
         state = path.with_name(f".{step_id}.state")
@@ -85,6 +105,7 @@ class BranchWorkspace:
         live = BranchGit(repo, repo.git_dir, workspace, base_index)
         await live("add", "--all", "--", ".")
         base_tree = (await live("write-tree")).decode().strip()
+        (state / BASE_TREE).write_text(base_tree + "\n", encoding="ascii")
         commit = (await live("commit-tree", base_tree, "-m", f"branch {step_id} base")).decode().strip()
         ignored = split_nul(await live("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"))
         ignored = [p for p in ignored if not _never_copied(p)]

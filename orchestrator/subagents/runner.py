@@ -42,6 +42,11 @@ PREAMBLE = (
 """Put in front of every profile's text: the same bytes for every subagent, so it is part of the shared prefix."""
 CONTINUE = "You were stopped before you finished. Go on where you left off, then give your report. Your task:\n\n"
 """A resumed subagent's next message, followed by its task (its journal may have been cut before the task's own)."""
+LOST = (
+    "The copy of the workspace you worked in was lost while you were stopped: this is a fresh copy, without the "
+    "changes you made before. Check the files and make those changes again.\n\n"
+)
+"""In front of the task of a resumed writing subagent whose copy could not be reopened."""
 SESSION_PREFIX = "agent:"
 """A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
 MERGE_EVERYTHING = ("*",)
@@ -84,6 +89,13 @@ def _stored(done: Path | None) -> ToolResult | None:
 def _store(done: Path, result: ToolResult) -> None:
     payload = {"content": result.content, "is_error": result.is_error, "data": result.data}
     write_atomic(done, json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def _only_cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation (alone, or a group of nothing else)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(trio.Cancelled)[1] is None
+    return isinstance(exc, trio.Cancelled)
 
 
 def _resumable(journal: Path | None) -> bool:
@@ -208,31 +220,54 @@ class SubagentRunner:
             return None
         return self.journal_dir.parent
 
-    async def _open_branch(self, profile: Profile, journal: Path | None) -> BranchWorkspace | None:
+    async def _open_branch(
+        self, profile: Profile, journal: Path | None, resumed: bool
+    ) -> tuple[BranchWorkspace | None, bool]:
+        """A writing subagent's copy of the workspace (None: it works in place), and whether the copy a resumed one
+        had worked in is lost (it then starts from a fresh copy and is told so)."""
         run_dir = None if profile.read_only else self._branches(journal)
         if run_dir is None or journal is None or self.workspace is None:
-            return None
-        try:  # a copy left by a killed run is thrown away and made anew, as a goal's branch is
-            return await BranchWorkspace.open(self.workspace, run_dir, f"agent-{journal.stem}")
+            return None, False
+        name = f"agent-{journal.stem}"
+        if resumed:  # an interrupted subagent goes on in the copy it had written to
+            kept = await BranchWorkspace.reopen(self.workspace, run_dir, name)
+            if kept is not None:
+                return kept, False
+        try:
+            return await BranchWorkspace.open(self.workspace, run_dir, name), resumed
         except BranchError:
-            return None  # no copy here (no git): it works in the parent's workspace instead
+            return None, False  # no copy here (no git): it works in the parent's workspace instead
 
     async def _run(self, profile: Profile, task: str, journal: Path | None) -> ToolResult:
         resumed = _resumable(journal)
-        branch = await self._open_branch(profile, journal)
+        branch, lost = await self._open_branch(profile, journal, resumed)
         if branch is None and not profile.read_only and self._branches(journal) is not None:
             assert self._writer is not None
             async with self._writer:  # no copy could be made: in place, one at a time
                 return await self._in(profile, task, journal, resumed, None)
         try:
-            return await self._in(profile, task, journal, resumed, branch)
-        finally:
-            if branch is not None:
-                with trio.CancelScope(shield=True):
-                    await branch.discard()
+            result = await self._in(profile, task, journal, resumed, branch, lost)
+        except BaseException as exc:
+            if not _only_cancelled(exc):  # a cancelled one's copy stays: a resumed parent's subagent goes on in it
+                await self._discard(branch)
+            raise
+        await self._discard(branch)
+        return result
+
+    @staticmethod
+    async def _discard(branch: BranchWorkspace | None) -> None:
+        if branch is not None:
+            with trio.CancelScope(shield=True):
+                await branch.discard()
 
     async def _in(
-        self, profile: Profile, task: str, journal: Path | None, resumed: bool, branch: BranchWorkspace | None
+        self,
+        profile: Profile,
+        task: str,
+        journal: Path | None,
+        resumed: bool,
+        branch: BranchWorkspace | None,
+        lost: bool = False,
     ) -> ToolResult:
         """Run the subagent in ``branch`` (None: the parent's workspace), merge what it changed back, report."""
         session = self.builder(
@@ -248,7 +283,7 @@ class SubagentRunner:
             env=branch.env() if branch is not None else None,
         )
         self.sessions.append(session)
-        result, reason = await self._turn(session, profile, task, resumed)
+        result, reason = await self._turn(session, profile, (LOST if lost else "") + task, resumed)
         merged: tuple[str, ...] = ()
         if branch is not None:
             result, reason, merged = await self._merge(branch, profile, result, reason)
