@@ -276,7 +276,7 @@ class SubagentRunner:
             said = ", ".join(outcome.changed) if outcome.changed else "it changed no file"
             note = f"\nIts changes are merged into your workspace: {said}."
             return ToolResult(content=result.content + note, data=data), "", outcome.changed
-        why = outcome.reason.replace(f"step {branch.step_id} was not merged back", "its changes were not merged back")
+        why = f"its changes were not merged back and {outcome.reason}"
         files = ", ".join(outcome.conflicts)
         text = (
             f"The subagent {profile.name} finished, but {why} Redo its changes to {files} yourself (its report says "

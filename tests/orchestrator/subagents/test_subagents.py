@@ -286,7 +286,11 @@ async def test_two_writing_subagents_that_change_the_same_lines_merge_one_and_th
     assert len(merged) == 1 and len(refused) == 1, results
     winner = "2" if "REPORT-A" in merged[0] else "3"
     assert (ws / "a.py").read_text() == f"x_a = {winner}\n"  # all or nothing: the other left the file as merged
-    assert "nothing in the workspace was changed" in refused[0] and "a.py (both changed the same lines)" in refused[0]
+    assert refused[0].startswith(  # in its own words around the merge's, naming no step
+        "The subagent fixer finished, but its changes were not merged back and nothing in the workspace was changed: "
+        "changed both in its copy and in the workspace since it began: a.py (both changed the same lines). Redo"
+    )
+    assert "step" not in refused[0].split("\n")[0]
     assert "Redo its changes to a.py yourself" in refused[0] and '<report agent="fixer">' in refused[0]
     finished = sorted((e for e in seen if getattr(e, "kind", "") == "subagent_finished"), key=lambda e: e.ok)
     assert [e.ok for e in finished] == [False, True] and finished[1].merged == ("a.py",)
