@@ -43,7 +43,8 @@ PREAMBLE = (
 CONTINUE = "You were stopped before you finished. Go on where you left off, then give your report. Your task:\n\n"
 """A resumed subagent's next message, followed by its task (its journal may have been cut before the task's own)."""
 SESSION_PREFIX = "agent:"
-"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
+"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent; ``agent:PROFILE#N@planner`` for a goal
+planner's), in its events and the summary."""
 MERGE_EVERYTHING = ("*",)
 """A writing subagent may change any file of the workspace (a glob whose ``*`` matches across ``/``)."""
 DEFAULT_TOTAL_REQUESTS = 200
@@ -119,6 +120,8 @@ class SubagentRunner:
     gate: SharedRequests = field(default_factory=SharedRequests)
     on_event: Callable[[Any], None] | None = None
     """Hears the subagents' session events (not their streamed text) and a :class:`SubagentFinished` for each."""
+    parent: str = ""
+    """The parent's name when it is not the main session (``planner``), after each subagent's name."""
     sessions: list[Session] = field(default_factory=list)
     """Every subagent session run so far, for the parent's summary."""
     asked: Counter[str] = field(default_factory=Counter)
@@ -158,6 +161,10 @@ class SubagentRunner:
                 merged=merged,
             )
         )
+
+    def _name(self, profile: Profile) -> str:
+        """``agent:PROFILE#N`` (the Nth subagent of its parent), ``…@PARENT`` when the parent is not the main one."""
+        return f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}" + (f"@{self.parent}" if self.parent else "")
 
     def registry_for(self, profile: Profile) -> ToolRegistry:
         picked = [t for t in self.tools if not profile.tools or t.name in profile.tools]
@@ -236,7 +243,7 @@ class SubagentRunner:
     ) -> ToolResult:
         """Run the subagent in ``branch`` (None: the parent's workspace), merge what it changed back, report."""
         session = self.builder(
-            name=f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}",  # never sent: only events and journals
+            name=self._name(profile),  # never sent: only events and journals
             system_prompt=PREAMBLE + profile.system,
             registry=self.registry_for(profile),
             settings=self.settings_for(profile),

@@ -23,7 +23,7 @@ from scenarios.emulator.app import Response
 from sessions.journal import read_journal
 from sessions.wire.client import ClientSettings, DeepSeekClient
 from tests.support.conversation import system_of, tool_names
-from tests.support.subagents import sub_session, subagent_workspace, task_call
+from tests.support.subagents import FIXER, sub_session, subagent_workspace, task_call
 
 
 def _script(parent: list[dict[str, Any]], subs: str = "abc") -> Script:
@@ -212,9 +212,6 @@ async def test_a_skill_with_run_as_subagent_runs_as_one(tmp_path: Path) -> None:
     assert sub_first["messages"][0]["content"].endswith("AUDIT-BODY: read the file and list its risks.")
     assert [t["function"]["name"] for t in sub_first["tools"]] == ["read_file"]
     assert "REPORT-A" in next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
-
-
-FIXER = "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
 
 
 def _fixer_workspace(tmp_path: Path) -> Path:
