@@ -309,7 +309,9 @@ class GoalContext:
         self.planner = self._session("planner", planner_system, planner_registry, read_only=True)
         self.executor = self._session("executor", system, executor_registry, read_only=False)
 
-    def extended(self, registry: ToolRegistry, journal: Path, root: Path | None = None) -> tuple[str, ToolRegistry]:
+    def extended(
+        self, registry: ToolRegistry, journal: Path, root: Path | None = None, parent: str = ""
+    ) -> tuple[str, ToolRegistry]:
         """The executor's system prompt and ``registry`` (the built-ins; the protocol tools are added after, so no
         subagent gets one) with the extensions: the same bytes for the executor and every fork of it; a fork's
         subagents work in its branch (``root``), a writing one there in place."""
@@ -324,6 +326,9 @@ class GoalContext:
             on_event=self.emit,
             root=root,
             copies=root is None,
+            parent=parent,
+            replies=self.replies,  # a subagent's turn is escalated as the executor's are
+            escalator=self.escalator,
         )
 
     def planner_extended(self, registry: ToolRegistry) -> tuple[str, ToolRegistry]:
@@ -342,6 +347,8 @@ class GoalContext:
             on_event=self.emit,
             parent="planner",
             agents_only=True,
+            replies=self.replies,
+            escalator=self.escalator,
         )
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:

@@ -20,10 +20,11 @@ from orchestrator.memory.tool import with_memory_tools
 from orchestrator.subagents.task_tool import with_agents
 from sessions.tools import ToolRegistry
 from sessions.tools.shell import JobTable, with_jobs
-from sessions.wire import RequestGate
+from sessions.wire import ReplySource, RequestGate
 
 if TYPE_CHECKING:
     from orchestrator.config.model import Config
+    from orchestrator.policy.escalation import Escalator
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class SessionExtensions:
         copies: bool = True,
         parent: str = "",
         agents_only: bool = False,
+        replies: ReplySource | None = None,
+        escalator: Escalator | None = None,
     ) -> tuple[str, ToolRegistry]:
         """The system prompt and registry with every configured extension (both unchanged with none). ``root``: where
         the session's tools work (a goal branch's copy; default the workspace); ``copies``: writing subagents work in
@@ -78,4 +81,6 @@ class SessionExtensions:
             root=root,
             copies=copies,
             parent=parent,
+            replies=replies,
+            escalator=escalator,
         )

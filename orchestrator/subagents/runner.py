@@ -25,12 +25,13 @@ import trio
 from orchestrator.branches.outcome import BranchError
 from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.errors import ReasonixError
-from orchestrator.events import Escalated, SubagentFinished
+from orchestrator.events import SubagentFinished
+from orchestrator.policy.escalation import Escalator
 from orchestrator.subagents.profiles import Profile
 from plans import write_atomic
 from sessions import Session, SessionEvent, SessionSettings, StreamUpdate
 from sessions.tools import ToolRegistry, ToolResult
-from sessions.wire import DeepSeekError, RequestEstimate, RequestGate
+from sessions.wire import DeepSeekError, ReplySource, RequestEstimate, RequestGate
 
 if TYPE_CHECKING:
     from orchestrator.config.model import Config
@@ -127,16 +128,17 @@ class SubagentRunner:
     asked: Counter[str] = field(default_factory=Counter)
     """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
     runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
-    escalations: Counter[str] = field(default_factory=Counter)
-    """Escalations seen per subagent session."""
+    replies: ReplySource | None = None
+    """The parent's reply source (a goal's escalator, or the outage waits around it): a subagent on the flash model
+    sends through it, so a turn whose reply starts with the marker goes to pro as the parent's do."""
+    escalator: Escalator | None = None
+    """The escalator behind ``replies``: each subagent's turn begins there, and its count is the subagent's figure."""
     _slots: trio.Semaphore | None = None
     _writer: trio.Lock | None = None
     _merging: trio.Lock = field(default_factory=trio.Lock)
 
     def _forward(self, event: SessionEvent) -> None:
         # The parent's renderer hears what its subagents do, but not their streamed text (several may run at once).
-        if isinstance(event, Escalated):
-            self.escalations[event.session] += 1
         if self.on_event is not None and not isinstance(event, StreamUpdate):
             self.on_event(event)
 
@@ -155,7 +157,7 @@ class SubagentRunner:
                 read_only=profile.read_only,
                 requests=session.requests,
                 cost_usd=round(session.cost_usd, 6),
-                escalations=self.escalations[session.name],
+                escalations=self.escalator.escalated[session.name] if self.escalator is not None else 0,
                 cache_hit_tokens=usage.prompt_cache_hit_tokens,
                 cache_miss_tokens=usage.prompt_cache_miss_tokens,
                 merged=merged,
@@ -242,11 +244,16 @@ class SubagentRunner:
         self, profile: Profile, task: str, journal: Path | None, resumed: bool, branch: BranchWorkspace | None
     ) -> ToolResult:
         """Run the subagent in ``branch`` (None: the parent's workspace), merge what it changed back, report."""
+        name, settings = self._name(profile), self.settings_for(profile)
+        escalates = self.escalator is not None and settings.model == self.escalator.flash_model
+        if escalates and self.escalator is not None:
+            self.escalator.begin_turn(name)  # its one turn starts on flash, escalated as the parent's turns are
         session = self.builder(
-            name=self._name(profile),  # never sent: only events and journals
+            name=name,  # never sent: only events and journals
             system_prompt=PREAMBLE + profile.system,
             registry=self.registry_for(profile),
-            settings=self.settings_for(profile),
+            settings=settings,
+            reply_source=self.replies if escalates else None,
             journal_path=journal,
             on_event=self._forward,
             resume=resumed,

@@ -20,10 +20,11 @@ from orchestrator.subagents.profiles import Profile, agents_index, find_profiles
 from orchestrator.subagents.runner import SharedRequests, SubagentRunner
 from sessions import Session
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult
-from sessions.wire import RequestGate, Usage
+from sessions.wire import ReplySource, RequestGate, Usage
 
 if TYPE_CHECKING:
     from orchestrator.config.model import Config
+    from orchestrator.policy.escalation import Escalator
 
 
 class TaskArgs(ToolArgs):
@@ -94,6 +95,8 @@ def with_agents(
     root: Path | None = None,
     copies: bool = True,
     parent: str = "",
+    replies: ReplySource | None = None,
+    escalator: Escalator | None = None,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
     there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
@@ -117,6 +120,8 @@ def with_agents(
         gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,
         parent=parent,
+        replies=replies,
+        escalator=escalator,
     )
     writing = [n for n, p in found.items() if not p.read_only]
     tool = ReadOnlyTaskTool(profiles, runner, writing) if read_only else TaskTool(profiles, runner)

@@ -84,7 +84,9 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
     fork_journal(executor.journal.path, journal)
     mailbox = Mailbox(objective=ctx.record.objective)
     key = f"{executor.name}@{step_id}"
-    system_prompt, registry = ctx.extended(default_registry(use_ripgrep=ctx.options.use_ripgrep), journal, root)
+    system_prompt, registry = ctx.extended(
+        default_registry(use_ripgrep=ctx.options.use_ripgrep), journal, root, parent=step_id
+    )  # its subagents are agent:NAME#N@STEP: their own escalation state and journals
     for tool in executor_tools(mailbox):  # after the extensions, as the executor's: no subagent gets report_step
         registry.register(tool)
 

@@ -99,3 +99,22 @@ async def test_without_extensions_a_goal_executor_gets_no_tool_of_theirs(tmp_pat
     assert "# Subagents" not in system_of(first) and "deploy" not in system_of(first)
     planner = next(b for b in bodies if PLANNER in system_of(b))
     assert "task" not in tool_names(planner) and "# Subagents" not in system_of(planner)
+
+
+async def test_a_subagent_turn_that_asks_for_pro_is_escalated_and_counted(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, extensions=True)
+    sub = sub_session("a")
+    marker = {"content": "<<<NEEDS_PRO: the module is subtle>>>" + " and a long explanation" * 20}
+    sub["replies"] = [marker, *sub["replies"]]  # flash, aborted at the marker; the rest of its turn on pro
+    executor = [reply(task_call("a")), *executor_step("S1", "calc/ops.py", OPS)]
+    bodies, stdout = await goal_through_cli(ws, tmp_path, _script(executor, sub))
+    events = json_lines(stdout)
+    assert events[-1]["status"] == "complete", events[-1]
+    subs = [json.loads(b) for b in bodies if "REVIEWER-MARK" in system_of(b)]
+    assert [b["model"] for b in subs] == ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-v4-pro"]
+    assert {**subs[0], "model": ""} == {**subs[1], "model": ""}  # the identical request, only the model changed
+    (escalated,) = [e for e in events if e.get("kind") == "escalation"]
+    assert escalated["session"] == "agent:reviewer#1" and escalated["trigger"] == "marker"
+    assert escalated["reason"] == "the module is subtle" and escalated["flash_cost_usd"] > 0
+    (finished,) = [e for e in events if e.get("kind") == "subagent_finished"]
+    assert finished["escalations"] == 1 and finished["ok"]
