@@ -25,8 +25,6 @@ from plans import paths_overlap
 
 ZERO = "0" * 40
 LINK, GITLINK, EXEC = 0o120000, 0o160000, 0o100755
-SHOWN = 8
-"""How many paths a reason names before it says "and N more"."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,6 @@ def _in_the_way(workspace: Path, rel: str, deleted: set[str]) -> str | None:
 async def merge_branch(
     git: BranchGit,
     *,
-    step_id: str,
     base: str,
     ours: str,
     theirs: str,
@@ -177,36 +174,22 @@ async def merge_branch(
             writes.append(Write(path, c.new_mode, b"" if c.deleted else blobs[c.new_sha]))
     conflicts = tuple(sorted(why))
     if conflicts or undeclared:
-        return MergeOutcome(
+        refused = MergeOutcome(
             merged=False,
             changed=changed,
             conflicts=conflicts,
+            why=tuple(why[p] for p in conflicts),
             undeclared=undeclared,
-            reason=_refusal(step_id, why, undeclared, declared),
+            declared=tuple(declared),
         )
+        said = ". ".join(c for c in (refused.conflicts_said(), refused.undeclared_said()) if c)
+        return refused.model_copy(update={"reason": f"nothing in the workspace was changed: {said}."})
     writes.sort(key=lambda w: w.mode != 0)  # deletions first: a file may become a directory or the other way round
     await trio.to_thread.run_sync(_apply, workspace, writes)
     said = f"{len(changed)} changed file{'s' if len(changed) != 1 else ''}" if changed else "no changes"
-    return MergeOutcome(merged=True, changed=changed, reason=f"step {step_id}: merged {said} into the workspace")
-
-
-def _names(paths: Sequence[str]) -> str:
-    shown = ", ".join(paths[:SHOWN])
-    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
-
-
-def _refusal(step_id: str, why: dict[str, str], undeclared: Sequence[str], declared: Sequence[str]) -> str:
-    parts = [f"step {step_id} was not merged back and nothing in the workspace was changed:"]
-    if why:
-        items = [f"{p} ({why[p]})" for p in sorted(why)]
-        parts.append(f"changed both in its copy and in the workspace since it began: {_names(items)}.")
-    if undeclared:
-        allowed = ", ".join(declared) if declared else "none"
-        parts.append(
-            f"it wrote outside its declared files ({allowed}): {_names(list(undeclared))};"
-            " declare them in the step's writes, or run the step alone."
-        )
-    return " ".join(parts)
+    return MergeOutcome(
+        merged=True, changed=changed, declared=tuple(declared), reason=f"merged {said} into the workspace"
+    )
 
 
 def _apply(workspace: Path, writes: Sequence[Write]) -> None:

@@ -160,7 +160,6 @@ class BranchWorkspace:
         ours_tree = (await ours("write-tree")).decode().strip()
         return await merge_branch(
             ours,
-            step_id=self.step_id,
             base=self.base_tree,
             ours=ours_tree,
             theirs=theirs_tree,

@@ -298,19 +298,23 @@ class GoalContext:
     # ------------------------------------------------------------------------------------------------ sessions
 
     def open_sessions(self) -> None:
-        planner_registry = default_registry(use_ripgrep=self.options.use_ripgrep)
-        for tool in planner_tools(self.mailbox):
+        planner_system, planner_registry = self.planner_extended(default_registry(use_ripgrep=self.options.use_ripgrep))
+        for tool in planner_tools(self.mailbox):  # after the extensions: a subagent never gets a protocol tool
             planner_registry.register(tool)
-        executor_registry = default_registry(use_ripgrep=self.options.use_ripgrep)
+        system, executor_registry = self.extended(
+            default_registry(use_ripgrep=self.options.use_ripgrep), self.store.dir / "executor.jsonl"
+        )
         for tool in executor_tools(self.mailbox):
             executor_registry.register(tool)
-        self.planner = self._session("planner", prompts.PLANNER_SYSTEM_PROMPT, planner_registry, read_only=True)
-        system, executor_registry = self.extended(executor_registry, self.store.dir / "executor.jsonl")
+        self.planner = self._session("planner", planner_system, planner_registry, read_only=True)
         self.executor = self._session("executor", system, executor_registry, read_only=False)
 
-    def extended(self, registry: ToolRegistry, journal: Path, root: Path | None = None) -> tuple[str, ToolRegistry]:
-        """The executor's system prompt and ``registry`` with the extensions (the same bytes for the executor and
-        every fork of it); a fork's subagents work in its branch (``root``), a writing one there in place."""
+    def extended(
+        self, registry: ToolRegistry, journal: Path, root: Path | None = None, parent: str = ""
+    ) -> tuple[str, ToolRegistry]:
+        """The executor's system prompt and ``registry`` (the built-ins; the protocol tools are added after, so no
+        subagent gets one) with the extensions: the same bytes for the executor and every fork of it; a fork's
+        subagents work in its branch (``root``), a writing one there in place."""
         if self.extend is None:
             return prompts.EXECUTOR_SYSTEM_PROMPT, registry
         return self.extend(
@@ -322,6 +326,29 @@ class GoalContext:
             on_event=self.emit,
             root=root,
             copies=root is None,
+            parent=parent,
+            replies=self.replies,  # a subagent's turn is escalated as the executor's are
+            escalator=self.escalator,
+        )
+
+    def planner_extended(self, registry: ToolRegistry) -> tuple[str, ToolRegistry]:
+        """The planner's system prompt and ``registry`` with the read-only ``task`` flavour and the index of the
+        read-only subagent profiles, when there are any (else both as they were: the planner's bytes of a workspace
+        without profiles). Its subagents spend from the goal's budget and are journaled in ``agents/planner/``."""
+        if self.extend is None:
+            return prompts.PLANNER_SYSTEM_PROMPT, registry
+        return self.extend(
+            prompts.PLANNER_SYSTEM_PROMPT,
+            registry,
+            builder=self.open_session,
+            journal_path=self.store.dir / "planner.jsonl",
+            read_only=True,
+            request_gate=self.budget,
+            on_event=self.emit,
+            parent="planner",
+            agents_only=True,
+            replies=self.replies,
+            escalator=self.escalator,
         )
 
     def _session(self, name: SessionName, system_prompt: str, registry: ToolRegistry, *, read_only: bool) -> Session:

@@ -21,6 +21,7 @@ none is ever silent, and the cost of the aborted flash call is in the event and 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -121,6 +122,8 @@ class Escalator:
         self.pro_turns = 0
         """Turns of this goal that went to pro (all presets)."""
         self.escalations = 0
+        self.escalated: Counter[str] = Counter()
+        """Escalated events emitted per session key (a subagent's figure)."""
         """Escalated events emitted."""
         self._capped_turns = 0
         self._turns: dict[str, _Turn] = {}
@@ -171,6 +174,7 @@ class Escalator:
         if self.policy.preset == "auto":
             self._capped_turns += 1
         self.escalations += 1
+        self.escalated[session] += 1
         self.on_escalation(
             Escalated(
                 session=session,

@@ -25,12 +25,13 @@ import trio
 from orchestrator.branches.outcome import BranchError
 from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.errors import ReasonixError
-from orchestrator.events import Escalated, SubagentFinished
+from orchestrator.events import SubagentFinished
+from orchestrator.policy.escalation import Escalator
 from orchestrator.subagents.profiles import Profile
 from plans import write_atomic
 from sessions import Session, SessionEvent, SessionSettings, StreamUpdate
 from sessions.tools import ToolRegistry, ToolResult
-from sessions.wire import DeepSeekError, RequestEstimate, RequestGate
+from sessions.wire import DeepSeekError, ReplySource, RequestEstimate, RequestGate
 
 if TYPE_CHECKING:
     from orchestrator.config.model import Config
@@ -48,7 +49,8 @@ LOST = (
 )
 """In front of the task of a resumed writing subagent whose copy could not be reopened."""
 SESSION_PREFIX = "agent:"
-"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent), in its events and the summary."""
+"""A subagent session's name is ``agent:PROFILE#N`` (the Nth of its parent; ``agent:PROFILE#N@planner`` for a goal
+planner's), in its events and the summary."""
 MERGE_EVERYTHING = ("*",)
 """A writing subagent may change any file of the workspace (a glob whose ``*`` matches across ``/``)."""
 DEFAULT_TOTAL_REQUESTS = 200
@@ -131,21 +133,24 @@ class SubagentRunner:
     gate: SharedRequests = field(default_factory=SharedRequests)
     on_event: Callable[[Any], None] | None = None
     """Hears the subagents' session events (not their streamed text) and a :class:`SubagentFinished` for each."""
+    parent: str = ""
+    """The parent's name when it is not the main session (``planner``), after each subagent's name."""
     sessions: list[Session] = field(default_factory=list)
     """Every subagent session run so far, for the parent's summary."""
     asked: Counter[str] = field(default_factory=Counter)
     """How often each profile and task was asked for: the Nth time has its own journal (``KEY.N``), so asking again
     runs again, while a resumed parent, counting from the start, gets the kept reports of what it asked before."""
-    escalations: Counter[str] = field(default_factory=Counter)
-    """Escalations seen per subagent session."""
+    replies: ReplySource | None = None
+    """The parent's reply source (a goal's escalator, or the outage waits around it): a subagent on the flash model
+    sends through it, so a turn whose reply starts with the marker goes to pro as the parent's do."""
+    escalator: Escalator | None = None
+    """The escalator behind ``replies``: each subagent's turn begins there, and its count is the subagent's figure."""
     _slots: trio.Semaphore | None = None
     _writer: trio.Lock | None = None
     _merging: trio.Lock = field(default_factory=trio.Lock)
 
     def _forward(self, event: SessionEvent) -> None:
         # The parent's renderer hears what its subagents do, but not their streamed text (several may run at once).
-        if isinstance(event, Escalated):
-            self.escalations[event.session] += 1
         if self.on_event is not None and not isinstance(event, StreamUpdate):
             self.on_event(event)
 
@@ -164,12 +169,16 @@ class SubagentRunner:
                 read_only=profile.read_only,
                 requests=session.requests,
                 cost_usd=round(session.cost_usd, 6),
-                escalations=self.escalations[session.name],
+                escalations=self.escalator.escalated[session.name] if self.escalator is not None else 0,
                 cache_hit_tokens=usage.prompt_cache_hit_tokens,
                 cache_miss_tokens=usage.prompt_cache_miss_tokens,
                 merged=merged,
             )
         )
+
+    def _name(self, profile: Profile) -> str:
+        """``agent:PROFILE#N`` (the Nth subagent of its parent), ``…@PARENT`` when the parent is not the main one."""
+        return f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}" + (f"@{self.parent}" if self.parent else "")
 
     def registry_for(self, profile: Profile) -> ToolRegistry:
         picked = [t for t in self.tools if not profile.tools or t.name in profile.tools]
@@ -270,11 +279,16 @@ class SubagentRunner:
         lost: bool = False,
     ) -> ToolResult:
         """Run the subagent in ``branch`` (None: the parent's workspace), merge what it changed back, report."""
+        name, settings = self._name(profile), self.settings_for(profile)
+        escalates = self.escalator is not None and settings.model == self.escalator.flash_model
+        if escalates and self.escalator is not None:
+            self.escalator.begin_turn(name)  # its one turn starts on flash, escalated as the parent's turns are
         session = self.builder(
-            name=f"{SESSION_PREFIX}{profile.name}#{len(self.sessions) + 1}",  # never sent: only events and journals
+            name=name,  # never sent: only events and journals
             system_prompt=PREAMBLE + profile.system,
             registry=self.registry_for(profile),
-            settings=self.settings_for(profile),
+            settings=settings,
+            reply_source=self.replies if escalates else None,
             journal_path=journal,
             on_event=self._forward,
             resume=resumed,
@@ -311,7 +325,7 @@ class SubagentRunner:
             said = ", ".join(outcome.changed) if outcome.changed else "it changed no file"
             note = f"\nIts changes are merged into your workspace: {said}."
             return ToolResult(content=result.content + note, data=data), "", outcome.changed
-        why = outcome.reason.replace(f"step {branch.step_id} was not merged back", "its changes were not merged back")
+        why = f"its changes were not merged back and {outcome.reason}"
         files = ", ".join(outcome.conflicts)
         text = (
             f"The subagent {profile.name} finished, but {why} Redo its changes to {files} yourself (its report says "

@@ -10,7 +10,7 @@ The tool is ``parallel_safe``: the task calls of one reply run at once, bounded 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,10 +20,11 @@ from orchestrator.subagents.profiles import Profile, agents_index, find_profiles
 from orchestrator.subagents.runner import SharedRequests, SubagentRunner
 from sessions import Session
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult
-from sessions.wire import RequestGate, Usage
+from sessions.wire import ReplySource, RequestGate, Usage
 
 if TYPE_CHECKING:
     from orchestrator.config.model import Config
+    from orchestrator.policy.escalation import Escalator
 
 
 class TaskArgs(ToolArgs):
@@ -59,9 +60,24 @@ class TaskTool(Tool[TaskArgs]):
 
 
 class ReadOnlyTaskTool(TaskTool):
-    """The flavour for a read-only session: only read-only profiles."""
+    """The flavour for a read-only session (a goal's planner, ``run --read-only``): only read-only profiles are in
+    its index and run; a writing profile asked for by name is refused with what the model can do instead."""
 
     read_only: ClassVar[bool] = True
+
+    def __init__(self, profiles: dict[str, Profile], runner: SubagentRunner, writing: Iterable[str] = ()) -> None:
+        super().__init__(profiles, runner)
+        self.writing = frozenset(writing)
+
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
+        if args.agent in self.writing:
+            known = ", ".join(self.profiles)
+            raise ToolError(
+                f"the subagent {args.agent!r} may change files, and this session only reads: it can start only the "
+                f"read-only subagents ({known}). Ask one of those to find out what you need, and leave the change "
+                "itself to a session that writes (in a goal's plan: a step for the executor)."
+            )
+        return await super().run(args, ctx)
 
 
 def with_agents(
@@ -78,28 +94,37 @@ def with_agents(
     config_dir: Path | None = None,
     root: Path | None = None,
     copies: bool = True,
+    parent: str = "",
+    replies: ReplySource | None = None,
+    escalator: Escalator | None = None,
 ) -> tuple[str, ToolRegistry]:
     """The system prompt with the profiles' index and the registry with the ``task`` tool, or both unchanged when
     there are no profiles (none that a read-only session may use). Subagents get the tools of ``registry`` as it was
     (no ``task`` tool: one level deep); their journals go to ``agents/`` beside ``journal_path``. The profiles come
     from ``workspace``; the subagents work in ``root`` (default: the workspace), a writing one in a copy of it merged
-    back, or with ``copies`` false in ``root`` itself, one at a time."""
+    back, or with ``copies`` false in ``root`` itself, one at a time. ``parent``: the parent's name when it is not the
+    main session (``planner``): its subagents are ``agent:NAME#N@planner`` and journaled in ``agents/planner/``."""
     found = skill_profiles(workspace, config_dir) | find_profiles(workspace)  # a profile file wins over a skill
     profiles = {n: p for n, p in sorted(found.items()) if p.read_only or not read_only}
     if not profiles or registry.get(TaskTool.name) is not None:
         return system_prompt, registry
+    agents = journal_path.parent / "agents" if journal_path is not None else None
     runner = SubagentRunner(
         builder=builder,
         config=config,
         tools=registry,
-        journal_dir=journal_path.parent / "agents" if journal_path is not None else None,
+        journal_dir=agents / parent if agents is not None and parent else agents,
         workspace=(root or workspace) if copies else None,
         root=root,
         max_parallel=config.agents.max_parallel,
         gate=SharedRequests(limit=config.agents.max_requests, parent=request_gate),
         on_event=on_event,
+        parent=parent,
+        replies=replies,
+        escalator=escalator,
     )
-    tool = (ReadOnlyTaskTool if read_only else TaskTool)(profiles, runner)
+    writing = [n for n, p in found.items() if not p.read_only]
+    tool = ReadOnlyTaskTool(profiles, runner, writing) if read_only else TaskTool(profiles, runner)
     return f"{system_prompt.rstrip()}\n\n{agents_index(profiles)}", ToolRegistry([*registry, tool])
 
 

@@ -15,8 +15,9 @@ import pytest
 import trio
 from rich.console import Console
 
+from orchestrator.branches import MergeOutcome
 from orchestrator.events import BranchMerged, BranchRerun, StepStarted, WaveStarted
-from orchestrator.goal.parallel.wave import pick_wave
+from orchestrator.goal.parallel.wave import not_merged, pick_wave
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.runs.history import summarize
 from orchestrator.ui.branch_lines import BranchBoard
@@ -161,6 +162,23 @@ def test_pick_wave_keeps_steps_apart_whose_writes_may_meet(a: list[str], b: list
     assert pick_wave(plan, ["A", "B"], 1) == []
 
 
+def test_a_refused_merge_is_told_in_the_goals_words_around_the_outcomes_neutral_clauses() -> None:
+    outcome = MergeOutcome(
+        merged=False,
+        conflicts=("a.py", "b.py"),
+        why=("both changed the same lines", "a binary file changed on both sides"),
+        undeclared=("c.txt",),
+        declared=("a.py", "b.py"),
+        reason="nothing in the workspace was changed: …",
+    )
+    assert not_merged("S4", outcome) == (
+        "step S4 was not merged back and nothing in the workspace was changed: changed both in its copy and in the "
+        "workspace since it began: a.py (both changed the same lines), b.py (a binary file changed on both sides). "
+        "it wrote outside its declared files (a.py, b.py): c.txt; declare them in the step's writes, or run the "
+        "step alone."
+    )
+
+
 async def test_a_branch_that_writes_outside_its_declared_files_runs_again_alone(tmp_path: Path) -> None:
     stray = [
         reply(
@@ -174,7 +192,11 @@ async def test_a_branch_that_writes_outside_its_declared_files_runs_again_alone(
     outcome, events, _bodies, ws = await _run(tmp_path, diamond_script(S1=stray))
     assert outcome.status == "complete", outcome.summary
     (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
-    assert rerun.step_id == "S1" and rerun.undeclared == ("stray.txt",) and "stray.txt" in rerun.reason
+    assert rerun.step_id == "S1" and rerun.undeclared == ("stray.txt",)
+    assert rerun.reason == (  # the goal's own words around the merge's (which name no step)
+        "step S1 was not merged back and nothing in the workspace was changed: it wrote outside its declared files "
+        "(left.py): stray.txt; declare them in the step's writes, or run the step alone."
+    )
     assert [e.step_id for e in events if isinstance(e, BranchMerged)] == ["S2"]
     assert _started(events) in (["S0", "S1", "S2", "S1", "S3"], ["S0", "S2", "S1", "S1", "S3"])
     assert not (ws / "stray.txt").exists()  # nothing of the refused branch was applied
@@ -204,7 +226,10 @@ async def test_a_merge_conflict_sends_the_step_back_to_run_alone_and_says_why(tm
         outcome = await runner.run()
     (rerun,) = [e for e in events if isinstance(e, BranchRerun)]
     assert rerun.step_id == "S2" and rerun.conflicts == ("right.py",)
-    assert "right.py" in rerun.reason
+    assert rerun.reason == (
+        "step S2 was not merged back and nothing in the workspace was changed: changed both in its copy and in the "
+        "workspace since it began: right.py (both changed the same lines)."
+    )
     assert [e.step_id for e in events if isinstance(e, BranchMerged)] == ["S1"]
     assert _started(events)[-2:] == ["S2", "S3"]  # S2 again, alone, then S3
     assert outcome is not None and outcome.status == "complete", outcome.summary

@@ -1,10 +1,18 @@
 """Subagent profiles and scripts for the subagent tests: a workspace with a ``reviewer`` profile, the parent's
-``task`` call, and a subagent's scripted session (matched by its profile's mark and its task's tag)."""
+``task`` call, a subagent's scripted session (matched by its profile's mark and its task's tag), and ``reasonix
+goal`` run as a real process against an emulator in this one, every request body recorded."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
+
+import trio
+
+from scenarios.emulator import Script, open_emulator
+from tests.orchestrator.run_support import ROOT, clean_env
+from tests.support.conversation import record_bodies
 
 PROFILE = """---
 name: reviewer
@@ -43,3 +51,23 @@ def sub_session(name: str) -> dict[str, Any]:
             {"content": f"REPORT-{name.upper()}: {name}.py is fine."},
         ],
     }
+
+
+FIXER = "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
+"""A writing profile (``.reasonix/agents/fixer.md``)."""
+
+
+async def goal_through_cli(ws: Path, tmp_path: Path, script: Script, *args: str) -> tuple[list[bytes], str]:
+    """``reasonix goal "Grow calc" --yes --json`` in ``ws`` as a real process: every request body the emulator got,
+    and the process's standard output (it must exit 0)."""
+    bodies: list[bytes] = []
+    async with open_emulator(script=script) as emu:
+        record_bodies(emu, bodies)
+        argv = [sys.executable, "-m", "orchestrator", "goal", "Grow calc", "--workspace", str(ws)]
+        argv += ["--base-url", emu.base_url, "--yes", "--json", "--sandbox", "full-access", *args]
+        with trio.fail_after(180):
+            proc = await trio.run_process(
+                argv, env=clean_env(tmp_path), cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False
+            )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return bodies, proc.stdout.decode()

@@ -83,11 +83,12 @@ def open_fork(ctx: GoalContext, step_id: str, root: Path, env: Mapping[str, str]
     journal = _new_journal(ctx.store.dir / FORKS_DIR, step_id)
     fork_journal(executor.journal.path, journal)
     mailbox = Mailbox(objective=ctx.record.objective)
-    registry = default_registry(use_ripgrep=ctx.options.use_ripgrep)
-    for tool in executor_tools(mailbox):
-        registry.register(tool)
     key = f"{executor.name}@{step_id}"
-    system_prompt, registry = ctx.extended(registry, journal, root)
+    system_prompt, registry = ctx.extended(
+        default_registry(use_ripgrep=ctx.options.use_ripgrep), journal, root, parent=step_id
+    )  # its subagents are agent:NAME#N@STEP: their own escalation state and journals
+    for tool in executor_tools(mailbox):  # after the extensions, as the executor's: no subagent gets report_step
+        registry.register(tool)
 
     def on_event(event: SessionEvent) -> None:
         ctx.emit(event.model_copy(update={"step_id": step_id}))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import trio
 
-from orchestrator.branches.outcome import BranchError
+from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.events import BranchMerged, BranchRerun, WaveStarted
 from orchestrator.goal.context import GoalContext
@@ -94,7 +94,8 @@ async def _join(
         async with ctx.checkpoints.step(step.id):  # before the merge, and after it
             outcome = await branches[step.id].merge_back(step.writes)
         if not outcome.merged:
-            _rerun_alone(ctx, step, outcome.reason, conflicts=outcome.conflicts, undeclared=outcome.undeclared)
+            reason = not_merged(step.id, outcome)
+            _rerun_alone(ctx, step, reason, conflicts=outcome.conflicts, undeclared=outcome.undeclared)
             continue
         ctx.update_step(step.id, status=StepStatus.DONE, result=result.summary, evidence=result.evidence)
         ctx.save()
@@ -123,6 +124,16 @@ async def _join(
         if isinstance(result, Ended | Replanning):
             return result
     return paused or ctx.over_budget() or Executing()
+
+
+def not_merged(step_id: str, outcome: MergeOutcome) -> str:
+    """What the user reads of a step whose branch was not merged back, in the goal's words around the outcome's."""
+    parts = [f"step {step_id} was not merged back and nothing in the workspace was changed:"]
+    if outcome.conflicts:
+        parts.append(outcome.conflicts_said() + ".")
+    if outcome.undeclared:
+        parts.append(outcome.undeclared_said() + "; declare them in the step's writes, or run the step alone.")
+    return " ".join(parts)
 
 
 def _unfinished_back_to_pending(ctx: GoalContext, steps: Sequence[Step]) -> None:

@@ -90,7 +90,12 @@ def test_a_same_line_conflict_applies_nothing_and_names_the_file(ws: Path) -> No
     out = run(main)
     assert not out.merged
     assert out.conflicts == ("a.txt",)
-    assert "a.txt" in out.reason and "same lines" in out.reason and "nothing in the workspace was changed" in out.reason
+    assert out.why == ("both changed the same lines",)
+    # The outcome's words name no step (a subagent's copy is merged the same way); each caller says whose it was.
+    assert out.reason == (
+        "nothing in the workspace was changed: changed both in its copy and in the workspace since it began: "
+        "a.txt (both changed the same lines)."
+    )
     assert tree_state(ws) == before
 
 
@@ -106,7 +111,9 @@ def test_a_write_outside_the_declared_files_applies_nothing(ws: Path) -> None:
     assert not out.merged
     assert out.undeclared == ("keep.txt",)
     assert out.conflicts == ()
-    assert "keep.txt" in out.reason and "declared" in out.reason
+    assert out.declared == ("src/*.py",)
+    said = "nothing in the workspace was changed: it wrote outside its declared files (src/*.py): keep.txt."
+    assert out.reason == said
     assert tree_state(ws) == before
 
 

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import trio
-
-from scenarios.emulator import Script, open_emulator
-from tests.support.conversation import record_bodies, system_of, tool_names
+from scenarios.emulator import Script
+from tests.support.conversation import system_of, tool_names
 from tests.support.goal_cli import VERDICT, calc_workspace
-from tests.support.subagents import PROFILE, sub_session, task_call
+from tests.support.subagents import PROFILE, goal_through_cli, sub_session, task_call
 
 from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
-from ..run_support import ROOT, clean_env, json_lines, reasonix
+from ..run_support import clean_env, json_lines, reasonix
 
 OPS = "def add(a, b):\n    return a + b\n"
 SKILL = "---\nname: deploy\ndescription: How this project is deployed\n---\nDEPLOY-BODY: run make deploy.\n"
@@ -56,20 +53,6 @@ def _script(executor: list[dict[str, Any]], *subs: dict[str, Any]) -> Script:
     return Script.model_validate({"sessions": sessions})
 
 
-async def _goal(ws: Path, tmp_path: Path, script: Script) -> tuple[list[bytes], str]:
-    bodies: list[bytes] = []
-    async with open_emulator(script=script) as emu:
-        record_bodies(emu, bodies)
-        argv = [sys.executable, "-m", "orchestrator", "goal", "Grow calc", "--workspace", str(ws)]
-        argv += ["--base-url", emu.base_url, "--yes", "--json", "--sandbox", "full-access"]
-        with trio.fail_after(180):
-            proc = await trio.run_process(
-                argv, env=clean_env(tmp_path), cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False
-            )
-    assert proc.returncode == 0, proc.stderr.decode()
-    return bodies, proc.stdout.decode()
-
-
 def _executor(bodies: list[bytes]) -> list[bytes]:
     return [b for b in bodies if EXECUTOR in system_of(b)]
 
@@ -81,7 +64,7 @@ async def test_a_goal_executor_has_the_task_skill_and_remember_tools_and_they_wo
         reply(call("remember", note="calc holds one module per operation")),
         *executor_step("S1", "calc/ops.py", OPS),
     ]
-    bodies, stdout = await _goal(ws, tmp_path, _script(executor, sub_session("a")))
+    bodies, stdout = await goal_through_cli(ws, tmp_path, _script(executor, sub_session("a")))
 
     events = json_lines(stdout)
     assert events[-1]["status"] == "complete", events[-1]
@@ -109,8 +92,29 @@ async def test_a_goal_executor_has_the_task_skill_and_remember_tools_and_they_wo
 
 async def test_without_extensions_a_goal_executor_gets_no_tool_of_theirs(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, extensions=False)
-    bodies, stdout = await _goal(ws, tmp_path, _script(executor_step("S1", "calc/ops.py", OPS)))
+    bodies, stdout = await goal_through_cli(ws, tmp_path, _script(executor_step("S1", "calc/ops.py", OPS)))
     assert json_lines(stdout)[-1]["status"] == "complete"
     first = _executor(bodies)[0]
     assert not {"task", "skill", "remember"} & set(tool_names(first))
     assert "# Subagents" not in system_of(first) and "deploy" not in system_of(first)
+    planner = next(b for b in bodies if PLANNER in system_of(b))
+    assert "task" not in tool_names(planner) and "# Subagents" not in system_of(planner)
+
+
+async def test_a_subagent_turn_that_asks_for_pro_is_escalated_and_counted(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, extensions=True)
+    sub = sub_session("a")
+    marker = {"content": "<<<NEEDS_PRO: the module is subtle>>>" + " and a long explanation" * 20}
+    sub["replies"] = [marker, *sub["replies"]]  # flash, aborted at the marker; the rest of its turn on pro
+    executor = [reply(task_call("a")), *executor_step("S1", "calc/ops.py", OPS)]
+    bodies, stdout = await goal_through_cli(ws, tmp_path, _script(executor, sub))
+    events = json_lines(stdout)
+    assert events[-1]["status"] == "complete", events[-1]
+    subs = [json.loads(b) for b in bodies if "REVIEWER-MARK" in system_of(b)]
+    assert [b["model"] for b in subs] == ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-v4-pro"]
+    assert {**subs[0], "model": ""} == {**subs[1], "model": ""}  # the identical request, only the model changed
+    (escalated,) = [e for e in events if e.get("kind") == "escalation"]
+    assert escalated["session"] == "agent:reviewer#1" and escalated["trigger"] == "marker"
+    assert escalated["reason"] == "the module is subtle" and escalated["flash_cost_usd"] > 0
+    (finished,) = [e for e in events if e.get("kind") == "subagent_finished"]
+    assert finished["escalations"] == 1 and finished["ok"]

@@ -23,7 +23,7 @@ from scenarios.emulator.app import Response
 from sessions.journal import read_journal
 from sessions.wire.client import ClientSettings, DeepSeekClient
 from tests.support.conversation import system_of, tool_names
-from tests.support.subagents import sub_session, subagent_workspace, task_call
+from tests.support.subagents import FIXER, sub_session, subagent_workspace, task_call
 
 
 def _script(parent: list[dict[str, Any]], subs: str = "abc") -> Script:
@@ -214,9 +214,6 @@ async def test_a_skill_with_run_as_subagent_runs_as_one(tmp_path: Path) -> None:
     assert "REPORT-A" in next(m for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool")["content"]
 
 
-FIXER = "---\ndescription: Fixes one file\nread_only: false\n---\nFIXER-MARK. You fix what the task names.\n"
-
-
 def _fixer_workspace(tmp_path: Path) -> Path:
     ws = subagent_workspace(tmp_path, profile=False)
     (ws / ".reasonix" / "agents").mkdir(parents=True)
@@ -286,7 +283,11 @@ async def test_two_writing_subagents_that_change_the_same_lines_merge_one_and_th
     assert len(merged) == 1 and len(refused) == 1, results
     winner = "2" if "REPORT-A" in merged[0] else "3"
     assert (ws / "a.py").read_text() == f"x_a = {winner}\n"  # all or nothing: the other left the file as merged
-    assert "nothing in the workspace was changed" in refused[0] and "a.py (both changed the same lines)" in refused[0]
+    assert refused[0].startswith(  # in its own words around the merge's, naming no step
+        "The subagent fixer finished, but its changes were not merged back and nothing in the workspace was changed: "
+        "changed both in its copy and in the workspace since it began: a.py (both changed the same lines). Redo"
+    )
+    assert "step" not in refused[0].split("\n")[0]
     assert "Redo its changes to a.py yourself" in refused[0] and '<report agent="fixer">' in refused[0]
     finished = sorted((e for e in seen if getattr(e, "kind", "") == "subagent_finished"), key=lambda e: e.ok)
     assert [e.ok for e in finished] == [False, True] and finished[1].merged == ("a.py",)
