@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, release, sandbox_unavailable_reason
-from sessions.sandbox.spawn import die_with_parent
+from sessions.sandbox.reaper import die_with_parent
 
 
 def once(argv: list[str], env: dict[str, str], cwd: Path, preexec: Callable[[], None] | None) -> tuple[float, float]:

@@ -553,6 +553,7 @@ PUBLIC: dict[str, list[str]] = {
         "SandboxPolicy",
         "command_env",
         "describe",
+        "die_with_parent",
         "release",
         "sandbox_for",
         "sandbox_unavailable_reason",

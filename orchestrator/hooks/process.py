@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox import Launch, Sandbox, release
+from sessions.sandbox import Launch, Sandbox, die_with_parent, release
 
 OUTPUT_LIMIT = 1_000_000
 """Bytes kept of a hook's stdout and of its stderr each."""
@@ -61,6 +61,7 @@ def _start(launch: Launch, cwd: Path) -> tuple[subprocess.Popen[bytes], tuple[in
             stdout=pipes[1][1],
             stderr=pipes[2][1],
             start_new_session=True,
+            preexec_fn=die_with_parent(),  # a hook dies with Reasonix, sandboxed or not, even while bwrap starts
         )
     except BaseException:
         for r, w in pipes:

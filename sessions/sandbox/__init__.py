@@ -19,6 +19,7 @@ from sessions.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
 )
+from sessions.sandbox.reaper import die_with_parent
 
 __all__ = [
     "BASE_ENV",
@@ -37,6 +38,7 @@ __all__ = [
     "SandboxPolicy",
     "command_env",
     "describe",
+    "die_with_parent",
     "release",
     "sandbox_for",
     "sandbox_unavailable_reason",

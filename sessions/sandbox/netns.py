@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 
-from sessions.sandbox.spawn import die_with_parent
+from sessions.sandbox.reaper import die_with_parent
 
 START_TIMEOUT_S = 5.0
 _LOOPBACK_UP = (

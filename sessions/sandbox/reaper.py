@@ -5,6 +5,9 @@ Reasonix becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so a pro
 carries a marker variable in its environment, inherited by everything it starts; after the command, every process
 with the marker, in the command's process group, or descended from one of those is killed with SIGKILL, and the
 count reported is the count of processes seen gone, never the count of signals sent.
+
+Every command, sandboxed or not, and every hook is also armed to die with Reasonix before it execs
+(:func:`die_with_parent`), so a kill of Reasonix while bubblewrap is still starting leaves nothing running.
 """
 
 from __future__ import annotations
@@ -12,14 +15,41 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import itertools
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 MARKER = "REASONIX_COMMAND"
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _prctl() -> Callable[..., int]:
+    """libc's ``prctl``, looked up in the parent: the child between fork and exec loads nothing."""
+    prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    return prctl
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess.Popen``: the child gets SIGKILL when the thread that calls Popen exits
+    (``PR_SET_PDEATHSIG``, kept across exec), and kills itself at once if this process died between the fork and
+    the ``prctl`` (its parent is then another: no signal would ever come). Call it on the thread that forks."""
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
+
+
 _PR_SET_CHILD_SUBREAPER = 36
 _counter = itertools.count(1)
 _subreaper: bool | None = None

@@ -16,39 +16,14 @@ exec into ``sh`` and bubblewrap, so the process spawned dies with this thread fr
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import os
-import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import trio
 
-_PR_SET_PDEATHSIG = 1
-
-
-@functools.cache
-def _prctl() -> Callable[..., int]:
-    """libc's ``prctl``, looked up in the parent: the child between fork and exec loads nothing."""
-    prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-    return prctl
-
-
-def die_with_parent() -> Callable[[], None]:
-    """A ``preexec_fn`` for ``subprocess.Popen``: the child gets SIGKILL when the thread that calls Popen exits
-    (``PR_SET_PDEATHSIG``, kept across exec), and kills itself at once if this process died between the fork and
-    the ``prctl`` (its parent is then another: no signal would ever come). Call it on the thread that forks."""
-    parent = os.getpid()
-    prctl = _prctl()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return arm
+from sessions.sandbox.reaper import die_with_parent
 
 
 class Spawned:

@@ -123,7 +123,7 @@ def test_a_sigkill_while_the_sandbox_starts_leaves_nothing_running(bwrap: str, w
 
 _ORPHAN = r"""
 import os, signal
-from sessions.sandbox.spawn import die_with_parent
+from sessions.sandbox.reaper import die_with_parent
 
 arm = die_with_parent()  # armed for children of this process
 child = os.fork()
