@@ -8,7 +8,7 @@
   ``reasonix.local.toml`` and its git directory stay read-only: a command cannot rewrite the supervisor's records,
   its own rules, or the git configuration and hooks the user's next ``git status`` runs;
 * ``forbid_read`` paths and :data:`~sessions.sandbox.policy.ALWAYS_HIDDEN` (``/etc/shadow``, shell histories)
-  masked: an empty tmpfs over a directory, ``/dev/null`` over a file; other users' homes emptied;
+  masked: an empty tmpfs over a directory, ``/dev/null`` over a file; ``/home`` emptied but for the homes in use;
 * ``--cap-drop ALL`` always (as root too), and a user namespace of its own where the machine allows one, with
   ``--disable-userns``: no capability inside, so no mount can be undone or remounted writable;
 * the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
@@ -30,7 +30,7 @@ from pathlib import Path
 from sessions.sandbox.base import Launch
 from sessions.sandbox.bounds import Bounds, enter_cgroup, new_pids_cgroup, prlimit, rlimit_prefix
 from sessions.sandbox.env import command_env
-from sessions.sandbox.hide import git_dirs, host_sockets, other_homes, run_mounts
+from sessions.sandbox.hide import git_dirs, home_mounts, host_sockets, run_mounts
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 from sessions.sandbox.probe import userns_works
 
@@ -96,12 +96,14 @@ class BubblewrapSandbox:
         if self.policy.tmp_mb:
             args += ["--size", str(self.policy.tmp_mb * 1024 * 1024)]
         args += ["--tmpfs", "/tmp", *run_mounts()]
+        write = self.policy.mode == "workspace-write"
+        writable = [p for p in self.policy.writable if p.exists()] if write else []
+        homes = home_mounts([workspace, *writable, *([Path(home)] if home else [])])
+        args += homes.args  # before the workspace and writable binds, which may lie in a home bound back
         for kept in under_tmp((Path(sys.prefix), *self.policy.readable)):  # installed software stays readable
             args += ["--ro-bind", kept, kept]
-        write = self.policy.mode == "workspace-write"
         ws = str(workspace)
         args += ["--bind" if write else "--ro-bind", ws, ws]
-        writable = [p for p in self.policy.writable if p.exists()] if write else []
         for extra in writable:
             args += ["--bind", str(extra), str(extra)]
         if write:
@@ -112,7 +114,7 @@ class BubblewrapSandbox:
             for git in git_dirs(workspace):
                 if any(git == root or root in git.parents for root in (workspace, *writable)):
                     args += ["--ro-bind", str(git), str(git)]
-        masked: list[str] = []
+        masked = list(homes.hidden)
         for raw in (*self.policy.forbid_read, *ALWAYS_HIDDEN):
             path = _expand(raw, home)
             if path.is_dir():
@@ -120,11 +122,7 @@ class BubblewrapSandbox:
                 masked.append(str(path))
             elif path.exists():
                 args += ["--ro-bind", "/dev/null", str(path)]
-        keep = [workspace, *writable, *([Path(home)] if home else [])]
-        for other in other_homes(keep):
-            args += ["--tmpfs", other]
-            masked.append(other)
-        for sock in host_sockets(masked):
+        for sock in host_sockets(masked, homes.kept):
             args += ["--ro-bind", "/dev/null", sock]
         return args
 

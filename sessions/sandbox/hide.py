@@ -7,7 +7,8 @@
   which the sandbox has its own of unless ``network = true``);
 * the repository's git directory stays read-only inside (``.git/config``, ``.git/hooks``, ``commondir``: whatever a
   later ``git status`` of the user would read and run);
-* the homes of other users under ``/home``, and ``/root`` for an ordinary user, become empty.
+* ``/home`` becomes empty but for the homes that hold the workspace, the writable paths or ``$HOME``, and ``/root``
+  for an ordinary user becomes empty.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 RUN_DIRS = ("/run", "/var/run")
 PRIVATE = ("/tmp", "/run", "/var/run", "/dev", "/proc")
@@ -38,9 +40,16 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-def host_sockets(skip: Iterable[str]) -> list[str]:
-    """The paths of the unix sockets bound on the host that exist and lie outside ``skip`` and the private mounts."""
+def _depth(path: str, roots: Iterable[str]) -> int:
+    """The length of the deepest of ``roots`` that holds ``path``; -1 when none does."""
+    return max((len(root) for root in roots if _under(path, [root])), default=-1)
+
+
+def host_sockets(skip: Iterable[str], bound_back: Iterable[str] = ()) -> list[str]:
+    """The paths of the unix sockets bound on the host that exist and are still visible: outside ``skip`` and the
+    private mounts, or inside a directory of ``bound_back`` shown again under them (the deepest root decides)."""
     skipped = (*PRIVATE, *skip)
+    shown = tuple(bound_back)
     found: list[str] = []
     with contextlib.suppress(OSError), open("/proc/net/unix", encoding="utf-8", errors="replace") as table:
         next(table, None)
@@ -49,7 +58,7 @@ def host_sockets(skip: Iterable[str]) -> list[str]:
             if len(fields) < 8 or not fields[7].startswith("/"):
                 continue  # unnamed or abstract
             path = fields[7].rstrip("\n")
-            if _under(path, skipped) or path in found:
+            if _depth(path, skipped) > _depth(path, shown) or path in found:
                 continue
             try:
                 if stat.S_ISSOCK(os.lstat(path).st_mode):
@@ -74,12 +83,34 @@ def git_dirs(workspace: Path) -> list[Path]:
     return []
 
 
-def other_homes(keep: Iterable[Path]) -> list[str]:
-    """Home directories of other users (``/home/*``, ``/root`` when not root) that hold none of ``keep``."""
-    kept = [str(p) for p in keep]
-    homes: list[str] = []
-    with contextlib.suppress(OSError):
-        homes = [entry.path for entry in os.scandir("/home") if entry.is_dir(follow_symlinks=False)]
-    if os.geteuid() != 0:
-        homes.append("/root")
-    return [home for home in homes if os.path.isdir(home) and not any(_under(k, [home]) for k in kept)]
+class HomeMounts(NamedTuple):
+    args: list[str]
+    hidden: list[str]
+    """Roots now empty: no socket under them needs a mask."""
+    kept: list[str]
+    """Homes bound back under a hidden root: their sockets still do."""
+
+
+def home_mounts(keep: Iterable[Path]) -> HomeMounts:
+    """Other users' homes emptied without listing them: an empty tmpfs over ``/home`` with the homes that hold one of
+    ``keep`` bound back read-only (the workspace and writable paths are bound over them later), and ``/root`` emptied
+    for an ordinary user. Nothing under ``/home`` is named but those, so a home made or removed while a command starts
+    cannot make bubblewrap fail on a mount point that went away."""
+    root = os.path.realpath("/home")
+    args: list[str] = []
+    hidden: list[str] = []
+    if os.path.isdir(root) and root != "/":
+        args += ["--tmpfs", root]
+        hidden.append(root)
+        kept: list[str] = []
+        for path in keep:
+            real = os.path.realpath(path)
+            if _under(real, [root]) and real != root:
+                home = os.path.join(root, os.path.relpath(real, root).split(os.sep)[0])
+                if home not in kept and os.path.isdir(home):
+                    kept.append(home)
+                    args += ["--ro-bind", home, home]
+    if os.geteuid() != 0 and os.path.isdir("/root"):
+        args += ["--tmpfs", "/root"]
+        hidden.append("/root")
+    return HomeMounts(args, hidden, kept)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +17,7 @@ import trio
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
 from sessions.tools import ToolContext, default_registry
+from tests.support.sockets import CONNECT, listen
 from tests.support.tools import call
 
 REGISTRY = default_registry(use_ripgrep=False)
@@ -70,30 +70,12 @@ async def test_a_mask_cannot_be_unmounted_nor_escaped_by_a_new_namespace(bwrap: 
     assert "done" in out and "PRIVATE-KEY-CANARY" not in out
 
 
-def _listen(path: Path) -> socket.socket:
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen(8)  # a connect succeeds on the backlog alone: nothing needs to accept
-    return server
-
-
-CONNECT = (
-    "import socket, sys\n"
-    "for path in sys.argv[1:]:\n"
-    "    s = socket.socket(socket.AF_UNIX)\n"
-    "    try:\n"
-    "        s.connect(path); print('CONNECTED', path)\n"
-    "    except OSError as exc:\n"
-    "        print('refused', path, exc)\n"
-)
-
-
 async def test_no_host_unix_socket_answers(bwrap: str, ws: Path, outside: Path) -> None:
     paths = [outside / "agent.sock"]
     run_dir = Path(tempfile.mkdtemp(prefix="reasonix-hostile-", dir="/run")) if os.access("/run", os.W_OK) else None
     if run_dir is not None:  # as root: a socket under /run, like docker.sock or the session bus
         paths.append(run_dir / "docker.sock")
-    servers = [_listen(path) for path in paths]
+    servers = [listen(path) for path in paths]
     try:
         probe = [sys.executable, "-c", CONNECT, *map(str, paths)]
         plain = (await trio.run_process(probe, capture_stdout=True)).stdout.decode()
