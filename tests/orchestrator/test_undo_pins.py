@@ -133,3 +133,18 @@ async def test_the_steps_left_and_every_kept_file_are_listed_and_the_plan_holds_
     assert after.note == "took back T1 of r2; kept the hand-edited s1.py, s2.py"
     before = [cp for cp in Ledger(ws).read() if cp.run_id == after.run_id and cp.kind == "before"]
     assert [(cp.note, cp.tree) for cp in before] == [("the workspace before undoing", plan.now.tree)]
+
+
+async def test_the_latest_run_is_the_one_checkpointed_last_and_the_hint_skips_runs_already_undone(ws: Path) -> None:
+    for run_id in ("r3", "r2", "r1"):  # r1 is the latest, though its id sorts first
+        async with StepCheckpoints(ws, run_id).step(f"{run_id}-S"):
+            (ws / f"{run_id}.py").write_text("x\n")
+    plan = await plan_undo(ShadowRepo(ws))
+    assert plan.run_id == "r1"
+    await apply_undo(ShadowRepo(ws), plan)
+    await apply_undo(ShadowRepo(ws), await plan_undo(ShadowRepo(ws), run_id="r2"))
+    with pytest.raises(NothingToUndoError) as raised:
+        await plan_undo(ShadowRepo(ws))
+    assert str(raised.value) == (
+        "every step of the latest run r1 is already undone; take back the run before it with: reasonix undo --run r3"
+    )
