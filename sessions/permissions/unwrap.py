@@ -88,18 +88,29 @@ def _after_options(head: str, args: list[str]) -> list[str]:
         option = rest.pop(0)
         if option == "--":
             break
-        name, _, attached = option.partition("=")
-        if name in takes and not attached and rest:
+        if option.startswith("--"):
+            name, equals, argument = option.partition("=")
+        else:
+            name, argument = _short(option, takes)
+            equals = argument
+        if name in takes and not equals and rest:
             argument = rest.pop(0)
-            if name in ("-S", "--split-string"):
-                split = [w for c in scan(argument).commands for w in [x.value for x in c.words]]
-        elif name in ("-S", "--split-string") and attached:
-            split = [w for c in scan(attached).commands for w in [x.value for x in c.words]]
+        if name in ("-S", "--split-string"):
+            split = [w.value for c in scan(argument).commands for w in c.words]
     if head == "env":
         while rest and (rest[0] == "-" or is_assignment(rest[0])):
             rest.pop(0)
     rest = split + rest
     return rest[_POSITIONAL.get(head, 0) :]
+
+
+def _short(option: str, takes: frozenset[str]) -> tuple[str, str]:
+    """A group of short options (``-Eu``, ``-uroot``, ``-iS'rm x'``): the one taking an argument, and what is attached
+    after it (the argument, or "" when it is the next word); ("", "") when none takes one."""
+    for index, letter in enumerate(option[1:], start=2):
+        if "-" + letter in takes:
+            return "-" + letter, option[index:]
+    return "", ""
 
 
 def _dash_c(args: list[str]) -> str | None:
