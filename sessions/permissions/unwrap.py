@@ -16,6 +16,7 @@ from sessions.permissions.shell import is_assignment, scan
 
 _DEPTH = 8
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_SHELL_LONG_TAKES = frozenset({"--rcfile", "--init-file"})
 _EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _WRAPPERS: dict[str, frozenset[str]] = {
     # wrapper -> its options that take the next word as their argument
@@ -114,10 +115,20 @@ def _short(option: str, takes: frozenset[str]) -> tuple[str, str]:
 
 
 def _dash_c(args: list[str]) -> str | None:
-    """The command string of ``sh -c STRING`` (``-c`` may be grouped: ``-lc``, ``-ec``), or None."""
-    for index, arg in enumerate(args):
-        if arg == "--" or (not arg.startswith("-") and not arg.startswith("+")):
-            return None
-        if not arg.startswith("--") and "c" in arg[1:]:
-            return args[index + 1] if index + 1 < len(args) else None
-    return None
+    """The command string of ``sh -c STRING``, or None: the first word after the options when one of them is ``-c``.
+
+    ``-c`` may be grouped (``-lc``, ``-ec``) or followed by more options (``-c -e``); ``-o``/``-O`` (``+o``, ``+O``)
+    and ``--rcfile``/``--init-file`` take the next word; ``--`` or ``-`` ends the options."""
+    rest = list(args)
+    dash_c = False
+    while rest and rest[0][:1] in ("-", "+"):
+        option = rest.pop(0)
+        if option in ("--", "-"):
+            break
+        if option.startswith("--"):
+            takes = 1 if option in _SHELL_LONG_TAKES else 0
+        else:
+            dash_c = dash_c or "c" in option[1:]
+            takes = option.count("o") + option.count("O")
+        del rest[:takes]
+    return rest[0] if dash_c and rest else None
