@@ -345,6 +345,7 @@ class _Scanner(_Words):
                 if op.startswith(";;") or op == ";&":
                     self.plain = False
             elif (fd := _FD.match(s, self.i)) is not None and s[fd.end() : fd.end() + 2] not in ("<(", ">("):
+                self.command(pending)  # the command starts at the descriptor (``2>/dev/null git status``)
                 self.i = fd.end()
                 self.redirect(pending)
             else:

@@ -100,3 +100,10 @@ def test_closing_a_descriptor_reads_no_file() -> None:
     assert [r.writes for r in redirects] == [False, False, False, False, False, False, True]
     deny_read = Rules.parse(deny=["read(-)"], allow=["bash(cat:*)"])
     assert deny_read.for_command("cat <&-").decision == "allow"
+
+
+def test_a_command_led_by_a_descriptor_redirection_is_named_from_it() -> None:
+    line = scan("2>/dev/null git status; {fd}>f a")
+    assert [line.text(c) for c in line.commands] == ["2>/dev/null git status", "{fd}>f a"]
+    redirects = [[(r.op, r.target.value) for r in c.redirects] for c in line.commands]
+    assert redirects == [[(">", "/dev/null")], [(">", "f")]]
