@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from sessions.repair import ModelArgumentsError, RepairKind, repair_note
+from sessions.repair import ModelArgumentsError, RepairKind, StormGuard, repair_note
 from sessions.repair.stall import repeated_name, repeated_object, run_together
 from sessions.repair.vet import trim_bodies, validates
 from tests.sessions.repair.support import message, prepare
@@ -169,3 +169,46 @@ def test_arguments_that_are_no_object_are_answered_as_not_run() -> None:
     assert getattr(item, "content", "").startswith("Error: read_file was not run. ")
     assert batch.events[0].kind is RepairKind.BAD_ARGUMENTS
     assert batch.failures == 1
+
+
+def test_a_storm_suppresses_then_ends_the_turn_and_later_calls_are_not_run() -> None:
+    storm = StormGuard(threshold=2, storms_per_turn=2)
+    same = ("read_file", '{"path": "a.py"}')
+    first = prepare(message(same, same), storm=storm)
+    assert [type(i).__name__ for i in first.items] == ["RepairedCall", "ImmediateResult"]
+    assert [(e.kind, e.call_id, e.detail) for e in first.events] == [
+        (RepairKind.STORM, "call_01", "suppress: identical call repeated")
+    ]
+    assert not first.end_turn and first.storm_summary is None
+    second = prepare(message(same, ("bash", '{"command": "ls"}')), storm=storm)
+    assert second.events[0].detail == "end_turn: identical call repeated"
+    assert second.end_turn and second.storm_summary == storm.summary()
+    assert getattr(second.items[1], "content", "") == "Not run: the turn was ended by the storm guard."
+    text = prepare(message(content='{"name": "read_file", "arguments": {"path": "c.py"}}'), storm=storm)
+    assert text.scavenged == ()
+    assert [r.content for r in text.scavenged_results] == ["Not run: the turn was ended by the storm guard."]
+    assert not text.empty_reply
+
+
+def test_calls_written_in_text_past_the_cap_are_answered_as_not_run() -> None:
+    written = " ".join(
+        f'<tool_call>{{"name": "read_file", "arguments": {{"path": "f{i}.py"}}}}</tool_call>' for i in range(3)
+    )
+    batch = prepare(message(content=written), max_scavenged=1)
+    assert [c.args for c in batch.scavenged] == [{"path": "f0.py"}]
+    assert [r.content for r in batch.scavenged_results] == [
+        "Not run: at most 1 calls written in your text are run per reply. If you still need this read_file call, "
+        "make it through the tool-calling interface."
+    ] * 2
+    cap = [e for e in batch.events if e.detail.endswith("per reply)")]
+    assert [(e.kind, e.call_id, e.detail) for e in cap] == [
+        (
+            RepairKind.SCAVENGE,
+            batch.scavenged_results[0].call_id,
+            "2 more calls written in content not run (at most 1 per reply)",
+        )
+    ]
+    assert [e.detail for e in batch.events if e.call_id == batch.scavenged[0].id] == [
+        "call written as tool_call_tag markup in content"
+    ]
+    assert prepare(message(content=written), max_scavenged=0).scavenged == ()
