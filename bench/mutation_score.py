@@ -78,6 +78,26 @@ GROUPS: dict[str, Group] = {
             "tests/sessions/repair/test_repair_pins.py",
         ),
     ),
+    "repair-calls": Group(
+        ("sessions/repair/json_calls.py", "sessions/repair/scavenge.py", "sessions/repair/flatten.py"),
+        (
+            "tests/sessions/repair/test_flatten.py",
+            "tests/sessions/repair/test_scavenge.py",
+            "tests/sessions/repair/test_text_calls.py",
+            "tests/sessions/repair/test_text_call_properties.py",
+            "tests/sessions/repair/test_calls_pins.py",
+        ),
+    ),
+    "repair-flow": Group(
+        ("sessions/repair/prepare.py", "sessions/repair/stall.py", "sessions/repair/vet.py"),
+        (
+            "tests/sessions/repair/test_prepare.py",
+            "tests/sessions/repair/test_text_calls.py",
+            "tests/sessions/repair/test_text_call_properties.py",
+            "tests/sessions/repair/test_truncation.py",
+            "tests/sessions/repair/test_flow_pins.py",
+        ),
+    ),
     "diagnostics": Group(
         ("sessions/accounting/diagnostics.py",),
         ("tests/sessions/test_diagnostics.py", "tests/sessions/test_diagnostics_pins.py"),
