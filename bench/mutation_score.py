@@ -122,6 +122,8 @@ GROUPS: dict[str, Group] = {
             "tests/orchestrator/test_undo_pins.py",
         ),
     ),
+    "gate": Group(("sessions/permissions/gate.py",), ("tests/sessions/permissions",)),
+    "ledger": Group(("sessions/usage_ledger.py",), ("tests/sessions/test_usage_ledger_pins.py",)),
     "emulator-cache": Group(
         ("scenarios/emulator/cache.py", "scenarios/emulator/accounting.py"),
         ("tests/scenarios/test_emulator_cache.py", "tests/scenarios/test_emulator_cache_pins.py"),
