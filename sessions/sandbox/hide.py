@@ -99,10 +99,10 @@ def home_mounts(keep: Iterable[Path]) -> HomeMounts:
     root = os.path.realpath("/home")
     args: list[str] = []
     hidden: list[str] = []
+    kept: list[str] = []  # also on a host without /home
     if os.path.isdir(root) and root != "/":
         args += ["--tmpfs", root]
         hidden.append(root)
-        kept: list[str] = []
         for path in keep:
             real = os.path.realpath(path)
             if _under(real, [root]) and real != root:
