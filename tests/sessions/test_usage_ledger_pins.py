@@ -30,13 +30,7 @@ def ledger(events: list[SessionEvent], *, price_book: PriceBook | None = None, a
 
 
 def used(prompt: int, hit: int, completion: int) -> Usage:
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        total_tokens=prompt + completion,
-        prompt_cache_hit_tokens=hit,
-        prompt_cache_miss_tokens=prompt - hit,
-    )
+    return Usage.counted(prompt, hit, completion)
 
 
 def figures(usage: Usage) -> tuple[int, int, int, int, int]:
