@@ -554,6 +554,7 @@ PUBLIC: dict[str, list[str]] = {
         "command_env",
         "describe",
         "die_with_parent",
+        "kill_launch",
         "release",
         "sandbox_for",
         "sandbox_unavailable_reason",

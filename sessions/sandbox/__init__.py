@@ -19,7 +19,7 @@ from sessions.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
 )
-from sessions.sandbox.reaper import die_with_parent
+from sessions.sandbox.reaper import die_with_parent, kill_launch
 
 __all__ = [
     "BASE_ENV",
@@ -39,6 +39,7 @@ __all__ = [
     "command_env",
     "describe",
     "die_with_parent",
+    "kill_launch",
     "release",
     "sandbox_for",
     "sandbox_unavailable_reason",

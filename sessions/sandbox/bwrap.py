@@ -13,7 +13,9 @@
   ``--disable-userns``: no capability inside, so no mount can be undone or remounted writable;
 * the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
 * ``--unshare-pid --die-with-parent --new-session``: everything the command starts dies when it exits or when
-  Reasonix dies (even by SIGKILL), and it has no terminal to inject input into;
+  Reasonix dies (even by SIGKILL), and it has no terminal to inject input into; a kill that lands while bubblewrap
+  starts (before its child armed ``--die-with-parent``) leaves that child running, so every launch names a marker
+  (``--setenv REASONIX_COMMAND``) that :func:`~sessions.sandbox.reaper.kill_launch` finds it by;
 * ``--unshare-net`` unless ``[sandbox] network = true``; a session with background jobs shares one loopback
   network between its commands instead (:mod:`sessions.sandbox.netns`).
 """
@@ -33,6 +35,7 @@ from sessions.sandbox.env import command_env
 from sessions.sandbox.hide import git_dirs, home_mounts, host_sockets, run_mounts
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 from sessions.sandbox.probe import userns_works
+from sessions.sandbox.reaper import MARKER, new_marker
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
 
@@ -147,6 +150,10 @@ class BubblewrapSandbox:
             args.append("--die-with-parent")
         if not self.policy.network and not joined:
             args.append("--unshare-net")
+        # A word of the launch's own command line (the sh, bubblewrap and the sandbox's init forked from it), so that
+        # what a kill while bubblewrap starts leaves can be found and killed (reaper.kill_launch).
+        marker = new_marker()
+        args += ["--setenv", MARKER, marker]
         inner = rlimit_prefix(self.policy, nproc=by_rlimit) if cgroup is None else []
         args += ["--chdir", str(cwd), "--", *inner, *argv]
         bounds = Bounds(
@@ -157,4 +164,4 @@ class BubblewrapSandbox:
             processes_by_rlimit=by_rlimit,
         )
         # bwrap itself gets the filtered environment: it is the command's parent, whose /proc/PID/environ is readable.
-        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds)
+        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds, marker=marker)
