@@ -551,6 +551,7 @@ PUBLIC: dict[str, list[str]] = {
         "Sandbox",
         "SandboxMode",
         "SandboxPolicy",
+        "Spawned",
         "command_env",
         "describe",
         "die_with_parent",
@@ -558,6 +559,7 @@ PUBLIC: dict[str, list[str]] = {
         "release",
         "sandbox_for",
         "sandbox_unavailable_reason",
+        "spawn_server",
     ],
     "sessions.repair": [
         "BatchItem",

@@ -66,9 +66,6 @@ class BubblewrapSandbox:
     base_env: Mapping[str, str] | None = None
     userns: bool | None = None
     """Run in a user namespace of its own (nested ones refused); None: probe whether this machine allows it."""
-    die_with_parent: bool = True
-    """``--die-with-parent``: start it from a thread that lives as long as Reasonix (:mod:`sessions.sandbox.spawn`);
-    False for a process another library starts from a worker thread (an MCP server, which ends on EOF)."""
     join_net: tuple[str, ...] = ()
     """The ``nsenter`` prefix of a session's shared loopback network (:mod:`sessions.sandbox.netns`), used instead of
     ``--unshare-net`` once the session runs background jobs; empty: a network of its own per command."""
@@ -145,9 +142,9 @@ class BubblewrapSandbox:
         args += ["--cap-drop", "ALL"]
         if userns:
             args += ["--unshare-user", "--disable-userns"]
-        args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
-        if self.die_with_parent:
-            args.append("--die-with-parent")
+        # --die-with-parent follows the thread that starts it: start it from one that lives as long as Reasonix
+        # (sessions.sandbox.spawn, the trio thread), never from a worker thread.
+        args += ["--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent"]
         if not self.policy.network and not joined:
             args.append("--unshare-net")
         # A word of the launch's own command line (the sh, bubblewrap and the sandbox's init forked from it), so that
