@@ -11,8 +11,9 @@ command runs in a terminal the editor shows). Each wraps the session's own tool 
 * A command is first allowed by the rules and the permission gate (dispatch asks them before any tool runs), then
   wrapped by the session's sandbox exactly as the own ``bash`` would run it, and that command line is what the editor's
   terminal runs. Its output is bounded by ``outputByteLimit``; at the timeout the terminal is killed; the terminal is
-  always released, on cancellation too. A call the wrapper does not know how to run (arguments beyond ``command`` and
-  ``timeout_s``) runs in the own tool.
+  always released, on cancellation too, and then what is left of the launch is killed by its marker (the editor's
+  kill reaches only the process it started, :func:`~sessions.sandbox.reaper.kill_launch`). A call the wrapper does
+  not know how to run (arguments beyond ``command`` and ``timeout_s``) runs in the own tool.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import trio
 from pydantic import BaseModel
 
 from orchestrator.acp.rpc import Connection, RpcError
-from sessions.sandbox import Launch, release
+from sessions.sandbox import Launch, kill_launch, release
 from sessions.tools import Tool, ToolContext, ToolError, ToolResult
 
 RELEASE_TIMEOUT_S = 10.0
@@ -147,6 +148,16 @@ def _status(exit_code: int | None, signal: str | None, timed_out: bool, timeout:
     return f"[exit code {exit_code}]"
 
 
+async def _end(launch: Launch) -> None:
+    """After the editor's terminal is released (or never was made): kill what is left of the launch, whatever the
+    editor's kill reached. The editor kills the process it started; a kill that lands while bubblewrap starts, before
+    its child armed ``--die-with-parent`` (a cancel right after ``terminal/create``), leaves that child and then the
+    command running with no parent, as does an editor that never kills on release."""
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(kill_launch, launch.marker)
+    release(launch.bounds)
+
+
 class EditorBash(_EditorTool):
     """``bash`` in a terminal of the editor, under the session's sandbox."""
 
@@ -171,10 +182,10 @@ class EditorBash(_EditorTool):
             with trio.CancelScope(shield=True):  # a cancel now must not lose the id of a terminal the editor made
                 terminal_id = await self._create(rpc, sid, launch, ctx)
         except RpcError as exc:
-            release(launch.bounds)
+            await _end(launch)
             raise ToolError(f"the editor could not run the command in a terminal: {exc.message}") from None
         except BaseException:
-            release(launch.bounds)
+            await _end(launch)
             raise
         terminal = {"sessionId": sid, "terminalId": terminal_id}
         try:
@@ -193,7 +204,7 @@ class EditorBash(_EditorTool):
                 contextlib.suppress(RpcError),  # the editor forgot it already: nothing of ours is left
             ):
                 await rpc.request("terminal/release", terminal)
-            release(launch.bounds)
+            await _end(launch)
         output = output if isinstance(output, dict) else {}
         text = str(output.get("output", ""))
         if output.get("truncated"):

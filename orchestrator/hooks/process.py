@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox import Launch, Sandbox, die_with_parent, release
+from sessions.sandbox import Launch, Sandbox, die_with_parent, kill_launch, release
 
 OUTPUT_LIMIT = 1_000_000
 """Bytes kept of a hook's stdout and of its stderr each."""
@@ -89,7 +89,7 @@ async def run_hook_command(
     popen, (stdin, stdout, stderr) = _start(launch, workspace)
     pidfd = os.pidfd_open(popen.pid)
     out, err = bytearray(), bytearray()
-    timed_out = False
+    timed_out = ended = False
     try:
         with trio.move_on_after(timeout_s) as deadline:
             async with trio.open_nursery() as nursery:
@@ -97,10 +97,14 @@ async def run_hook_command(
                 nursery.start_soon(_drain, trio.lowlevel.FdStream(stdout), out)
                 nursery.start_soon(_drain, trio.lowlevel.FdStream(stderr), err)
                 await trio.lowlevel.wait_readable(pidfd)
+                ended = True
                 _kill(popen.pid)  # what the hook left running goes with it
         timed_out = deadline.cancelled_caught
     finally:
         _kill(popen.pid)
+        if not ended:  # a kill while bubblewrap started leaves its child: found by the launch's marker
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(kill_launch, launch.marker)
         popen.wait()
         os.close(pidfd)
         release(launch.bounds)

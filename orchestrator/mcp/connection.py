@@ -7,7 +7,9 @@ terminal and its last lines can explain a failed start.
 
 A stdio server runs in the sandbox the session's commands run in (:mod:`sessions.sandbox`: read-only filesystem but
 the workspace, no network, hidden credentials, no capability, bounded processes and memory), with its own
-``network`` and ``writable`` from the user's config; ``sandbox = false`` there runs it as it is. Without a ``cwd``
+``network`` and ``writable`` from the user's config, started by Reasonix on the trio thread so that it dies with
+Reasonix, and stopped so that nothing of it is left (:mod:`orchestrator.mcp.stdio`); ``sandbox = false`` there runs
+it as it is, started by the SDK. Without a ``cwd``
 it starts in an empty directory (the sandbox's private ``/tmp``, or a fresh one) with ``PYTHONSAFEPATH=1``, so a
 module the workspace holds is never imported in its place (``python -m notes_server`` would find a planted
 ``notes_server.py`` first in its working directory).
@@ -31,7 +33,8 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult
 from mcp.types import Tool as McpToolInfo
 
 from orchestrator.config.mcp import McpServerConfig
-from sessions.sandbox import Bounds, BubblewrapSandbox, SandboxPolicy, release, sandbox_for
+from orchestrator.mcp.stdio import sandboxed_stdio
+from sessions.sandbox import Bounds, Launch, SandboxPolicy, release, sandbox_for
 
 State = Literal["stopped", "ready", "failed", "restarted", "down"]
 MAX_PAGES = 50
@@ -86,9 +89,10 @@ class ServerConnection:
             readable=(*base.readable, *own),
         )
 
-    def stdio_params(self) -> StdioServerParameters:
-        """How the server is started: through bubblewrap unless the user's config says ``sandbox = false`` (or no
-        sandbox works here), never in the workspace unless ``cwd`` says so."""
+    def stdio_launch(self) -> Launch | StdioServerParameters:
+        """How the server is started: through bubblewrap (a :class:`Launch`, started by :mod:`.stdio`) unless the
+        user's config says ``sandbox = false`` or no sandbox works here (then by the SDK), never in the workspace
+        unless ``cwd`` says so."""
         cfg = self.config
         assert cfg.command is not None
         env = dict(cfg.env)
@@ -105,14 +109,10 @@ class ServerConnection:
         release(self._bounds)
         self._bounds = None
         self.confined = box is not None and box.confines
-        if isinstance(box, BubblewrapSandbox):  # the SDK starts it from a worker thread (see BubblewrapSandbox)
-            box = replace(box, die_with_parent=False)
         if box is not None and box.confines:
             launch = box.wrap([found, *cfg.args], workspace=self.workspace, cwd=cwd or Path("/tmp"), env=env)
             self._bounds = launch.bounds
-            return StdioServerParameters(
-                command=launch.argv[0], args=list(launch.argv[1:]), env=launch.env, cwd=self.workspace
-            )
+            return launch
         if cwd is None:
             if self._scratch is None:
                 self._scratch = Path(tempfile.mkdtemp(prefix=f"reasonix-mcp-{self.name}-"))
@@ -124,7 +124,10 @@ class ServerConnection:
         if cfg.command is not None:
             if self._stderr is None:
                 self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 — closed in close()
-            return stdio_client(self.stdio_params(), errlog=self._stderr)
+            how = self.stdio_launch()
+            if isinstance(how, Launch):
+                return sandboxed_stdio(how, cwd=self.workspace, errlog=self._stderr)
+            return stdio_client(how, errlog=self._stderr)
         assert cfg.url is not None
         if cfg.headers:
             from mcp.shared._httpx_utils import create_mcp_http_client

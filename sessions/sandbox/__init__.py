@@ -1,7 +1,10 @@
 """Running commands confined (DESIGN §5, Safety): the :class:`Sandbox` seam that turns a command into an argv and an
 environment, the bubblewrap implementation (read-only root, writable workspace, private ``/tmp``, new PID namespace,
 no network unless asked), :class:`NoSandbox` where none exists, and the allowlisted environment every command gets
-(never the API key's variable)."""
+(never the API key's variable). ``Spawned`` and ``spawn_server`` (:mod:`sessions.sandbox.spawn`, which needs trio)
+load on first use: importing the package stays free of trio."""
+
+from typing import TYPE_CHECKING
 
 from sessions.sandbox.base import Launch, Sandbox, describe
 from sessions.sandbox.bounds import Bounds, release
@@ -19,7 +22,7 @@ from sessions.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
 )
-from sessions.sandbox.reaper import die_with_parent
+from sessions.sandbox.reaper import die_with_parent, kill_launch
 
 __all__ = [
     "BASE_ENV",
@@ -36,10 +39,24 @@ __all__ = [
     "Sandbox",
     "SandboxMode",
     "SandboxPolicy",
+    "Spawned",
     "command_env",
     "describe",
     "die_with_parent",
+    "kill_launch",
     "release",
     "sandbox_for",
     "sandbox_unavailable_reason",
+    "spawn_server",
 ]
+
+if TYPE_CHECKING:
+    from sessions.sandbox.spawn import Spawned, spawn_server
+else:
+
+    def __getattr__(name: str) -> object:
+        if name in ("Spawned", "spawn_server"):
+            from sessions.sandbox import spawn
+
+            return getattr(spawn, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,6 +23,9 @@ class Launch:
     """True when the OS itself ends everything the command starts when it exits (a PID namespace): nothing to hunt."""
     bounds: Bounds | None = None
     """The bounds it runs under (None: none); :func:`~sessions.sandbox.bounds.release` after it ended."""
+    marker: str = ""
+    """A word of the launch's command line that :func:`~sessions.sandbox.reaper.kill_launch` finds what is left of
+    it by, whoever started it ("" for a launch that is not confined)."""
 
 
 class Sandbox(Protocol):

@@ -13,7 +13,9 @@
   ``--disable-userns``: no capability inside, so no mount can be undone or remounted writable;
 * the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
 * ``--unshare-pid --die-with-parent --new-session``: everything the command starts dies when it exits or when
-  Reasonix dies (even by SIGKILL), and it has no terminal to inject input into;
+  Reasonix dies (even by SIGKILL), and it has no terminal to inject input into; a kill that lands while bubblewrap
+  starts (before its child armed ``--die-with-parent``) leaves that child running, so every launch names a marker
+  (``--setenv REASONIX_COMMAND``) that :func:`~sessions.sandbox.reaper.kill_launch` finds it by;
 * ``--unshare-net`` unless ``[sandbox] network = true``; a session with background jobs shares one loopback
   network between its commands instead (:mod:`sessions.sandbox.netns`).
 """
@@ -33,6 +35,7 @@ from sessions.sandbox.env import command_env
 from sessions.sandbox.hide import git_dirs, home_mounts, host_sockets, run_mounts
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 from sessions.sandbox.probe import userns_works
+from sessions.sandbox.reaper import MARKER, new_marker
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
 
@@ -63,9 +66,6 @@ class BubblewrapSandbox:
     base_env: Mapping[str, str] | None = None
     userns: bool | None = None
     """Run in a user namespace of its own (nested ones refused); None: probe whether this machine allows it."""
-    die_with_parent: bool = True
-    """``--die-with-parent``: start it from a thread that lives as long as Reasonix (:mod:`sessions.sandbox.spawn`);
-    False for a process another library starts from a worker thread (an MCP server, which ends on EOF)."""
     join_net: tuple[str, ...] = ()
     """The ``nsenter`` prefix of a session's shared loopback network (:mod:`sessions.sandbox.netns`), used instead of
     ``--unshare-net`` once the session runs background jobs; empty: a network of its own per command."""
@@ -142,11 +142,15 @@ class BubblewrapSandbox:
         args += ["--cap-drop", "ALL"]
         if userns:
             args += ["--unshare-user", "--disable-userns"]
-        args += ["--unshare-pid", "--unshare-ipc", "--new-session"]
-        if self.die_with_parent:
-            args.append("--die-with-parent")
+        # --die-with-parent follows the thread that starts it: start it from one that lives as long as Reasonix
+        # (sessions.sandbox.spawn, the trio thread), never from a worker thread.
+        args += ["--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent"]
         if not self.policy.network and not joined:
             args.append("--unshare-net")
+        # A word of the launch's own command line (the sh, bubblewrap and the sandbox's init forked from it), so that
+        # what a kill while bubblewrap starts leaves can be found and killed (reaper.kill_launch).
+        marker = new_marker()
+        args += ["--setenv", MARKER, marker]
         inner = rlimit_prefix(self.policy, nproc=by_rlimit) if cgroup is None else []
         args += ["--chdir", str(cwd), "--", *inner, *argv]
         bounds = Bounds(
@@ -157,4 +161,4 @@ class BubblewrapSandbox:
             processes_by_rlimit=by_rlimit,
         )
         # bwrap itself gets the filtered environment: it is the command's parent, whose /proc/PID/environ is readable.
-        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds)
+        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds, marker=marker)

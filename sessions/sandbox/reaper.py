@@ -7,7 +7,9 @@ with the marker, in the command's process group, or descended from one of those 
 count reported is the count of processes seen gone, never the count of signals sent.
 
 Every command, sandboxed or not, and every hook is also armed to die with Reasonix before it execs
-(:func:`die_with_parent`), so a kill of Reasonix while bubblewrap is still starting leaves nothing running.
+(:func:`die_with_parent`), so a kill of Reasonix while bubblewrap is still starting leaves nothing running. A kill
+of the launch itself in that start (by whoever started it: an editor's terminal, the MCP SDK) leaves bubblewrap's
+child unwatched; :func:`kill_launch` finds it by the marker the launch's command line sets.
 """
 
 from __future__ import annotations
@@ -145,11 +147,33 @@ class Sweep:
     """Processes still alive (another user's, or unkillable): never reported as killed."""
 
 
-def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:
-    """SIGKILL what the command left (repeating while new processes appear) and count what is really gone."""
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
+def launched(marker: str) -> set[int]:
+    """Live processes of a sandbox launch: those whose command line sets ``marker`` (``--setenv REASONIX_COMMAND
+    marker``: the launch's ``sh``, bubblewrap, and the sandbox's init forked from it). Killing the init ends its PID
+    namespace, so everything inside goes with it."""
+    if not marker or not os.path.isdir("/proc"):
+        return set()
+    wanted = [b"--setenv", MARKER.encode(), marker.encode()]
+    me = os.getpid()
+    found = set()
+    for proc in _procs():
+        words = _cmdline(proc.pid) if proc.pid != me else []
+        if any(words[i : i + 3] == wanted for i in range(len(words) - 2)):
+            found.add(proc.pid)
+    return found
+
+
+def _sweep(find: Callable[[], set[int]], rounds: int) -> Sweep:
     seen: set[int] = set()
     for _ in range(rounds):
-        found = leftovers(marker, pgid) - {pid for pid in seen if _gone(pid)}
+        found = find() - {pid for pid in seen if _gone(pid)}
         if not found:
             break
         seen |= found
@@ -164,3 +188,15 @@ def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:
     _reap(seen)
     alive = {pid for pid in seen if not _gone(pid)}
     return Sweep(killed=len(seen) - len(alive), survived=len(alive))
+
+
+def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:
+    """SIGKILL what the command left (repeating while new processes appear) and count what is really gone."""
+    return _sweep(lambda: leftovers(marker, pgid), rounds)
+
+
+def kill_launch(marker: str, *, rounds: int = 5) -> Sweep:
+    """SIGKILL what is left of a sandbox launch, whoever started it (an editor's terminal too): bubblewrap arms
+    ``--die-with-parent`` in its child only after the mounts, so a kill of the launch before that leaves the child,
+    and later the command, running with no parent. Nothing to do for a launch that ended (or was killed) later."""
+    return _sweep(lambda: launched(marker), rounds)

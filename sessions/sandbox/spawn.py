@@ -20,6 +20,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 import trio
 
@@ -29,10 +30,17 @@ from sessions.sandbox.reaper import die_with_parent
 class Spawned:
     """A started process: its pid, its merged stdout/stderr, its exit."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], stdout: trio.lowlevel.FdStream) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdout: trio.lowlevel.FdStream,
+        stdin: trio.lowlevel.FdStream | None = None,
+    ) -> None:
         self._popen = popen
         self._pidfd = os.pidfd_open(popen.pid)
         self.stdout = stdout
+        self.stdin = stdin
+        """The write end of its stdin (:func:`spawn_server` only)."""
         self.pid = popen.pid
 
     @property
@@ -69,3 +77,34 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Spawned:
     finally:
         os.close(write_end)
     return Spawned(popen, trio.lowlevel.FdStream(read_end))
+
+
+def spawn_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr: IO[str]) -> Spawned:
+    """Start ``argv`` as :func:`spawn` does, for a server that talks over its stdin and stdout (an MCP stdio server):
+    both on pipes, stderr to ``stderr``. Raises OSError."""
+    stdin_read, stdin_write = os.pipe()
+    try:
+        stdout_read, stdout_write = os.pipe()
+    except BaseException:
+        os.close(stdin_read)
+        os.close(stdin_write)
+        raise
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=stdin_read,
+            stdout=stdout_write,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),
+        )
+    except BaseException:
+        os.close(stdin_write)
+        os.close(stdout_read)
+        raise
+    finally:
+        os.close(stdin_read)
+        os.close(stdout_write)
+    return Spawned(popen, trio.lowlevel.FdStream(stdout_read), trio.lowlevel.FdStream(stdin_write))

@@ -14,7 +14,9 @@ Permission answers (``permissions``, by tool-call kind): an option id (``allow_o
 the user presses stop while asked. With ``fs`` offered, ``read_text_file`` answers from ``buffers`` (path → text, the
 editor's unsaved buffers) or the disk, and ``write_text_file`` stores into the buffer. With ``terminal`` offered, a
 terminal is a real subprocess of this client; ``cancel_after: "terminal/create"`` sends ``session/cancel`` as soon
-as a terminal was created.
+as a terminal was created. ``slow_sandbox_start: true`` plays a loaded machine on which the editor's kill lands
+while bubblewrap starts: the first child the terminal's process forks (bubblewrap's, before its mounts, where it
+has not armed ``--die-with-parent`` yet) is stopped until the terminal is killed, then let go on.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,28 @@ class _Terminal:
         self.limit = limit
         self.output = b""
         self.reader = asyncio.ensure_future(self._read())
+        self.held: list[int] = []
+
+    def hold_first_child(self) -> None:
+        """Stop the first process the terminal's process forks, as soon as it exists (a busy wait of a few
+        milliseconds: bubblewrap forks at once)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.process.returncode is None:
+            with contextlib.suppress(OSError):
+                found = children.read_text().split()
+                if found:
+                    os.kill(int(found[0]), signal.SIGSTOP)
+                    self.held.append(int(found[0]))
+                    return
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        for pid in self.held:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        self.held.clear()
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
@@ -139,6 +166,8 @@ class ScriptedClient:
         )
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = _Terminal(process, output_byte_limit)
+        if self.scenario.get("slow_sandbox_start"):
+            self.terminals[terminal_id].hold_first_child()
         if self.scenario.get("cancel_after") == "terminal/create":  # the user presses stop while it runs
             self.later.append(asyncio.ensure_future(self.conn.cancel(session_id=session_id)))
         return schema.CreateTerminalResponse(terminal_id=terminal_id)
@@ -167,8 +196,7 @@ class ScriptedClient:
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> schema.KillTerminalResponse:
         self.log.append({"kind": "terminal/kill", "terminalId": terminal_id})
-        with contextlib.suppress(ProcessLookupError):
-            self.terminals[terminal_id].process.kill()
+        self.terminals[terminal_id].kill()
         return schema.KillTerminalResponse()
 
     async def release_terminal(
@@ -176,8 +204,7 @@ class ScriptedClient:
     ) -> schema.ReleaseTerminalResponse:
         self.log.append({"kind": "terminal/release", "terminalId": terminal_id})
         term = self.terminals.pop(terminal_id)
-        with contextlib.suppress(ProcessLookupError):
-            term.process.kill()
+        term.kill()
         await term.process.wait()
         return schema.ReleaseTerminalResponse()
 

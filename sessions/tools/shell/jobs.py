@@ -24,13 +24,13 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox.base import Sandbox
+from sessions.sandbox.base import Launch, Sandbox
 from sessions.sandbox.bounds import Bounds, release
 from sessions.sandbox.netns import SharedNetwork
 from sessions.sandbox.reaper import kill_leftovers
 from sessions.sandbox.spawn import Spawned
 from sessions.tools.shell.bounded import HeadTail
-from sessions.tools.shell.process import kill_group, start_shell
+from sessions.tools.shell.process import kill_group, kill_rest_of_launch, start_shell
 
 MAX_RUNNING = 4
 OUTPUT_BYTES = 8_000
@@ -52,6 +52,7 @@ class Job:
     proc: Spawned
     marker: str
     bounds: Bounds | None
+    launch: Launch | None = None
     unread: HeadTail = field(default_factory=_window)
     last: HeadTail = field(default_factory=lambda: HeadTail(0, NOTE_TAIL_BYTES))
     total: int = 0
@@ -143,6 +144,7 @@ class JobTable:
             proc=started.proc,
             marker=started.marker,
             bounds=started.launch.bounds,
+            launch=started.launch,
         )
         self.jobs[job.number] = job
         trio.lowlevel.spawn_system_task(self._follow, job, name=f"reasonix {job.name}")
@@ -177,6 +179,9 @@ class JobTable:
                 if job.marker:
                     with contextlib.suppress(Exception):
                         await trio.to_thread.run_sync(kill_leftovers, job.marker, job.proc.pid)
+                if job.launch is not None:
+                    with contextlib.suppress(Exception):
+                        await kill_rest_of_launch(job.launch)
                 with trio.move_on_after(KILL_WAIT_S):
                     await job.proc.wait()
                 with contextlib.suppress(Exception):

@@ -24,7 +24,7 @@ import trio
 from sessions.sandbox.base import Launch, Sandbox
 from sessions.sandbox.bounds import bound_hit, release
 from sessions.sandbox.none import NoSandbox
-from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_leftovers, new_marker
+from sessions.sandbox.reaper import MARKER, Sweep, become_subreaper, kill_launch, kill_leftovers, new_marker
 from sessions.sandbox.spawn import Spawned, spawn
 from sessions.tools.shell.bounded import HeadTail
 
@@ -32,6 +32,14 @@ from sessions.tools.shell.bounded import HeadTail
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+async def kill_rest_of_launch(launch: Launch) -> None:
+    """After a kill of a sandboxed command: what a kill while bubblewrap started left (its child, before it armed
+    ``--die-with-parent``), found by the launch's marker (:func:`~sessions.sandbox.reaper.kill_launch`)."""
+    if launch.marker:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(kill_launch, launch.marker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +133,7 @@ async def run_shell(
     finally:
         if not done:  # timeout, cancellation or an error: nothing of the command may outlive the call
             kill_group(proc.pid)
+            await kill_rest_of_launch(launch)
             if marker:
                 with trio.CancelScope(shield=True):
                     sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)

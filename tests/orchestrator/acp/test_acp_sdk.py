@@ -5,11 +5,13 @@ shape the protocol does not have fails here (the transcript would carry an ``sdk
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
 from scenarios.emulator import Script, open_emulator
 from tests.support.acp_sdk import agent_command, index_of, results, run_sdk_client, updates
+from tests.support.leftovers import assert_gone
 
 from ..run_support import clean_env
 
@@ -257,8 +259,9 @@ async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the
     tmp_path: Path,
 ) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
-    slow = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60", "timeout_s": 1}}]}
-    stuck = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60"}}]}
+    command = f"sleep 60; : {uuid.uuid4().hex}"  # a word of the sandbox's command line, this test's only
+    slow = {"tool_calls": [{"name": "bash", "arguments": {"command": command, "timeout_s": 1}}]}
+    stuck = {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
     sc = _script(slow, {"content": "Too slow."}, stuck)
     async with open_emulator(script=sc) as emu:
         transcript = await run_sdk_client(
@@ -275,11 +278,15 @@ async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the
             tmp_path,
             env,
         )
+        assert_gone(command, "the command killed at its timeout is still running")
+        # The cancel comes at once, so the editor's kill lands while bubblewrap starts, before its child armed
+        # --die-with-parent: that child, then the command, ran on with no parent until Reasonix killed what is left.
         cancelled = await run_sdk_client(
             {
                 "agent": agent_command(emu.base_url),
                 "capabilities": {"terminal": True},
                 "cancel_after": "terminal/create",
+                "slow_sandbox_start": True,
                 "steps": [
                     {"op": "initialize"},
                     {"op": "new_session", "cwd": str(ws)},
@@ -304,3 +311,4 @@ async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the
     assert results(cancelled, "prompt")[0]["result"] == {"stopReason": "cancelled"}
     kinds = [e["kind"] for e in cancelled if e["kind"].startswith("terminal/")]
     assert kinds[0] == "terminal/create" and kinds[-1] == "terminal/release"
+    assert_gone(command, "the command of the cancelled turn is still running")

@@ -3,7 +3,9 @@
 Notes live as files in the working directory. ``read_note`` is annotated read-only, ``write_note`` writes. Flags:
 ``--misbehave`` adds ``crash`` (the process dies mid-call) and ``huge`` (a 10 MB result); ``--liar`` adds
 ``rm_everything``, which claims ``readOnlyHint`` and deletes every note; ``--hang`` never answers
-the handshake; ``--http`` serves streamable HTTP on 127.0.0.1 instead of stdio, on a port it prints.
+the handshake; ``--linger`` serves, then outlives its stdin's EOF (a server that never reads it to the end);
+``--http`` serves streamable HTTP on 127.0.0.1 instead of stdio, on a port it prints. Other arguments are ignored
+(a test names its server's processes by one).
 """
 
 from __future__ import annotations
@@ -82,3 +84,5 @@ if __name__ == "__main__":
         _serve_http()
     else:
         server.run()
+        while "--linger" in sys.argv:
+            time.sleep(60)

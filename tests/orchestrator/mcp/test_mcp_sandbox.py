@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from orchestrator.config.mcp import McpServerConfig
 from orchestrator.config.model import load_config
@@ -21,6 +24,7 @@ from orchestrator.mcp.hub import McpHub
 from orchestrator.mcp.tool import McpArgs
 from sessions.tools.base import ToolContext
 from tests.support.bwrap import require_bwrap
+from tests.support.leftovers import assert_gone, pids_running
 
 from .support import NOTES_SERVER, mcp_config
 
@@ -110,3 +114,54 @@ def test_only_the_users_config_loosens_a_servers_sandbox(tmp_path: Path) -> None
     project.unlink()
     resolved = load_config(workspace=workspace, env={}, user_config_dir=user)
     assert resolved.config.mcp.servers["mine"].sandbox is False
+
+
+LINGERING = [sys.executable, str(NOTES_SERVER), "--linger"]
+"""A server that outlives its stdin's EOF: only a kill ends it."""
+
+REASONIX = """
+import sys
+from pathlib import Path
+
+import trio
+
+from orchestrator.config.mcp import McpServerConfig
+from orchestrator.mcp.hub import McpHub
+from tests.orchestrator.mcp.support import mcp_config
+
+
+async def main() -> None:
+    server = McpServerConfig(command=sys.argv[2], args=sys.argv[3:], cwd=".")
+    async with McpHub(mcp_config(notes=server), Path(sys.argv[1])).open() as hub:
+        print(hub.reports()[0].state, flush=True)
+        await trio.sleep_forever()
+
+
+trio.run(main)
+"""
+
+
+async def test_a_server_that_outlives_its_stdin_is_gone_when_the_session_ends(tmp_path: Path) -> None:
+    require_bwrap()
+    token = f"--test-{uuid.uuid4().hex}"  # a word of the server's command lines, this test's only
+    hub = McpHub(mcp_config(notes=McpServerConfig(command=LINGERING[0], args=[*LINGERING[1:], token])), tmp_path)
+    async with hub.open():
+        assert hub.reports()[0].state == "ready" and hub.connections[0].confined
+        assert pids_running(token)
+    assert_gone(token, "the server is still running after its session ended")
+
+
+async def test_a_server_dies_with_a_reasonix_killed_by_sigkill(tmp_path: Path) -> None:
+    require_bwrap()
+    token = f"--test-{uuid.uuid4().hex}"
+    argv = [sys.executable, "-c", REASONIX, str(tmp_path), *LINGERING, token]
+    with trio.fail_after(120):
+        proc = await trio.lowlevel.open_process(argv, stdout=subprocess.PIPE, cwd=str(Path(__file__).parents[3]))
+        try:
+            assert proc.stdout is not None
+            assert (await proc.stdout.receive_some(100)).strip() == b"ready"
+            assert pids_running(token)
+        finally:
+            proc.kill()
+            await proc.wait()
+    assert_gone(token, "the server outlived the Reasonix that started it")

@@ -4,6 +4,7 @@ server that hangs on start, crashes mid-call or answers 10 MB each met with a cl
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import trio
@@ -11,6 +12,7 @@ import trio
 from orchestrator.mcp.hub import McpHub
 from orchestrator.mcp.tool import McpArgs, McpTool
 from sessions.tools.base import RESULT_MAX_CHARS, ToolContext
+from tests.support.leftovers import assert_gone
 
 from .support import mcp_config, notes_http_server, notes_stdio
 
@@ -75,7 +77,8 @@ async def test_a_server_that_hangs_on_start_is_reported_once_and_left_out(tmp_pa
     notices: list[str] = []
     # The deadline is shared: it must leave the healthy server (bubblewrap, then Python importing the SDK) room to
     # start on a loaded 2-core machine.
-    config = mcp_config(start_timeout_s=10, hang=notes_stdio("--hang"), notes=notes_stdio())
+    token = f"--test-{uuid.uuid4().hex}"  # a word of the hung server's command lines, this test's only
+    config = mcp_config(start_timeout_s=10, hang=notes_stdio("--hang", token), notes=notes_stdio())
     hub = McpHub(config, tmp_path, on_notice=notices.append)
     with trio.fail_after(60):  # bounded: the deadline, plus the SDK's stop of the process
         async with hub.open():
@@ -85,6 +88,7 @@ async def test_a_server_that_hangs_on_start_is_reported_once_and_left_out(tmp_pa
     assert notices == [
         "MCP server hang did not start (did not start within 10 s); its tools are absent from this session"
     ]
+    assert_gone(token, "the server given up at its start is still running")
 
 
 async def test_a_missing_command_is_reported_with_its_name(tmp_path: Path) -> None:
