@@ -63,7 +63,7 @@ def _resolve(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> tupl
         if not isinstance(node, dict):
             return node, stack, optional
         ref = node.get("$ref")
-        if isinstance(ref, str) and len(node) <= 3 and set(node) <= {"$ref", "description", "title"}:
+        if isinstance(ref, str) and set(node) <= {"$ref", "description", "title"}:
             name = _local_ref_name(ref)
             if name is None or name in stack or name not in defs:
                 return node, stack, optional
@@ -179,7 +179,7 @@ def flatten_schema(tool: ToolSchema) -> tuple[ToolSchema, FlatMap | None]:
         flat["required"] = sorted(required)
     if '"$ref"' in json.dumps(properties):
         flat.update({k: copy.deepcopy(params[k]) for k in ("$defs", "definitions") if k in params})
-    canonical = json.loads(json.dumps(flat, sort_keys=True, ensure_ascii=False))
+    canonical = json.loads(json.dumps(flat, sort_keys=True))  # only the key order matters: loads undoes escapes
     schema = ToolSchema(
         function=FunctionSchema(
             name=tool.function.name,
@@ -241,9 +241,6 @@ def _merge(out: dict[str, Any], key: str, value: Any) -> None:
     existing = out.get(key)
     if isinstance(existing, dict) and isinstance(value, dict):
         for k, v in value.items():
-            if k not in existing:
-                existing[k] = v  # a dotted leaf already placed here wins
-            else:
-                _merge(existing, k, v)
-    elif key not in out:
+            _merge(existing, k, v)
+    elif key not in out:  # else a dotted leaf already placed here wins
         out[key] = copy.deepcopy(value) if isinstance(value, dict) else value  # never write into the caller's dict
