@@ -102,6 +102,13 @@ def test_all_of_one_schema_is_that_schema_and_may_carry_a_default() -> None:
     assert shape(deep(wrapped)) == (["a.b.c.x", "a.b.c.y", "p"], ["a.b.c.x", "p"])
 
 
+def test_all_of_one_reference_is_the_referenced_schema() -> None:
+    wrapped = {"allOf": [{"$ref": "#/definitions/Inner"}], "description": "b"}
+    params = seen(deep(wrapped, definitions={"Inner": obj({"x": N}, ["x"])}))
+    assert sorted(params["properties"]) == ["a.b.c.x", "p"]
+    assert params["required"] == ["a.b.c.x", "p"]
+
+
 def test_all_of_several_schemas_or_with_other_keys_is_a_leaf() -> None:
     inner = obj({"x": N})
     for wrapped in ({"allOf": [inner, inner]}, {"allOf": [inner], "type": "object"}, {"allOf": inner}):
@@ -229,6 +236,23 @@ def test_no_required_list_when_nothing_is_required() -> None:
     assert "required" not in params
 
 
+def test_a_required_object_with_no_required_leaf_leaves_nothing_required() -> None:
+    params = seen(obj({"a": obj({"b": obj({"c": S})})}, ["a"]))
+    assert "required" not in params
+
+
+def test_the_flattened_schema_shares_nothing_with_the_tools_own() -> None:
+    leaf = {"type": "array", "items": {"type": "string"}}
+    parameters = deep(obj({"x": leaf}), examples=[{"p": "q"}])
+    parameters["$defs"] = {"Unused": S}
+    params = seen(parameters)
+    params["properties"]["a.b.c.x"]["items"]["type"] = "integer"
+    params["examples"][0]["p"] = "changed"
+    assert leaf == {"type": "array", "items": {"type": "string"}}
+    assert parameters["examples"] == [{"p": "q"}]
+    assert "$defs" not in params
+
+
 def test_only_nested_leaves_are_mapped_back_sorted_by_dotted_name() -> None:
     _, fm = flatten_schema(tool(obj({"z": S, "m": obj({"y": obj({"b": S, "a": S})}), "b": obj({"q": S})})))
     assert fm == FlatMap((("b.q", ("b", "q")), ("m.y.a", ("m", "y", "a")), ("m.y.b", ("m", "y", "b"))))
@@ -266,6 +290,9 @@ def test_a_nested_answer_is_copied_not_shared() -> None:
     out = unflatten_args({**given, "a.c": 1}, FM)
     assert out == {"a": {"b": {"x": 2}, "c": 1}}
     assert given == {"a": {"b": {"x": 2}}}
+    deeper: dict[str, Any] = {"b": {"x": 2}}
+    assert unflatten_args({"a": deeper, "a.b.y": 3}, FM) == {"a": {"b": {"x": 2, "y": 3}}}
+    assert deeper == {"b": {"x": 2}}
     plain = {"k": [1]}
     assert unflatten_args(plain, None) == plain
     assert unflatten_args(plain, None) is not plain
