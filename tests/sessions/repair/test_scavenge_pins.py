@@ -93,6 +93,25 @@ def test_a_complete_special_token_call_stands_before_a_later_call() -> None:
     assert found(text) == [("list_dir", {"path": "."}, False, "special_tokens"), (*LS, "tool_call_tag")]
 
 
+def test_a_fenced_body_inside_special_tokens_is_that_call_once_and_a_later_call_still_counts() -> None:
+    text = f'{B}function{S}list_dir\n```json\n{{"path": "."}}\n```{E} then {TC}'
+    assert found(text) == [("list_dir", {"path": "."}, False, "special_tokens"), (*LS, "tool_call_tag")]
+
+
+def test_a_call_fenced_inside_markup_is_no_call_of_its_own_and_a_later_call_still_counts() -> None:
+    inner = '{"name": "bash", "arguments": {"command": "ls"}}'
+    text = f'<invoke name="bash">\n```json\n{inner}\n```\n</invoke> then ' + TC.replace("ls", "pwd")
+    assert found(text) == [
+        ("bash", {"name": "bash", "arguments": {"command": "ls"}}, False, "dsml"),
+        ("bash", {"command": "pwd"}, False, "tool_call_tag"),
+    ]
+
+
+def test_three_tags_in_a_row_are_three_calls() -> None:
+    text = "".join(TC.replace('"ls"', f'"ls {i}"') for i in range(3))
+    assert [f.args["command"] for f in find_calls(text, KNOWN)] == ["ls 0", "ls 1", "ls 2"]
+
+
 def test_special_tokens_cut_off_after_a_complete_call_are_the_second_call() -> None:
     text = f'{B}bash{S}{{"command": "ls"}}{E}{B}list_dir{S}{{"path": "sr'
     assert found(text) == [(*LS, "special_tokens"), ("list_dir", {"path": "sr"}, True, "special_tokens")]
