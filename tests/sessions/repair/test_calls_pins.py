@@ -16,7 +16,9 @@ def prose(text: str) -> list[tuple[str, dict[str, Any], bool]]:
 
 
 def fenced(text: str) -> list[tuple[str, dict[str, Any], bool]]:
-    return [(c.name, c.args, c.repaired) for c in fenced_json(text)]
+    found = list(fenced_json(text))
+    assert {c.shape for c in found} <= {"fenced_json"}
+    return [(c.name, c.args, c.repaired) for c in found]
 
 
 BASH = ("bash", {"command": "ls"}, False)
@@ -96,7 +98,21 @@ def test_loose_json_is_repaired_in_untagged_and_json_fences_only() -> None:
         assert fenced(f"```{tag}\n{loose}\n```") == [("bash", {"command": "ls"}, True)], tag
     for tag in ("python", "js"):
         assert fenced(f"```{tag}\n{loose}\n```") == [], tag
-    assert fenced("```\n" + LS + "\n```") == [BASH]  # strict in any fence
+    assert fenced("```\n" + LS + "\n```") == [BASH]
+    assert fenced("```python\n" + LS + "\n```") == [BASH]  # strict JSON is a call in any fence
+
+
+def test_a_text_that_only_starts_with_an_object_is_no_whole_text_call() -> None:
+    assert fenced(LS + " and then") == []
+    assert fenced("and then " + LS) == []
+
+
+DEEP = "{'name': 'bash', 'arguments': " + "{'a': " * 1200 + "1" + "}" * 1201
+
+
+def test_an_object_too_deep_to_repair_is_no_call_and_the_next_one_still_is() -> None:
+    assert fenced(DEEP) == [] and fenced("```json\n" + DEEP + "\n```") == []
+    assert prose("so " + DEEP + " then " + LS) == [BASH]
 
 
 def test_loose_arguments_in_a_strict_fenced_call_are_marked_repaired() -> None:
@@ -118,11 +134,22 @@ def test_an_object_right_after_markup_or_a_fence_is_prose() -> None:
     assert prose(f"```x```{LS}") == [BASH]
     assert prose(f"<tool_call>x</tool_call>{LS}") == [BASH]
     assert prose(f"```\n{LS}\n``` and <function=x>{DIR}</function>") == []
+    assert prose(f"{LS} and then ```x``` <tool_call>y</tool_call>") == [BASH]
 
 
 def test_a_call_inside_another_object_is_no_call_of_its_own() -> None:
     assert prose('here {"plan": ' + LS + "} ok") == []
     assert prose('here {"plan": 1, ' + "'x': " + LS + ",} then " + DIR) == [LIST]
+
+
+def test_escapes_and_smart_quotes_in_loose_strings_are_read() -> None:
+    assert prose("""so {'name': 'bash', 'arguments': {'command': "a \\" b"},} then""") == [
+        ("bash", {"command": 'a " b'}, True)
+    ]
+    assert prose("so {“name”: “bash”, “arguments”: {“command”: “a{”}} then") == [("bash", {"command": "a{"}, True)]
+    assert prose("""so {"": 1, 'name': 'bash', 'arguments': {'command': 'ls'},} then""") == [
+        ("bash", {"command": "ls"}, True)
+    ]
 
 
 def test_loose_prose_calls_are_repaired_and_braces_in_strings_do_not_count() -> None:
@@ -144,10 +171,29 @@ def test_at_most_64_loose_objects_are_repaired_per_text() -> None:
     assert prose(junk * 63 + loose) == [("bash", {"command": "ls"}, True)]
     assert prose(junk * 64 + loose) == []
     assert prose(junk * 64 + LS) == [BASH]  # strict JSON costs no repair
+    assert prose("{'v': 1,} " * 64 + loose) == [("bash", {"command": "ls"}, True)]  # no call key: no repair
+
+
+def test_past_the_scan_budget_no_loose_object_is_looked_for_a_strict_one_still_is() -> None:
+    # Every "{“" opens a smart-quoted string that never closes: each start scans to its limit, none is memoized.
+    looping = "{“a " * 2_000
+    assert prose(looping + "{'name': 'bash', 'arguments': {'command': 'ls'},}") == []
+    assert prose(looping + LS) == [BASH]
+    # Closed strings: the first scan answers for every brace after it, so the budget is not spent.
+    assert prose("{“a” " * 2_000 + "{'name': 'bash', 'arguments': {'command': 'ls'},}") == [
+        ("bash", {"command": "ls"}, True)
+    ]
+
+
+def test_a_brace_one_scan_read_in_a_string_and_another_did_not_is_answered_from_the_first() -> None:
+    # The scan from the first "{" reads “{” as a string and closes the "{}" after it; the scan from the second "{"
+    # (outside any string) meets that "{}" and jumps over it instead of scanning it again.
+    assert prose("}{“{”{} then " + LS) == [BASH]
+    assert prose("so {“ {”name”: 1, {}} then " + LS) == [BASH]
 
 
 def test_letters_around_an_object_are_no_quotes_and_one_quote_is_not_enough() -> None:
-    for text in (f"aX{LS}Xb", f'"{LS} here', f'run {LS}" ', f'"  {LS}  "'):
+    for text in (f"aX{LS}Xb", f'"{LS} here', f'run {LS}" ', f'"  {LS}  "', f'"  {LS}"', f'"{LS}  "'):
         assert prose(text) == [BASH], text
     for text in (f'" {LS} "', f"`{LS}`", f"«{LS}»"):
         assert prose(text) == [], text
@@ -157,6 +203,8 @@ def test_an_example_counts_on_its_own_line_within_200_characters() -> None:
     assert prose(f"for example {LS}") == []
     assert prose(f"intro\nfor example {LS}") == []
     assert prose(f"for example:\n{LS}") == [BASH]
+    assert prose(f"x\nfor example:\n{LS}") == [BASH]
+    assert prose(f"for example {LS}\nmore") == []
     assert prose("format:" + "x" * 193 + LS) == []
     assert prose("format:" + "x" * 194 + LS) == [BASH]
 
@@ -164,5 +212,6 @@ def test_an_example_counts_on_its_own_line_within_200_characters() -> None:
 def test_a_negation_counts_in_its_clause_within_80_characters() -> None:
     assert prose(f"I will not call {LS}") == []
     assert prose(f"I will not wait, so call {LS}") == [BASH]
+    assert prose(f'"{LS}" is quoted, so run {DIR}') == [LIST]
     assert prose("not " + "x" * 76 + LS) == []
     assert prose("not " + "x" * 77 + LS) == [BASH]
