@@ -58,12 +58,12 @@ class _Leaf:
 
 def _resolve(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> tuple[Any, tuple[str, ...], bool]:
     """Follow ``$ref`` / ``allOf: [X]`` / ``anyOf: [X, null]``: (resolved node, ref stack, optional?)."""
-    optional = False
+    optional = False  # pragma: no mutate - None, the only mutant, is as false
     for _ in range(64):  # bounded: a chain of references longer than this is treated as it stands
         if not isinstance(node, dict):
             return node, stack, optional
         ref = node.get("$ref")
-        if isinstance(ref, str) and len(node) <= 3 and set(node) <= {"$ref", "description", "title"}:
+        if isinstance(ref, str) and set(node) <= {"$ref", "description", "title"}:
             name = _local_ref_name(ref)
             if name is None or name in stack or name not in defs:
                 return node, stack, optional
@@ -79,8 +79,7 @@ def _resolve(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> tupl
             if len(non_null) == 1:
                 inner, inner_stack, _ = _resolve(non_null[0], defs, stack)
                 if _properties(inner) is not None:
-                    node, stack, optional = inner, inner_stack, True
-                    continue
+                    return inner, inner_stack, True  # resolved already
         return node, stack, optional
     return node, stack, optional
 
@@ -123,8 +122,7 @@ def _walk(
         if _properties(resolved) is not None:
             yield from _walk(resolved, defs, (*path, key), child_stack, child_required)
         else:
-            leaf_schema = copy.deepcopy(child) if isinstance(child, dict) else {}
-            yield _Leaf((*path, key), leaf_schema, child_required)
+            yield _Leaf((*path, key), child if isinstance(child, dict) else {}, child_required)
 
 
 def _defs(parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -170,16 +168,14 @@ def flatten_schema(tool: ToolSchema) -> tuple[ToolSchema, FlatMap | None]:
             required.append(name)
         if len(leaf.path) > 1:
             paths.append((name, leaf.path))
-    flat: dict[str, Any] = {
-        k: copy.deepcopy(v) for k, v in params.items() if k not in ("properties", "required", "$defs", "definitions")
-    }
-    flat["type"] = "object"
-    flat["properties"] = properties
+    kept = {k: v for k, v in params.items() if k not in ("required", "$defs", "definitions")}
+    flat: dict[str, Any] = {**kept, "type": "object", "properties": properties}
     if required:
         flat["required"] = sorted(required)
     if '"$ref"' in json.dumps(properties):
-        flat.update({k: copy.deepcopy(params[k]) for k in ("$defs", "definitions") if k in params})
-    canonical = json.loads(json.dumps(flat, sort_keys=True, ensure_ascii=False))
+        flat.update({k: params[k] for k in ("$defs", "definitions") if k in params})
+    # A fresh copy (nothing shared with the tool's own schema) in canonical key order; loads undoes any escapes.
+    canonical = json.loads(json.dumps(flat, sort_keys=True))
     schema = ToolSchema(
         function=FunctionSchema(
             name=tool.function.name,
@@ -220,7 +216,7 @@ def unflatten_args(args: Mapping[str, Any], flatmap: FlatMap | None) -> dict[str
 def flatten_args(args: Mapping[str, Any], flatmap: FlatMap) -> dict[str, Any]:
     """The inverse of :func:`unflatten_args`: nested arguments as the model sees a flattened tool (tests, scripts)."""
     out: dict[str, Any] = {}
-    prefixes = {path[:i] for _, path in flatmap.paths for i in range(1, len(path))}
+    prefixes = {path[:i] for _, path in flatmap.paths for i in range(1, len(path))}  # pragma: no mutate - () is no key
     paths = {path: name for name, path in flatmap.paths}
 
     def visit(node: Mapping[str, Any], path: Path) -> None:
@@ -241,9 +237,6 @@ def _merge(out: dict[str, Any], key: str, value: Any) -> None:
     existing = out.get(key)
     if isinstance(existing, dict) and isinstance(value, dict):
         for k, v in value.items():
-            if k not in existing:
-                existing[k] = v  # a dotted leaf already placed here wins
-            else:
-                _merge(existing, k, v)
-    elif key not in out:
-        out[key] = copy.deepcopy(value) if isinstance(value, dict) else value  # never write into the caller's dict
+            _merge(existing, k, v)
+    elif key not in out:  # else a dotted leaf already placed here wins
+        out[key] = copy.deepcopy(value)  # never write into the caller's dict

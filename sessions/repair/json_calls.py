@@ -132,10 +132,10 @@ def fenced_json(text: str) -> Iterator[JsonCall]:
         if not text.startswith("{", at):
             continue
         found = _strict_fenced(text, fence.start(), at)
-        if found is None and fence.group(1).lower() in _LENIENT_FENCES:
-            close = _FENCE_NEXT.search(text, at)
-            body = text[at : close.start()].rstrip() if close else ""
-            if body.endswith("}") and close is not None:
+        close = _FENCE_NEXT.search(text, at)
+        if found is None and close is not None and fence.group(1).lower() in _LENIENT_FENCES:
+            body = text[at : close.start()].rstrip()
+            if body.endswith("}"):
                 found = _shaped(body, fence.start(), close.end(), "fenced_json")
         if found is not None:
             yield found
@@ -162,11 +162,12 @@ def prose_json(text: str) -> Iterator[JsonCall]:
     resume_at = 0
     for start in _OBJECT_START.finditer(text):
         at = start.start()
-        if at < resume_at or any(a <= at < b for a, b in skip):
+        if at < resume_at or any(at in range(a, b) for a, b in skip):
             continue
-        end, value, repaired = _object_at(text, at, braces)
-        if end is None:
+        read = _object_at(text, at, braces)
+        if read is None:
             continue
+        end, value, repaired = read
         resume_at = end  # an object (a call or not) is read once: nothing inside it is a call of its own
         if not isinstance(value, dict) or _discussed(text, at, end):
             continue
@@ -175,8 +176,8 @@ def prose_json(text: str) -> Iterator[JsonCall]:
             yield JsonCall(at, end, call[0], call[1], repaired or call[2], "prose_json")
 
 
-def _object_at(text: str, at: int, braces: _Braces) -> tuple[int | None, Any, bool]:
-    """(end, value, repaired) of the JSON object starting at ``at``; end None when there is no complete one."""
+def _object_at(text: str, at: int, braces: _Braces) -> tuple[int, Any, bool] | None:
+    """(end, value, repaired) of the JSON object starting at ``at``; None when there is no complete one."""
     try:
         value, end = _DECODER.raw_decode(text, at)
     except (ValueError, RecursionError):
@@ -185,10 +186,10 @@ def _object_at(text: str, at: int, braces: _Braces) -> tuple[int | None, Any, bo
         return end, value, False
     balanced = braces.end(at)
     if balanced is None or braces.repairs_left <= 0 or not _CALL_KEY.search(text, at, balanced):
-        return None, None, False
+        return None
     braces.repairs_left -= 1
     parsed = parse_object(text[at:balanced])
-    return (balanced, parsed[0], True) if parsed is not None else (None, None, False)
+    return (balanced, parsed[0], True) if parsed is not None else None
 
 
 class _Braces:
@@ -215,14 +216,14 @@ class _Braces:
         text, stack = self.text, [start]
         stop = min(len(text), start + MAX_REPAIR_CHARS)
         close: str | None = None
-        escaped = False
+        escaped = False  # pragma: no mutate - None, the only mutant kept, is as false
         i = start + 1
         while i < stop:
             c = text[i]
             i += 1
             if close is not None:
                 if escaped:
-                    escaped = False
+                    escaped = False  # pragma: no mutate - None is as false
                 elif c == "\\":
                     escaped = True
                 elif c == close:
@@ -252,7 +253,7 @@ def _discussed(text: str, start: int, end: int) -> bool:
     """The object at ``text[start:end]`` is quoted, an example, or negated: the model talks about it."""
     before = text[max(0, start - 2) : start].strip()
     after = text[end : end + 2].strip()
-    if before[-1:] and before[-1] in _QUOTES and after[:1] and after[0] in _QUOTES:
+    if before and before[-1] in _QUOTES and after and after[0] in _QUOTES:
         return True
     line_start = text.rfind("\n", 0, start) + 1
     line = text[max(line_start, start - 200) : start]

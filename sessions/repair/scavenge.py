@@ -95,12 +95,12 @@ def scavenge_calls(
     Content wins because it is what the model meant to say; reasoning is searched only when content has no call.
     The same call written twice (same name and arguments) counts once.
     """
-    for source, text in (("content", content), ("reasoning", reasoning)):
+    sources: tuple[tuple[Source, str | None], ...] = (("content", content), ("reasoning", reasoning))
+    for src, text in sources:
         if not text:
             continue
         found = find_calls(text, known_tools)
         if found:
-            src: Source = "content" if source == "content" else "reasoning"
             return tuple(
                 ScavengedCall(
                     _call_id(i, f.name, f.args), f.name, f.args, f.repaired, src, f.shape, f.written_name, f.bodies
@@ -120,18 +120,22 @@ def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
             elif (name := repeated_name(f.name, known_tools)) is not None:
                 candidates.append(replace(f, name=name, written_name=f.name))
     closed_starts = [f.start for f in candidates if not f.open_ended]
+    # Markup cut off at the end of the text never swallows a complete call written after it. (No complete call starts
+    # where cut-off markup does: only special tokens are cut off, and no other shape starts with their opening.)
     candidates = [
-        f for f in candidates if not f.open_ended or not any(f.start < start for start in closed_starts)
-    ]  # markup cut off at the end of the text never swallows a complete call written after it
+        f
+        for f in candidates
+        if not f.open_ended or not any(f.start < start for start in closed_starts)  # pragma: no mutate - see above
+    ]
     candidates.sort(key=lambda f: (f.start, -f.end))
     out: list[_Found] = []
-    seen: set[str] = set()
-    last_end = -1
+    seen: set[tuple[str, str]] = set()
+    last_end = 0  # no call starts before the text
     for found in candidates:
         if found.start < last_end:
             continue
         last_end = found.end
-        key = found.name + "\x00" + _canonical(found.args)
+        key = (found.name, _canonical(found.args))
         if key not in seen:
             seen.add(key)
             out.append(found)
@@ -255,9 +259,16 @@ def _strip_one_newline(value: str) -> str:
 
 
 def _canonical(args: dict[str, Any]) -> str:
-    return json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    """The arguments as one string, whatever their key order (they are JSON values: json.loads or json-repair made
+    them)."""
+    return json.dumps(
+        args,
+        ensure_ascii=False,  # pragma: no mutate - None, the only mutant, is as false
+        sort_keys=True,
+        separators=(",", ":"),
+    )
 
 
 def _call_id(ordinal: int, name: str, args: dict[str, Any]) -> str:
-    digest = hashlib.sha256(f"{ordinal}\x00{name}\x00{_canonical(args)}".encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256(f"{ordinal}\x00{name}\x00{_canonical(args)}".encode(errors="surrogatepass"))
     return "scv_" + digest.hexdigest()[:24]
