@@ -74,12 +74,12 @@ def test_enter_cgroup_runs_a_real_command_with_its_memory_bound(tmp_path: Path) 
 def test_mountinfo_reads_mount_point_type_and_super_options() -> None:
     mounts = _mountinfo()
     assert ("/proc", "proc") in {(point, fstype) for point, fstype, _ in mounts}
+    expected = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, right = line.split(" - ")
-        if left.split()[4] == "/proc":
-            fstype, _, options = right.split()[:3]
-            assert ("/proc", fstype, options) in mounts
-            break
+        fstype, _source, options = right.split()[:3]  # the type, not the source ("ext4", not "/dev/vda")
+        expected.append((left.split()[4], fstype, options))
+    assert mounts == expected
 
 
 def _pids_of(pid: int) -> str:
@@ -140,6 +140,10 @@ def test_a_real_cgroup_bounds_a_real_shell_and_says_so(parent: Path) -> None:
         release(bounds)
     assert not cgroup.exists()
     assert new_pids_cgroup(0) is None
+    mine = f"{CGROUP_PREFIX}{os.getpid()}-"
+    before = ({p.name for p in parent.iterdir() if p.name.startswith(mine)}, set(bounds_module._live))
+    assert new_pids_cgroup(-1) is None  # the kernel refuses the value: the cgroup just made is removed again
+    assert ({p.name for p in parent.iterdir() if p.name.startswith(mine)}, set(bounds_module._live)) == before
 
 
 def test_collect_removes_only_released_or_orphaned_cgroups(parent: Path) -> None:
@@ -148,6 +152,7 @@ def test_collect_removes_only_released_or_orphaned_cgroups(parent: Path) -> None
     names = {
         f"{CGROUP_PREFIX}{os.getpid()}-999001": False,  # this process's, released: removed
         f"{CGROUP_PREFIX}{dead.pid}-1": False,  # its Reasonix is gone: removed
+        f"{CGROUP_PREFIX}{dead.pid}-2-3": False,  # the owner is the number after the prefix
         f"{CGROUP_PREFIX}1-999002": True,  # a live Reasonix's (pid 1 lives): kept
         f"{CGROUP_PREFIX}x{os.getpid()}-1": True,  # not one of ours
         f"other-{os.getpid()}-999003": True,
@@ -165,6 +170,21 @@ def test_collect_removes_only_released_or_orphaned_cgroups(parent: Path) -> None
         for path in made:
             if path.exists():
                 path.rmdir()
+
+
+def test_collect_and_a_failed_cgroup_leave_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _collect(tmp_path / "absent")  # a parent that went away: nothing to collect, nothing raised
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(bounds_module, "pids_cgroup_parent", lambda: tmp_path / "a-file")  # mkdir under it fails
+    before = set(bounds_module._live)
+    assert new_pids_cgroup(5) is None and bounds_module._live == before
+    made = tmp_path / "parent"
+    made.mkdir()
+    monkeypatch.setattr(bounds_module, "pids_cgroup_parent", lambda: made)  # a plain folder: pids.max is a new file
+    cgroup = new_pids_cgroup(5)
+    assert cgroup is not None and (cgroup / "pids.max").read_text() == "5" and cgroup in bounds_module._live
+    release(Bounds(0, 5, 0, cgroup))
+    assert cgroup not in bounds_module._live
 
 
 def test_cgroup_refused_fork_reads_the_max_events(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def _shown(path: Path) -> str:
 def test_under_and_depth_compare_whole_path_components() -> None:
     assert _under("/run", ["/run"]) and _under("/run/user/1", ["/x", "/run"]) and _under("/a/b", ["/a/"])
     assert not _under("/running", ["/run"]) and not _under("/ru", ["/run"]) and not _under("/run", [])
-    assert _under("/anything", ["/"])
+    assert _under("/anything", ["/"]) and _under("/a/X/b", ["/a/X"])
     assert _depth("/a/b/c", ["/x", "/a", "/a/b"]) == 4 and _depth("/a/bc", ["/a/b", "/a"]) == 2
     assert _depth("/a", ["/b"]) == -1 and _depth("/a", []) == -1
 
@@ -90,7 +90,13 @@ def test_host_sockets_are_the_visible_bound_ones(outside: Path, tmp_path: Path) 
     in_tmp = tmp_path / "in-tmp.sock"
     first = listen(outside / "agent.sock")  # then a second socket bound at its path: the path is listed twice
     (outside / "agent.sock").unlink()
-    visible = [outside / "agent.sock", outside / "with space.sock", outside / "endsX", shown / "deep.sock"]
+    visible = [
+        outside / "agent.sock",
+        outside / "with space.sock",
+        outside / "endsX",
+        outside / "trailing ",
+        shown / "deep.sock",
+    ]
     hidden = [masked / "hidden.sock", in_tmp]
     servers = [first, *(listen(path) for path in (*visible, *hidden))]
     gone = listen(outside / "gone.sock")  # still listed in /proc/net/unix, but its file was removed
@@ -147,13 +153,16 @@ def test_git_dirs(tmp_path: Path) -> None:
     real.mkdir()
     (ws / ".git").write_text("gitdir:  ../real-git  \n")
     assert git_dirs(ws) == [real.resolve()]
-    (ws / ".git").write_text(f"gitdir: {real}")
+    (ws / ".git").write_text(f"\n  gitdir: {real}")
     assert git_dirs(ws) == [real]
     (ws / ".git").write_text("gitdir: ../absent")
     assert git_dirs(ws) == []
     (ws / ".git").write_text(f"not a gitdir line: {real}")
     assert git_dirs(ws) == []
     (ws / ".git").write_bytes(b"gitdir: \xff\xfe")
+    assert git_dirs(ws) == []
+    (ws / ".git").unlink()
+    (ws / ".git").symlink_to("/proc/self/mem")  # a file that cannot be read (EIO), as root too: no git dir
     assert git_dirs(ws) == []
     (ws / ".git").unlink()
     (ws / ".git").symlink_to(real)  # a link is not bound (bubblewrap would follow it)
@@ -173,6 +182,25 @@ def test_home_mounts_keep_only_the_homes_in_use(a_home: Path, tmp_path: Path) ->
         [shown],
     )
     assert home_mounts([]) == HomeMounts(["--tmpfs", "/home", *root_args], ["/home", *([] if ROOT else ["/root"])], [])
+
+
+def test_home_mounts_of_an_ordinary_user_empty_root(a_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.path.isdir("/root"):
+        pytest.skip("no /root here")
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)  # as root too: the identity stood in for
+    shown = _shown(a_home)
+    assert home_mounts([a_home]) == HomeMounts(
+        ["--tmpfs", "/home", "--ro-bind", shown, shown, "--tmpfs", "/root"], ["/home", "/root"], [shown]
+    )
+
+
+def test_home_mounts_of_a_host_without_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root_args, root_hidden = ([], []) if ROOT else (["--tmpfs", "/root"], ["/root"])
+    monkeypatch.setattr(hide, "HOMES", str(tmp_path / "absent"))
+    assert home_mounts([tmp_path / "absent" / "me"]) == HomeMounts(root_args, root_hidden, [])
+    (tmp_path / "slash").symlink_to("/")  # /home a link to /: an empty tmpfs there would hide everything
+    monkeypatch.setattr(hide, "HOMES", str(tmp_path / "slash"))
+    assert home_mounts([Path("/usr")]) == HomeMounts(root_args, root_hidden, [])
 
 
 def test_home_mounts_resolve_links_to_a_home(a_home: Path, tmp_path: Path) -> None:

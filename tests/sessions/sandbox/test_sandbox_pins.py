@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, command_env, release
+from sessions.sandbox import bounds as bounds_module
+from sessions.sandbox import bwrap as bwrap_module
 from sessions.sandbox.bounds import Bounds, pids_cgroup_parent, prlimit
 from sessions.sandbox.bwrap import _expand, find_bwrap, under_tmp
 from sessions.sandbox.hide import run_mounts
@@ -330,3 +332,51 @@ def test_command_env_is_the_allowlist_plus_overrides_minus_secrets(monkeypatch: 
     monkeypatch.setenv("NOT_LISTED", "n")
     env = command_env(SandboxPolicy(env=("DEEPSEEK_API_KEY",)))
     assert env["PATH"] == "/from/os" and "DEEPSEEK_API_KEY" not in env and "NOT_LISTED" not in env
+
+
+def test_a_host_without_a_pids_cgroup_nor_prlimit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What such a host gets (a container's root; a system without util-linux's ``prlimit``): the host's view is
+    stood in for, the rest runs as it is."""
+    monkeypatch.setattr(bounds_module, "pids_cgroup_parent", lambda: None)
+    launch = box(tmp_path, userns=False).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    tool = prlimit()
+    inner = (str(tool), "--data=4294967296", "--") if tool else ()
+    assert launch.argv[0] == BWRAP and launch.argv[-len(inner) - 1 :] == (*inner, "true")
+    assert launch.bounds == Bounds(512, 0, 4096 if tool else 0, None, False)  # no process bound holds here
+    monkeypatch.setattr(bwrap_module, "prlimit", lambda: None)
+    monkeypatch.setattr(bounds_module, "prlimit", lambda: None)
+    launch = box(tmp_path, userns=True).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    assert launch.argv[0] == BWRAP and launch.argv[-4:] == ("--chdir", str(tmp_path), "--", "true")
+    assert launch.bounds == Bounds(512, 0, 0, None, False)  # nothing bounds memory nor processes
+
+
+def test_as_root_without_prlimit_the_cgroup_still_bounds_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not ROOT or pids_cgroup_parent() is None:
+        pytest.skip("a pids cgroup is made as root only")
+    monkeypatch.setattr(bwrap_module, "prlimit", lambda: None)
+    monkeypatch.setattr(bounds_module, "prlimit", lambda: None)
+    launch = box(tmp_path).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    try:
+        assert launch.bounds is not None and launch.bounds.cgroup is not None
+        assert launch.bounds == Bounds(512, 512, 4096, launch.bounds.cgroup, False)
+        assert launch.argv[:3] == ("/bin/sh", "-c", 'echo $$ > "$0" && ulimit -d 4194304 && exec "$@"')
+    finally:
+        release(launch.bounds)
+
+
+def test_an_ordinary_users_launch_bounds_processes_inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arguments an ordinary user's launch gets, pinned as root too (the identity stood in for): no cgroup, and
+    ``prlimit --nproc`` inside the sandbox's own user namespace; without one, no process bound."""
+    tool = prlimit()
+    if tool is None:
+        pytest.skip("no prlimit here")
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    launch = box(tmp_path, userns=True).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    assert launch.argv[0] == BWRAP and "--unshare-user" in launch.argv
+    assert launch.argv[-6:] == ("--", tool, "--nproc=512", "--data=4294967296", "--", "true")
+    assert launch.bounds == Bounds(512, 512, 4096, None, True)
+    launch = box(tmp_path, userns=False).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    assert launch.argv[-5:] == ("--", tool, "--data=4294967296", "--", "true")
+    assert launch.bounds == Bounds(512, 0, 4096, None, False)
