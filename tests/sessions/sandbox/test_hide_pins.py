@@ -49,7 +49,7 @@ def _shown(path: Path) -> str:
 def test_under_and_depth_compare_whole_path_components() -> None:
     assert _under("/run", ["/run"]) and _under("/run/user/1", ["/x", "/run"]) and _under("/a/b", ["/a/"])
     assert not _under("/running", ["/run"]) and not _under("/ru", ["/run"]) and not _under("/run", [])
-    assert _under("/anything", ["/"]) and _under("/a/X/b", ["/a/X"])
+    assert _under("/anything", ["/"]) and _under("/a/X/b", ["/a/X"]) and not _under("/a/Y", ["/a/X"])
     assert _depth("/a/b/c", ["/x", "/a", "/a/b"]) == 4 and _depth("/a/bc", ["/a/b", "/a"]) == 2
     assert _depth("/a", ["/b"]) == -1 and _depth("/a", []) == -1
 
@@ -62,6 +62,13 @@ def test_run_mounts_empty_each_real_run_dir_and_skip_a_link(tmp_path: Path, monk
     dirs = (str(real), str(tmp_path / "var-run"), str(tmp_path / "absent"), str(tmp_path / "a-file"))
     monkeypatch.setattr(hide, "RUN_DIRS", dirs)
     assert run_mounts() == ["--tmpfs", str(real)]  # /etc/resolv.conf is not under these
+
+
+def test_run_mounts_empty_both_when_var_run_is_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "var-run").mkdir()
+    monkeypatch.setattr(hide, "RUN_DIRS", (str(tmp_path / "run"), str(tmp_path / "var-run")))
+    assert run_mounts() == ["--tmpfs", str(tmp_path / "run"), "--tmpfs", str(tmp_path / "var-run")]
 
 
 def test_run_mounts_bind_the_resolver_back_when_it_lives_under_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,6 +148,21 @@ def test_host_sockets_ignore_abstract_and_relative_names(outside: Path, monkeypa
         assert not [path for path in host_sockets([]) if not path.startswith("/")]
     finally:
         relative.close()
+
+
+def test_abstract_sockets_do_not_end_the_scan(outside: Path) -> None:
+    abstract = []
+    for i in range(8):
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(f"\0reasonix-pins-{os.getpid()}-{i}")
+        abstract.append(server)
+    named = [listen(outside / f"s{i}.sock") for i in range(8)]
+    try:
+        found = sorted(path for path in host_sockets([]) if path.startswith(str(outside)))
+        assert found == sorted(str(outside / f"s{i}.sock") for i in range(8))
+    finally:
+        for server in (*abstract, *named):
+            server.close()
 
 
 def test_git_dirs(tmp_path: Path) -> None:

@@ -308,6 +308,13 @@ def test_full_access_is_refused_and_the_sandbox_names_itself(tmp_path: Path) -> 
     assert not box(userns=False).uses_userns() and box(userns=True).uses_userns()
 
 
+def test_find_bwrap_is_the_one_on_path() -> None:
+    expected = shutil.which("bwrap")
+    if expected is None:
+        pytest.skip("no bubblewrap here")
+    assert find_bwrap() == expected
+
+
 def test_the_probe_decides_when_userns_is_not_said(bwrap: str) -> None:
     assert find_bwrap() == shutil.which("bwrap") == bwrap
     assert BubblewrapSandbox(bwrap=bwrap).uses_userns() == userns_works(bwrap)
