@@ -81,6 +81,26 @@ GROUPS: dict[str, Group] = {
             "tests/sessions/repair/test_repair_pins.py",
         ),
     ),
+    "repair-calls": Group(
+        ("sessions/repair/json_calls.py", "sessions/repair/scavenge.py", "sessions/repair/flatten.py"),
+        (
+            "tests/sessions/repair/test_flatten.py",
+            "tests/sessions/repair/test_scavenge.py",
+            "tests/sessions/repair/test_text_calls.py",
+            "tests/sessions/repair/test_text_call_properties.py",
+            "tests/sessions/repair/test_calls_pins.py",
+        ),
+    ),
+    "repair-flow": Group(
+        ("sessions/repair/prepare.py", "sessions/repair/stall.py", "sessions/repair/vet.py"),
+        (
+            "tests/sessions/repair/test_prepare.py",
+            "tests/sessions/repair/test_text_calls.py",
+            "tests/sessions/repair/test_text_call_properties.py",
+            "tests/sessions/repair/test_truncation.py",
+            "tests/sessions/repair/test_flow_pins.py",
+        ),
+    ),
     "diagnostics": Group(
         ("sessions/accounting/diagnostics.py",),
         ("tests/sessions/test_diagnostics.py", "tests/sessions/test_diagnostics_pins.py"),
@@ -111,6 +131,8 @@ GROUPS: dict[str, Group] = {
             "tests/orchestrator/test_undo_pins.py",
         ),
     ),
+    "gate": Group(("sessions/permissions/gate.py",), ("tests/sessions/permissions",)),
+    "ledger": Group(("sessions/usage_ledger.py",), ("tests/sessions/test_usage_ledger_pins.py",)),
     "emulator-cache": Group(
         ("scenarios/emulator/cache.py", "scenarios/emulator/accounting.py"),
         ("tests/scenarios/test_emulator_cache.py", "tests/scenarios/test_emulator_cache_pins.py"),

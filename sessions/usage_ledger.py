@@ -94,13 +94,7 @@ class UsageLedger:
             prompt_tokens = len(body) // 4 if big else tokens.count(body.decode("utf-8", "replace"))
         hit = min(prompt_tokens, self.tracker.expected_hit(model, cache.fingerprint, cache.epoch))
         completion = tokens.count(streamed) if streamed else 0
-        return Usage(
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion,
-            total_tokens=prompt_tokens + completion,
-            prompt_cache_hit_tokens=hit,
-            prompt_cache_miss_tokens=prompt_tokens - hit,
-        )
+        return Usage.counted(prompt_tokens, hit, completion)
 
     def restore(self, events: Sequence[dict[str, Any]]) -> None:
         """Requests, usage and cost from a journal's events, so a resumed session reports the whole session, not

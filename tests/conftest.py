@@ -67,5 +67,6 @@ def _private_state_home_per_test(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
 
+
 # The benchmark fixture tasks hold their own seed tests, which fail on purpose until a task is solved.
 collect_ignore_glob = ["fixtures/*"]

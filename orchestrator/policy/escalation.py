@@ -299,10 +299,4 @@ class Escalator:
             prompt = await trio.to_thread.run_sync(tokens.count, text, abandon_on_cancel=True)
             hit = 0
         completion = tokens.count(cut.reasoning + cut.content)
-        return Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=prompt + completion,
-            prompt_cache_hit_tokens=hit,
-            prompt_cache_miss_tokens=prompt - hit,
-        )
+        return Usage.counted(prompt, hit, completion)

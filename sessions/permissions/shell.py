@@ -55,7 +55,10 @@ class Redirect:
 
     @property
     def reads(self) -> bool:
-        return self.op in ("<", "<>") or (self.op == "<&" and not self.target.value.isdigit())
+        """Opens a file for reading (``<&`` onto a descriptor, or ``<&-`` closing one, does not)."""
+        if self.op == "<&":
+            return not (self.target.value.isdigit() or self.target.value == "-")
+        return self.op in ("<", "<>")
 
 
 @dataclass(slots=True)
@@ -119,10 +122,11 @@ class _Words:
         while self.i < len(s):
             c = s[self.i]
             if c in "<>" and self.at(1) == "(":
+                begin = self.i
                 self.i += 2
                 literal = False
                 self.command_list(")")
-                value.append(s[start : self.i])
+                value.append(s[begin : self.i])
             elif c in _ENDS_WORD or (closer == "`" and c == "`"):
                 break
             elif c == "\\":
@@ -341,6 +345,7 @@ class _Scanner(_Words):
                 if op.startswith(";;") or op == ";&":
                     self.plain = False
             elif (fd := _FD.match(s, self.i)) is not None and s[fd.end() : fd.end() + 2] not in ("<(", ">("):
+                self.command(pending)  # the command starts at the descriptor (``2>/dev/null git status``)
                 self.i = fd.end()
                 self.redirect(pending)
             else:

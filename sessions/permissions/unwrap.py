@@ -16,6 +16,7 @@ from sessions.permissions.shell import is_assignment, scan
 
 _DEPTH = 8
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_SHELL_LONG_TAKES = frozenset({"--rcfile", "--init-file"})
 _EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _WRAPPERS: dict[str, frozenset[str]] = {
     # wrapper -> its options that take the next word as their argument
@@ -88,13 +89,15 @@ def _after_options(head: str, args: list[str]) -> list[str]:
         option = rest.pop(0)
         if option == "--":
             break
-        name, _, attached = option.partition("=")
-        if name in takes and not attached and rest:
+        if option.startswith("--"):
+            name, equals, argument = option.partition("=")
+        else:
+            name, argument = _short(option, takes)
+            equals = argument
+        if name in takes and not equals and rest:
             argument = rest.pop(0)
-            if name in ("-S", "--split-string"):
-                split = [w for c in scan(argument).commands for w in [x.value for x in c.words]]
-        elif name in ("-S", "--split-string") and attached:
-            split = [w for c in scan(attached).commands for w in [x.value for x in c.words]]
+        if name in ("-S", "--split-string"):
+            split = [w.value for c in scan(argument).commands for w in c.words]
     if head == "env":
         while rest and (rest[0] == "-" or is_assignment(rest[0])):
             rest.pop(0)
@@ -102,11 +105,30 @@ def _after_options(head: str, args: list[str]) -> list[str]:
     return rest[_POSITIONAL.get(head, 0) :]
 
 
+def _short(option: str, takes: frozenset[str]) -> tuple[str, str]:
+    """A group of short options (``-Eu``, ``-uroot``, ``-iS'rm x'``): the one taking an argument, and what is attached
+    after it (the argument, or "" when it is the next word); ("", "") when none takes one."""
+    for index, letter in enumerate(option[1:], start=2):
+        if "-" + letter in takes:
+            return "-" + letter, option[index:]
+    return "", ""
+
+
 def _dash_c(args: list[str]) -> str | None:
-    """The command string of ``sh -c STRING`` (``-c`` may be grouped: ``-lc``, ``-ec``), or None."""
-    for index, arg in enumerate(args):
-        if arg == "--" or (not arg.startswith("-") and not arg.startswith("+")):
-            return None
-        if not arg.startswith("--") and "c" in arg[1:]:
-            return args[index + 1] if index + 1 < len(args) else None
-    return None
+    """The command string of ``sh -c STRING``, or None: the first word after the options when one of them is ``-c``.
+
+    ``-c`` may be grouped (``-lc``, ``-ec``) or followed by more options (``-c -e``); ``-o``/``-O`` (``+o``, ``+O``)
+    and ``--rcfile``/``--init-file`` take the next word; ``--`` or ``-`` ends the options."""
+    rest = list(args)
+    dash_c = False
+    while rest and rest[0][:1] in ("-", "+"):
+        option = rest.pop(0)
+        if option in ("--", "-"):
+            break
+        if option.startswith("--"):
+            takes = 1 if option in _SHELL_LONG_TAKES else 0
+        else:
+            dash_c = dash_c or "c" in option[1:]
+            takes = option.count("o") + option.count("O")
+        del rest[:takes]
+    return rest[0] if dash_c and rest else None

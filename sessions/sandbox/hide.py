@@ -101,7 +101,7 @@ def home_mounts(keep: Iterable[Path]) -> HomeMounts:
     root = os.path.realpath(HOMES)
     args: list[str] = []
     hidden: list[str] = []
-    kept: list[str] = []  # also where there is no /home to empty (it was unbound there: every launch failed)
+    kept: list[str] = []  # also on a host without /home
     if os.path.isdir(root) and root != "/":  # a /home that is a link to / must not empty the whole filesystem
         args += ["--tmpfs", root]  # pragma: no mutate (args is empty here: = and += agree)
         hidden.append(root)

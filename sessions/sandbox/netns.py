@@ -4,7 +4,9 @@ Without ``[sandbox] network = true`` every confined command gets a network names
 only a loopback, and nobody else's. A dev server started as a background job would then listen on a loopback that no
 later command can reach. Once a session starts its first job, an *anchor* holds one network namespace (``unshare
 --net``, its loopback up, then ``sleep infinity``, dying with Reasonix), and every later confined command of that
-session, jobs and ordinary ``bash`` calls alike, joins it with ``nsenter`` instead of making its own. It is still
+session, jobs and ordinary ``bash`` calls alike, joins it with ``nsenter`` instead of making its own. The anchor
+lives until the session closes, not until its last job ends: a command that holds the prefix would otherwise find
+no namespace to enter (``nsenter: cannot open /proc/PID/ns/net``). It is still
 only a loopback: no route out, no host socket. A session that never starts a job never makes one, so nothing changes
 for it. Where the anchor cannot be made (no ``nsenter``, the kernel refuses), commands keep their own networks and
 :attr:`SharedNetwork.problem` says why.

@@ -240,6 +240,18 @@ class Usage(BaseModel):
     prompt_tokens_details: PromptTokensDetails | None = None
     completion_tokens_details: CompletionTokensDetails | None = None
 
+    @classmethod
+    def counted(cls, prompt: int, hit: int, completion: int) -> Usage:
+        """A usage counted here rather than reported (a reply cut off before its usage arrived): ``hit`` of the
+        ``prompt`` tokens from the cache, the rest missed."""
+        return cls(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=prompt + completion,
+            prompt_cache_hit_tokens=hit,
+            prompt_cache_miss_tokens=prompt - hit,
+        )
+
     @property
     def reasoning_tokens(self) -> int:
         return self.completion_tokens_details.reasoning_tokens if self.completion_tokens_details else 0

@@ -11,6 +11,7 @@ import pytest
 
 from orchestrator.checkpoints.git import ShadowRepo
 from orchestrator.checkpoints.hook import StepCheckpoints
+from orchestrator.checkpoints.ledger import Ledger
 from orchestrator.checkpoints.undo import NothingToUndoError, apply_undo, new_undo_id, plan_undo
 from tests.support.git_repo import user_git
 
@@ -108,3 +109,42 @@ def test_an_undo_id_is_dated_and_unique() -> None:
     first, second = new_undo_id(), new_undo_id()
     assert re.fullmatch(r"undo-\d{8}-\d{6}-[0-9a-f]{4}", first)
     assert first != second
+
+
+async def test_the_steps_left_and_every_kept_file_are_listed_and_the_plan_holds_the_agents_and_the_current_tree(
+    ws: Path,
+) -> None:
+    await three_steps(ws)
+    await apply_undo(ShadowRepo(ws), await plan_undo(ShadowRepo(ws)))  # S3 back
+    with pytest.raises(NothingToUndoError) as gone:
+        await plan_undo(ShadowRepo(ws), step_id="S9")
+    assert str(gone.value) == "run r1 has no step S9 left to undo; its steps: S1, S2"
+    checkpoints = StepCheckpoints(ws, "r2")
+    async with checkpoints.step("T1"):
+        (ws / "s1.py").write_text("agent\n")
+        (ws / "s2.py").write_text("agent\n")
+    agent = await plan_undo(ShadowRepo(ws))
+    assert agent.agent_tree == agent.now.tree  # nothing changed since the step: the agent's state is now's
+    (ws / "s1.py").write_text("hand\n")
+    (ws / "s2.py").write_text("hand\n")
+    plan = await plan_undo(ShadowRepo(ws))
+    assert plan.agent_tree == agent.agent_tree and plan.now.tree != plan.agent_tree
+    after = await apply_undo(ShadowRepo(ws), plan)
+    assert after.note == "took back T1 of r2; kept the hand-edited s1.py, s2.py"
+    before = [cp for cp in Ledger(ws).read() if cp.run_id == after.run_id and cp.kind == "before"]
+    assert [(cp.note, cp.tree) for cp in before] == [("the workspace before undoing", plan.now.tree)]
+
+
+async def test_the_latest_run_is_the_one_checkpointed_last_and_the_hint_skips_runs_already_undone(ws: Path) -> None:
+    for run_id in ("r3", "r2", "r1"):  # r1 is the latest, though its id sorts first
+        async with StepCheckpoints(ws, run_id).step(f"{run_id}-S"):
+            (ws / f"{run_id}.py").write_text("x\n")
+    plan = await plan_undo(ShadowRepo(ws))
+    assert plan.run_id == "r1"
+    await apply_undo(ShadowRepo(ws), plan)
+    await apply_undo(ShadowRepo(ws), await plan_undo(ShadowRepo(ws), run_id="r2"))
+    with pytest.raises(NothingToUndoError) as raised:
+        await plan_undo(ShadowRepo(ws))
+    assert str(raised.value) == (
+        "every step of the latest run r1 is already undone; take back the run before it with: reasonix undo --run r3"
+    )

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from plans import Plan, Risk, Step, StepStatus
 
 STATUSES = list(StepStatus)
+
+
+def examples(count: int) -> int:
+    """``count`` examples, but the ``mutation`` profile's few when bench/mutation_score.py runs the tests once per
+    mutant (an explicit count would otherwise override the profile and make each mutant's run take seconds)."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "mutation":
+        return min(count, settings.get_profile("mutation").max_examples)
+    return count
 
 
 def step(sid: str, deps: list[str], **extra: object) -> Step:

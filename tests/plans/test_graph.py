@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from plans import IssueCode, Plan, PlanGraph, PlanValidationError, Step, StepStatus, find_issues, validate
 from plans.graph import paths_overlap
 
-from .strategies import STATUSES, dag_plans, digraph_plans, step
+from .strategies import STATUSES, dag_plans, digraph_plans, examples, step
 
 
 def plan_of(*steps: Step) -> Plan:
@@ -119,7 +119,7 @@ def test_a_glob_overlaps_the_directories_it_lies_in_and_globs_that_share_a_file(
 # ------------------------------------------------------------------------------------------------ properties
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dag_plans())
 def test_orders_respect_dependencies(plan: Plan) -> None:
     graph = PlanGraph(plan)
@@ -134,7 +134,7 @@ def test_orders_respect_dependencies(plan: Plan) -> None:
             assert wave[dep] < wave[s.id]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dag_plans(), st.data())
 def test_ready_set_is_exactly_the_pending_steps_with_finished_dependencies(plan: Plan, data: st.DataObject) -> None:
     statuses = {sid: data.draw(st.sampled_from(STATUSES)) for sid in plan.ids}
@@ -153,7 +153,7 @@ def test_ready_set_is_exactly_the_pending_steps_with_finished_dependencies(plan:
     assert PlanGraph(plan.with_statuses(statuses)).ready() == ready
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dag_plans())
 def test_critical_path_is_a_longest_chain(plan: Plan) -> None:
     deps = deps_of(plan)
@@ -168,7 +168,7 @@ def test_critical_path_is_a_longest_chain(plan: Plan) -> None:
         assert earlier in deps[later]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(dag_plans(max_steps=10))
 def test_parallel_pairs_are_exactly_the_unrelated_pairs(plan: Plan) -> None:
     graph = PlanGraph(plan)
@@ -182,7 +182,7 @@ def test_parallel_pairs_are_exactly_the_unrelated_pairs(plan: Plan) -> None:
             assert graph.may_run_in_parallel(a, b) == ((a, b) in expected or (b, a) in expected)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(digraph_plans(force_cycle=True))
 def test_cyclic_graphs_are_rejected_with_a_real_cycle(plan: Plan) -> None:
     with pytest.raises(PlanValidationError):
@@ -199,14 +199,14 @@ def test_cyclic_graphs_are_rejected_with_a_real_cycle(plan: Plan) -> None:
         assert " → ".join(path) in issue.message
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(digraph_plans())
 def test_a_cycle_is_reported_exactly_when_one_exists(plan: Plan) -> None:
     has_cycle_issue = any(i.code is IssueCode.CYCLE for i in find_issues(plan))
     assert has_cycle_issue == (not kahn_acyclic(plan))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(dag_plans(max_steps=8), st.data())
 def test_write_conflicts_are_exactly_the_unordered_pairs_sharing_a_file(plan: Plan, data: st.DataObject) -> None:
     files = {sid: set(data.draw(st.lists(st.sampled_from(["a.py", "b.py", "c.py"]), max_size=2))) for sid in plan.ids}
@@ -224,7 +224,7 @@ def test_write_conflicts_are_exactly_the_unordered_pairs_sharing_a_file(plan: Pl
     assert found == expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dag_plans(statuses=True), st.data())
 def test_a_schedule_agrees_with_ready_after_every_change(plan: Plan, data: st.DataObject) -> None:
     """The incremental schedule, after any sequence of status changes, is what ``ready`` computes from scratch."""
@@ -241,7 +241,7 @@ def test_a_schedule_agrees_with_ready_after_every_change(plan: Plan, data: st.Da
         assert schedule.next() == (expected[0] if expected else None)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(dag_plans())
 def test_following_a_schedule_runs_every_step_once_in_a_topological_order(plan: Plan) -> None:
     schedule = PlanGraph(plan).schedule()
@@ -284,7 +284,7 @@ WRITES = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(dag_plans(max_steps=8), st.data())
 def test_write_conflicts_with_globs_and_directories_are_exactly_the_overlapping_unordered_pairs(
     plan: Plan, data: st.DataObject

@@ -185,8 +185,8 @@ class JobTable:
             job.exit_code = job.proc.returncode
             job.ended = True
             job._wake()
-            if not self.running() and self.network is not None:
-                self.network.close()
+            # The shared network stays up until the session closes, even with no job running: a command may
+            # already hold its ``nsenter`` prefix, and closing the anchor under it fails that command.
 
     async def _kill_rest(self, job: Job) -> None:
         if job.marker:

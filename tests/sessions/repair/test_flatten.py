@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from sessions.repair import FlatMap, ToolSchemaError, flatten_args, flatten_schema, unflatten_args
 from sessions.wire.messages import FunctionSchema, ToolSchema, encode_tools
+from tests.sessions.repair.examples import examples
 
 
 def tool(parameters: dict[str, Any], name: str = "t") -> ToolSchema:
@@ -206,7 +207,7 @@ def leaf_paths(schema: dict[str, Any], path: tuple[str, ...] = ()) -> list[tuple
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data(), schema=schemas)
 def test_unflatten_of_flattened_args_round_trips(data: st.DataObject, schema: dict[str, Any]) -> None:
     flat, fm = flatten_schema(tool(schema))

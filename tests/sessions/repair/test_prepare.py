@@ -28,6 +28,7 @@ from sessions.wire.messages import (
     encode_message,
 )
 from tests import wire_samples
+from tests.sessions.repair.examples import examples
 
 WIRE = wire_samples.WIRE
 
@@ -219,7 +220,7 @@ markup = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     calls=calls_strategy,
     content=st.none() | markup | st.text(max_size=30),

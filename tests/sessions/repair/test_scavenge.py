@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sessions.repair import scavenge_calls
 from sessions.repair.scavenge import find_calls
+from tests.sessions.repair.examples import examples
 
 KNOWN = ("read_file", "write_file", "bash", "list_dir")
 
@@ -185,14 +186,14 @@ def render(shape: str, name: str, args: dict[str, Any]) -> str:
 SHAPES = ["special_tokens", "special_tokens_v31", "dsml", "tool_call_tag", "function_tag", "fenced_json"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=st.text() | noise, other=st.text() | noise)
 def test_scavenger_never_raises_on_arbitrary_text(text: str, other: str) -> None:
     calls = scavenge_calls(content=text, reasoning=other, known_tools=KNOWN)
     assert all(c.name in KNOWN and isinstance(c.args, dict) for c in calls)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     before=noise,
     after=noise,

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from sessions.repair import RepairedCall, StormGuard, unflatten_args
 from sessions.repair.stall import repeated_name, repeated_object
+from tests.sessions.repair.examples import examples
 from tests.sessions.repair.support import FLATMAPS, REGISTRY, message, prepare
 
 NAMES = [*FLATMAPS, "read_fileread_file", "web_search", "bash bash", "read_filebash", "Read_File", ""]
@@ -84,7 +85,7 @@ def _validates(name: str, args: dict[str, Any]) -> bool:
     return True
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(content=st.none() | texts, reasoning=st.none() | texts, cap=st.integers(0, 4))
 def test_a_call_taken_from_text_is_always_offered_and_valid(
     content: str | None, reasoning: str | None, cap: int
@@ -99,7 +100,7 @@ def test_a_call_taken_from_text_is_always_offered_and_valid(
 raw_args = st.builds(lambda a, n: json.dumps(a) * n, arguments, st.integers(1, 3)) | st.text(max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(calls=st.lists(st.tuples(st.sampled_from(NAMES), raw_args), max_size=5))
 def test_a_real_call_never_runs_under_a_name_that_is_not_offered(calls: list[tuple[str, str]]) -> None:
     batch = prepare(message(*calls), "tool_calls", storm=StormGuard())
@@ -112,7 +113,7 @@ def test_a_real_call_never_runs_under_a_name_that_is_not_offered(calls: list[tup
 json_objects = st.dictionaries(st.text(max_size=6), st.none() | st.booleans() | st.integers() | st.text(max_size=8))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(obj=json_objects, copies=st.integers(2, 4), sep=st.sampled_from(["", "\n", " ", ", "]), cut=st.integers(0, 30))
 def test_an_object_written_several_times_is_that_object_once(
     obj: dict[str, Any], copies: int, sep: str, cut: int
@@ -122,7 +123,7 @@ def test_an_object_written_several_times_is_that_object_once(
     assert repeated_object(raw) == (obj, copies + (1 if min(cut, len(text) - 1) > 0 else 0))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(name=st.sampled_from(sorted(FLATMAPS)), copies=st.integers(2, 4), sep=st.sampled_from(["", " "]))
 def test_a_name_written_several_times_is_that_name(name: str, copies: int, sep: str) -> None:
     assert repeated_name(sep.join([name] * copies), FLATMAPS) == name
