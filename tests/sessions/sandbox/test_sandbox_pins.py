@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,14 @@ def head(tmp_bytes: str | None = "536870912") -> list[str]:
     """The arguments every launch starts with: the read-only root, /dev, /proc, the private /tmp, an empty /run."""
     size = ["--size", tmp_bytes] if tmp_bytes else []
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp", *run_mounts()]
+
+
+def kept(*readable: Path) -> list[str]:
+    """The read-only binds that keep installed software readable behind the private /tmp, in path order: the policy's
+    ``readable`` paths (all under /tmp here) and this venv when it lives under /tmp too (as a CI clone's does)."""
+    venv = Path(sys.prefix).resolve()
+    paths = {*readable, *([venv] if Path("/tmp") in venv.parents else [])}
+    return [arg for path in sorted(paths) for arg in ("--ro-bind", str(path), str(path))]
 
 
 def etc_masks() -> list[str]:
@@ -131,7 +140,7 @@ def test_workspace_write_mounts_in_order(tree: dict[str, Path]) -> None:
     assert no_sockets(args) == [
         *head(),
         *_homes(),
-        *["--ro-bind", str(mcp), str(mcp)],  # under /tmp, kept readable behind the private /tmp
+        *kept(mcp),  # under /tmp, kept readable behind the private /tmp
         *["--bind", str(ws), str(ws)],
         *["--bind", str(extra), str(extra)],  # an absent writable path is left out
         *["--ro-bind", str(ws / ".reasonix"), str(ws / ".reasonix")],  # after the workspace: they win over it
@@ -150,7 +159,7 @@ def test_read_only_mounts_bind_nothing_writable(tree: dict[str, Path]) -> None:
     assert no_sockets(args) == [
         *head("3145728"),
         *_homes(),
-        *["--ro-bind", str(mcp), str(mcp)],
+        *kept(mcp),
         *["--ro-bind", str(ws), str(ws)],  # no writable path, no protected binds: all is read-only already
         *["--tmpfs", str(tree["secret-dir"]), "--ro-bind", "/dev/null", str(tree["secret-file"])],
         *["--tmpfs", str(home / ".ssh")],
@@ -174,7 +183,7 @@ def test_a_git_dir_elsewhere_is_read_only_only_where_it_is_writable(tmp_path: Pa
         path.mkdir(parents=True)
     (ws / ".git").write_text(f"gitdir: {gitdir}\n")
     ro_git = ["--ro-bind", str(gitdir), str(gitdir)]
-    start = [*head(), *_homes(), "--bind", str(ws), str(ws)]
+    start = [*head(), *_homes(), *kept(), "--bind", str(ws), str(ws)]
     args = box(writable=(extra,), forbid_read=()).mounts(ws, str(home))  # inside a writable path
     assert no_sockets(args) == [*start, "--bind", str(extra), str(extra), *ro_git, *etc_masks()]
     args = box(writable=(gitdir,), forbid_read=()).mounts(ws, str(home))  # that path itself
@@ -184,7 +193,7 @@ def test_a_git_dir_elsewhere_is_read_only_only_where_it_is_writable(tmp_path: Pa
     assert no_sockets(args) == [*start, "--bind", str(extra), str(extra), *etc_masks()]
     (ws / ".git").write_text(f"gitdir: {gitdir}\n")
     args = box(mode="read-only", writable=(extra,), forbid_read=()).mounts(ws, str(home))
-    assert no_sockets(args) == [*head(), *_homes(), "--ro-bind", str(ws), str(ws), *etc_masks()]
+    assert no_sockets(args) == [*head(), *_homes(), *kept(), "--ro-bind", str(ws), str(ws), *etc_masks()]
 
 
 def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_path: Path, outside: Path) -> None:
@@ -198,9 +207,10 @@ def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_
     try:
         args = box(tmp_path, forbid_read=(str(masked),)).mounts(ws, str(tmp_path))
         shown = _shown(a_home)
-        assert no_sockets(args)[: len(head()) + len(_homes(shown)) + 3] == [
+        assert no_sockets(args)[: len(head()) + len(_homes(shown)) + len(kept()) + 3] == [
             *head(),
             *_homes(shown),
+            *kept(),
             *["--bind", str(ws), str(ws)],
         ]
         sockets = socket_masks(args)
@@ -227,6 +237,30 @@ def test_under_tmp_keeps_each_outermost_existing_path(tmp_path: Path, outside: P
     assert under_tmp([*paths, tmp_path / "a"]) == [str(tmp_path / "a"), str(tmp_path / "c")]
     (tmp_path / "link").symlink_to(outside)
     assert under_tmp([tmp_path / "link"]) == []  # resolved: it is not under /tmp at all
+
+
+def test_a_venv_under_tmp_stays_readable_behind_the_private_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wherever this clone lives: the running Python's prefix (read at each launch) is bound back when /tmp holds it."""
+    venv, ws = tmp_path / "venv", tmp_path / "ws"
+    venv.mkdir()
+    ws.mkdir()
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    args = no_sockets(box(forbid_read=()).mounts(ws, None))
+    assert args[len(head()) :] == [
+        *_homes(),
+        "--ro-bind",
+        str(venv),
+        str(venv),
+        "--bind",
+        str(ws),
+        str(ws),
+        *etc_masks(),
+    ]
+    monkeypatch.setattr(sys, "prefix", "/usr")  # not under /tmp: the read-only root shows it already
+    args = no_sockets(box(forbid_read=()).mounts(ws, None))
+    assert args[len(head()) :] == [*_homes(), "--bind", str(ws), str(ws), *etc_masks()]
 
 
 def test_expand_uses_the_commands_home() -> None:
@@ -357,18 +391,20 @@ def test_a_host_without_a_pids_cgroup_nor_prlimit(tmp_path: Path, monkeypatch: p
     assert launch.bounds == Bounds(512, 0, 0, None, False)  # nothing bounds memory nor processes
 
 
-def test_as_root_without_prlimit_the_cgroup_still_bounds_memory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not ROOT or pids_cgroup_parent() is None:
-        pytest.skip("a pids cgroup is made as root only")
+def test_without_prlimit_only_roots_cgroup_bounds_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root, the pids cgroup's prefix bounds memory (``ulimit -d``) and processes; as an ordinary user (or a root
+    without a writable pids cgroup) nothing bounds either without ``prlimit``."""
     monkeypatch.setattr(bwrap_module, "prlimit", lambda: None)
     monkeypatch.setattr(bounds_module, "prlimit", lambda: None)
     launch = box(tmp_path).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     try:
-        assert launch.bounds is not None and launch.bounds.cgroup is not None
-        assert launch.bounds == Bounds(512, 512, 4096, launch.bounds.cgroup, False)
-        assert launch.argv[:3] == ("/bin/sh", "-c", 'echo $$ > "$0" && ulimit -d 4194304 && exec "$@"')
+        if ROOT and pids_cgroup_parent() is not None:
+            assert launch.bounds is not None and launch.bounds.cgroup is not None
+            assert launch.bounds == Bounds(512, 512, 4096, launch.bounds.cgroup, False)
+            assert launch.argv[:3] == ("/bin/sh", "-c", 'echo $$ > "$0" && ulimit -d 4194304 && exec "$@"')
+        else:
+            assert launch.bounds == Bounds(512, 0, 0, None, False)
+            assert launch.argv[0] == BWRAP and launch.argv[-4:] == ("--chdir", str(tmp_path), "--", "true")
     finally:
         release(launch.bounds)
 
@@ -380,6 +416,8 @@ def test_an_ordinary_users_launch_bounds_processes_inside(tmp_path: Path, monkey
     if tool is None:
         pytest.skip("no prlimit here")
     monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    # And what that identity gets: no pids cgroup (the real answer stays cached for root's own tests).
+    monkeypatch.setattr(bounds_module, "pids_cgroup_parent", lambda: None)
     launch = box(tmp_path, userns=True).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     assert launch.argv[0] == BWRAP and "--unshare-user" in launch.argv
     assert launch.argv[-6:] == ("--", tool, "--nproc=512", "--data=4294967296", "--", "true")
