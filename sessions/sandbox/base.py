@@ -23,6 +23,10 @@ class Launch:
     """True when the OS itself ends everything the command starts when it exits (a PID namespace): nothing to hunt."""
     bounds: Bounds | None = None
     """The bounds it runs under (None: none); :func:`~sessions.sandbox.bounds.release` after it ended."""
+    status_at: int | None = None
+    """Where ``--json-status-fd FD`` may go in ``argv`` (right after bubblewrap) for a starter that gives it a pipe
+    (:func:`~sessions.sandbox.spawn.spawn`): then a launch that never executed the command is told apart. None: no
+    such report here."""
 
 
 class Sandbox(Protocol):

@@ -19,7 +19,7 @@ from sessions.sandbox import bwrap as bwrap_module
 from sessions.sandbox.bounds import Bounds, pids_cgroup_parent, prlimit
 from sessions.sandbox.bwrap import _expand, find_bwrap, under_tmp
 from sessions.sandbox.hide import run_mounts
-from sessions.sandbox.probe import userns_works
+from sessions.sandbox.probe import reports_exec, userns_works
 from tests.support.sockets import listen
 
 BWRAP = "/usr/bin/bwrap"  # only named in the arguments: nothing runs it here
@@ -295,6 +295,7 @@ def test_wrap_says_each_argument(tree: dict[str, Path]) -> None:
                 *["--chdir", str(ws / ".git"), "--", *inner, "echo", "hi"],
             ]
             assert launch.contained
+            assert launch.status_at == (len(prefix) + 1 if reports_exec(BWRAP) else None)  # right after bwrap
             processes = 512 if cgroup is not None or by_rlimit else 0
             memory = 4096 if cgroup is not None or prlimit() else 0
             assert launch.bounds == Bounds(512, processes, memory, cgroup, by_rlimit)
@@ -323,6 +324,7 @@ def test_network_shared_network_and_no_death_watch(tmp_path: Path) -> None:
     shared = box(tmp_path, max_processes=0).with_network(join)
     launch = shared.wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     assert launch.argv[:3] == (*join, BWRAP) and "--unshare-net" not in launch.argv
+    assert launch.status_at == (3 if reports_exec(BWRAP) else None)
     opened = BubblewrapSandbox(BWRAP, SandboxPolicy(network=True, max_processes=0), {}, False, True, join)
     launch = opened.wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     assert launch.argv[0] == BWRAP and "--unshare-net" not in launch.argv and "--die-with-parent" in launch.argv
@@ -349,8 +351,10 @@ def test_find_bwrap_is_the_one_on_path() -> None:
     assert find_bwrap() == expected
 
 
-def test_the_probe_decides_when_userns_is_not_said(bwrap: str) -> None:
+def test_the_probe_decides_when_userns_is_not_said(bwrap: str, tmp_path: Path) -> None:
     assert find_bwrap() == shutil.which("bwrap") == bwrap
+    assert reports_exec(bwrap)  # bubblewrap 0.5 or later: every supported distribution's
+    assert not reports_exec(str(tmp_path / "absent"))
     assert BubblewrapSandbox(bwrap=bwrap).uses_userns() == userns_works(bwrap)
 
 
