@@ -420,8 +420,10 @@ def test_an_ordinary_users_launch_bounds_processes_inside(tmp_path: Path, monkey
     if tool is None:
         pytest.skip("no prlimit here")
     monkeypatch.setattr(os, "geteuid", lambda: 4242)
-    # And what that identity gets: no pids cgroup (the real answer stays cached for root's own tests).
+    # And what that identity gets: no pids cgroup (the real answer stays cached for root's own tests), and none is
+    # even tried for: the cgroup is root's, whatever the probe of the cgroups says.
     monkeypatch.setattr(bounds_module, "pids_cgroup_parent", lambda: None)
+    monkeypatch.setattr(bwrap_module, "new_pids_cgroup", lambda _: pytest.fail("an ordinary user's launch made one"))
     launch = box(tmp_path, userns=True).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     assert launch.argv[0] == BWRAP and "--unshare-user" in launch.argv
     assert launch.argv[-6:] == ("--", tool, "--nproc=512", "--data=4294967296", "--", "true")
