@@ -6,7 +6,8 @@
 
 Each group (``--list`` names them) is run on its own: its files are copied, with the tests named for it, into
 ``.mutation/GROUP/``, and mutmut 3 (``[tool.mutmut]`` in pyproject.toml, narrowed here to the group's files and tests)
-changes one operator, constant or branch at a time and runs the tests that call the changed function. A module's score
+changes one operator, constant or branch at a time and runs the tests that call the changed function (a group may
+leave out slow tests whose behaviour faster ones pin: pytest's ``--deselect``). A module's score
 is its caught mutants (killed, or timed out) over all its mutants; lines marked ``# pragma: no mutate`` (mutants no
 test could tell from the code, each with its reason) make no mutants, so they are excluded. A mutant no test calls
 counts as survived. The script prints each module's figures and its survivors (``--diffs``: each survivor's diff), and
@@ -71,6 +72,8 @@ class Group:
     process (``process_isolation = "fork"``): it has the tests imported already and runs the fastest first, several
     times quicker per mutant than a fresh process from the fork server (which the other groups need: their tests'
     children must not be taken for mutants)."""
+    deselect: tuple[str, ...] = ()
+    """Test ids among ``tests`` left out (pytest's ``--deselect``): slow ones whose behaviour faster tests pin."""
 
 
 GROUPS: dict[str, Group] = {
@@ -123,6 +126,12 @@ GROUPS: dict[str, Group] = {
             "sessions/sandbox/env.py",
         ),
         ("tests/sessions/sandbox",),
+        (
+            # 12 s each: it waits out trio's idle worker threads (the pins assert --die-with-parent is passed).
+            "tests/sessions/sandbox/test_hostile.py::test_a_command_longer_than_ten_seconds_is_not_killed",
+            # 30 staggered SIGKILLs of a starting sandbox: a race, about 2 s; spawn.py is not mutated here.
+            "tests/sessions/sandbox/test_startup_race.py::test_a_sigkill_while_the_sandbox_starts_leaves_nothing_running",
+        ),
     ),
     "budget": Group(
         ("orchestrator/policy/budget.py",),
@@ -155,6 +164,7 @@ def _config(group: Group) -> str:
         **base,
         "only_mutate": list(group.files),
         "pytest_add_cli_args_test_selection": list(group.tests),
+        "pytest_add_cli_args": [*base.get("pytest_add_cli_args", []), *(f"--deselect={t}" for t in group.deselect)],
     }
     if group.fork:
         settings["process_isolation"] = "fork"
@@ -245,7 +255,8 @@ def main() -> int:
     options = parser.parse_args()
     if options.list:
         for name, group in GROUPS.items():
-            print(f"{name}: {', '.join(group.files)}  <- {', '.join(group.tests)}")
+            without = f" (without {', '.join(group.deselect)})" if group.deselect else ""
+            print(f"{name}: {', '.join(group.files)}  <- {', '.join(group.tests)}{without}")
         return 0
     chosen = options.groups or list(GROUPS)
     unknown = [g for g in chosen if g not in GROUPS]

@@ -26,6 +26,10 @@ class Launch:
     marker: str = ""
     """A word of the launch's command line that :func:`~sessions.sandbox.reaper.kill_launch` finds what is left of
     it by, whoever started it ("" for a launch that is not confined)."""
+    status_at: int | None = None
+    """Where ``--json-status-fd FD`` may go in ``argv`` (right after bubblewrap) for a starter that gives it a pipe
+    (:func:`~sessions.sandbox.spawn.spawn`): then a launch that never executed the command is told apart. None: no
+    such report here."""
 
 
 class Sandbox(Protocol):

@@ -74,11 +74,11 @@ def rlimit_prefix(policy: SandboxPolicy, *, nproc: bool) -> list[str]:
 def _mountinfo() -> list[tuple[str, str, str]]:
     """(mount point, file system type, super options) of every mount."""
     out = []
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # pragma: no mutate (no host that runs bubblewrap lacks /proc)
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            left, _, right = line.partition(" - ")
+            left, _, right = line.partition(" - ")  # pragma: no mutate (blanks in paths are \040: one " - ")
             fields, tail = left.split(), right.split()
-            if len(fields) >= 5 and len(tail) >= 3:
+            if len(fields) >= 5 and len(tail) >= 3:  # pragma: no mutate (the kernel writes 6+ fields, then 3)
                 out.append((fields[4], tail[0], tail[2]))
     return out
 
@@ -160,7 +160,7 @@ def release(bounds: Bounds | None) -> None:
 def _cgroup_refused_fork(cgroup: Path) -> bool:
     with contextlib.suppress(OSError, ValueError):
         for line in (cgroup / "pids.events").read_text().splitlines():
-            key, _, value = line.partition(" ")
+            key, _, value = line.partition(" ")  # pragma: no mutate (lines are "key N": one blank, either end)
             if key == "max":
                 return int(value) > 0
     return False

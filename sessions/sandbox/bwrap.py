@@ -34,7 +34,7 @@ from sessions.sandbox.bounds import Bounds, enter_cgroup, new_pids_cgroup, prlim
 from sessions.sandbox.env import command_env
 from sessions.sandbox.hide import git_dirs, home_mounts, host_sockets, run_mounts
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
-from sessions.sandbox.probe import userns_works
+from sessions.sandbox.probe import reports_exec, userns_works
 from sessions.sandbox.reaper import MARKER, new_marker
 
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
@@ -137,6 +137,7 @@ class BubblewrapSandbox:
         by_rlimit = userns and not root and bool(self.policy.max_processes) and prlimit() is not None
         prefix = enter_cgroup(cgroup, self.policy.memory_mb) if cgroup is not None else []
         joined = self.join_net if not self.policy.network else ()
+        status_at = len(prefix) + len(joined) + 1 if reports_exec(self.bwrap) else None
         args = [*prefix, *joined, self.bwrap, *self.mounts(workspace, child_env.get("HOME"))]
         # No capability survives into the sandbox, as root too: no remount, no umount of a mask, no raw sockets.
         args += ["--cap-drop", "ALL"]
@@ -161,4 +162,6 @@ class BubblewrapSandbox:
             processes_by_rlimit=by_rlimit,
         )
         # bwrap itself gets the filtered environment: it is the command's parent, whose /proc/PID/environ is readable.
-        return Launch(argv=tuple(args), env=child_env, contained=True, bounds=bounds, marker=marker)
+        return Launch(
+            argv=tuple(args), env=child_env, contained=True, bounds=bounds, marker=marker, status_at=status_at
+        )

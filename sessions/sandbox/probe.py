@@ -1,5 +1,5 @@
-"""Probing what bubblewrap can do on this machine, once per binary: whether it starts a sandbox at all, and whether
-it can give commands a user namespace of their own."""
+"""Probing what bubblewrap can do on this machine, once per binary: whether it starts a sandbox at all, whether it
+can give commands a user namespace of their own, and whether it reports that the command was started."""
 
 from __future__ import annotations
 
@@ -31,3 +31,15 @@ def userns_works(bwrap: str) -> bool:
     0.8 or later, user namespaces allowed; as root some containers refuse them). Capabilities are dropped either
     way."""
     return _try(bwrap, "--unshare-user", "--disable-userns") is None
+
+
+@functools.cache
+def reports_exec(bwrap: str) -> bool:
+    """True when ``bwrap`` has ``--json-status-fd`` (bubblewrap 0.5 or later): its ``exit-code`` line is written only
+    when the command was executed, so a launch that failed in bubblewrap's own setup can be told from the command's
+    own failure."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--json-status-fd" in done.stdout + done.stderr

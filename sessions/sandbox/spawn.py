@@ -28,16 +28,21 @@ from sessions.sandbox.reaper import die_with_parent
 
 
 class Spawned:
-    """A started process: its pid, its merged stdout/stderr, its exit."""
+    """A started process: its pid, its merged stdout/stderr, its exit, and (with a status pipe) whether bubblewrap
+    ever executed the command."""
 
     def __init__(
         self,
         popen: subprocess.Popen[bytes],
         stdout: trio.lowlevel.FdStream,
         stdin: trio.lowlevel.FdStream | None = None,
+        status: int | None = None,
     ) -> None:
         self._popen = popen
         self._pidfd = os.pidfd_open(popen.pid)
+        self._status = status
+        self._reports = status is not None
+        self._report = b""
         self.stdout = stdout
         self.stdin = stdin
         """The write end of its stdin (:func:`spawn_server` only)."""
@@ -47,19 +52,42 @@ class Spawned:
     def returncode(self) -> int | None:
         return self._popen.returncode
 
+    @property
+    def never_started(self) -> bool:
+        """After :meth:`wait`: True when bubblewrap ended before it executed the command (a mount failed in its
+        setup), so nothing of the command ran; False when it did, or when nothing reported it."""
+        done = self._popen.returncode is not None and self._status is None
+        return done and self._reports and b'"exit-code"' not in self._report
+
     async def wait(self) -> int:
         if self._popen.returncode is None:
             await trio.lowlevel.wait_readable(self._pidfd)
             self._popen.wait()
             with contextlib.suppress(OSError):
                 os.close(self._pidfd)
+        self._read_status()
         return self._popen.returncode
 
+    def _read_status(self) -> None:
+        """bubblewrap's JSON lines, whole once it exited (the command never holds the pipe); then closed."""
+        if self._status is None:
+            return
+        os.set_blocking(self._status, False)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._status, 65536):
+                self._report += chunk
+        os.close(self._status)
+        self._status = None
 
-def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Spawned:
+
+def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], status_at: int | None = None) -> Spawned:
     """Start ``argv`` in a new session with no stdin and stdout and stderr on one pipe, dying with the calling
-    thread (:func:`die_with_parent`). Raises OSError."""
+    thread (:func:`die_with_parent`). With ``status_at`` (a launch's :attr:`~sessions.sandbox.base.Launch.status_at`)
+    bubblewrap writes its status to a pipe of its own, read by :attr:`Spawned.never_started`. Raises OSError."""
     read_end, write_end = os.pipe()
+    status = os.pipe() if status_at is not None else None
+    if status is not None and status_at is not None:
+        argv = [*argv[:status_at], "--json-status-fd", str(status[1]), *argv[status_at:]]
     try:
         popen = subprocess.Popen(
             list(argv),
@@ -69,14 +97,19 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Spawned:
             stdout=write_end,
             stderr=write_end,
             start_new_session=True,
+            pass_fds=(status[1],) if status is not None else (),
             preexec_fn=die_with_parent(),
         )
     except BaseException:
         os.close(read_end)
+        if status is not None:
+            os.close(status[0])
         raise
     finally:
         os.close(write_end)
-    return Spawned(popen, trio.lowlevel.FdStream(read_end))
+        if status is not None:
+            os.close(status[1])
+    return Spawned(popen, trio.lowlevel.FdStream(read_end), status=status[0] if status is not None else None)
 
 
 def spawn_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr: IO[str]) -> Spawned:
@@ -107,4 +140,4 @@ def spawn_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stde
     finally:
         os.close(stdin_read)
         os.close(stdout_write)
-    return Spawned(popen, trio.lowlevel.FdStream(stdout_read), trio.lowlevel.FdStream(stdin_write))
+    return Spawned(popen, trio.lowlevel.FdStream(stdout_read), stdin=trio.lowlevel.FdStream(stdin_write))

@@ -44,6 +44,11 @@ class HeadTail:
             self._cut_lines += self._tail.count(b"\n", 0, overflow)
             del self._tail[:overflow]
 
+    def reset(self) -> None:
+        """Forget what was fed (a sandbox that never started the command printed only its own error)."""
+        self.total, self._cut_lines = 0, 0
+        self._head, self._tail, self._full = bytearray(), bytearray(), bytearray()
+
     @property
     def bounded(self) -> bool:
         return self.total > len(self._head) + len(self._tail)

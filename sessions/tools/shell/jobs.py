@@ -18,7 +18,7 @@ its own. They catch every error (a system task's error would crash the run) and 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from sessions.sandbox.netns import SharedNetwork
 from sessions.sandbox.reaper import kill_leftovers
 from sessions.sandbox.spawn import Spawned
 from sessions.tools.shell.bounded import HeadTail
-from sessions.tools.shell.process import kill_group, kill_rest_of_launch, start_shell
+from sessions.tools.shell.process import StartedShell, kill_group, kill_rest_of_launch, start_shell
 
 MAX_RUNNING = 4
 OUTPUT_BYTES = 8_000
@@ -61,6 +61,8 @@ class Job:
     killed: bool = False
     announced: bool = False
     changed: trio.Event = field(default_factory=trio.Event)
+    restart: Callable[[], StartedShell] | None = None
+    """Starts it again, once, when the sandbox ended before it executed the command (a masked socket gone)."""
 
     @property
     def name(self) -> str:
@@ -103,6 +105,13 @@ def _short(command: str, limit: int = 80) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
+async def _pump(job: Job, stdout: trio.lowlevel.FdStream, eof: trio.Event) -> None:
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        async for chunk in stdout:
+            job.feed(chunk)
+    eof.set()
+
+
 class JobTable:
     """The background jobs of one session."""
 
@@ -137,7 +146,11 @@ class JobTable:
             names = ", ".join(job.name for job in self.running())
             raise RuntimeError(f"{self.max_running} jobs are running ({names}); kill one with job_kill first")
         self._share_network(sandbox)
-        started = start_shell(bash, command, sandbox=self.sandbox_for(sandbox), workspace=cwd, cwd=cwd, env=env)
+
+        def launch() -> StartedShell:
+            return start_shell(bash, command, sandbox=self.sandbox_for(sandbox), workspace=cwd, cwd=cwd, env=env)
+
+        started = launch()
         job = Job(
             number=len(self.jobs) + 1,
             command=command,
@@ -145,6 +158,7 @@ class JobTable:
             marker=started.marker,
             bounds=started.launch.bounds,
             launch=started.launch,
+            restart=launch,
         )
         self.jobs[job.number] = job
         trio.lowlevel.spawn_system_task(self._follow, job, name=f"reasonix {job.name}")
@@ -154,23 +168,28 @@ class JobTable:
         """Read the job's output until it ends; kill what it leaves; never let an error escape (a system task)."""
         stdout = job.proc.stdout
         try:
-            eof = trio.Event()
-
-            async def pump() -> None:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    async for chunk in stdout:
-                        job.feed(chunk)
-                eof.set()
-
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(pump)
-                await job.proc.wait()
-                with trio.move_on_after(EXIT_GRACE_S):
-                    await eof.wait()
-                await self._kill_rest(job)
-                with trio.move_on_after(EXIT_GRACE_S):
-                    await eof.wait()
-                nursery.cancel_scope.cancel()
+            while True:
+                eof = trio.Event()
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_pump, job, stdout, eof)
+                    await job.proc.wait()
+                    with trio.move_on_after(EXIT_GRACE_S):
+                        await eof.wait()
+                    await self._kill_rest(job)
+                    with trio.move_on_after(EXIT_GRACE_S):
+                        await eof.wait()
+                    nursery.cancel_scope.cancel()
+                restart, job.restart = job.restart, None
+                if restart is None or job.killed or job.proc.returncode != 1 or not job.proc.never_started:
+                    break
+                await stdout.aclose()  # it printed only bubblewrap's error: forgotten, and the job starts again
+                release(job.bounds)
+                job.bounds = None
+                job.total, job.unread, job.last = 0, _window(), HeadTail(0, NOTE_TAIL_BYTES)
+                started = restart()
+                job.proc, job.marker, job.bounds = started.proc, started.marker, started.launch.bounds
+                job.launch = started.launch
+                stdout = job.proc.stdout
         except Exception:  # noqa: BLE001 - a system task must not raise; the job is killed below
             pass
         finally:

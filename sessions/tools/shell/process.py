@@ -13,6 +13,7 @@ was killed is what was seen gone.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 from collections.abc import Mapping
@@ -79,7 +80,7 @@ def start_shell(
         child_env[MARKER] = marker
     try:
         # On the trio thread: bubblewrap's --die-with-parent follows the thread that started it (spawn.py).
-        proc = spawn(launch.argv, cwd=cwd, env=child_env)
+        proc = spawn(launch.argv, cwd=cwd, env=child_env, status_at=launch.status_at)
     except BaseException:
         release(launch.bounds)
         raise
@@ -99,9 +100,36 @@ async def run_shell(
     workspace: Path | None = None,
 ) -> ShellRun:
     """Run ``command`` through ``sandbox`` (default: none); ``env`` holds overrides joining the allowlisted
-    environment. What it prints goes into ``output``. Raises OSError when the command cannot start."""
+    environment. What it prints goes into ``output``. Raises OSError when the command cannot start.
+
+    A sandbox whose own setup failed before it executed the command (a host socket it masks, or its folder, removed
+    after the launch listed it: bubblewrap cannot make the mount point on the read-only root) ran nothing, so the
+    launch is built again (listing what exists now) and started once more, its error forgotten."""
     sandbox = sandbox if sandbox is not None else NoSandbox()
-    started = start_shell(bash, command, sandbox=sandbox, workspace=workspace or cwd, cwd=cwd, env=env)
+    once = functools.partial(
+        _run_once, bash, command, sandbox=sandbox, workspace=workspace or cwd, cwd=cwd, env=env, timeout_s=timeout_s
+    )
+    run, never_started = await once(output=output, exit_grace_s=exit_grace_s)
+    if never_started:
+        output.reset()
+        run, _ = await once(output=output, exit_grace_s=exit_grace_s)
+    return run
+
+
+async def _run_once(
+    bash: str,
+    command: str,
+    *,
+    sandbox: Sandbox,
+    workspace: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    output: HeadTail,
+    exit_grace_s: float,
+) -> tuple[ShellRun, bool]:
+    """One launch of ``command``; and whether the sandbox ended before it executed the command."""
+    started = start_shell(bash, command, sandbox=sandbox, workspace=workspace, cwd=cwd, env=env)
     proc, marker, launch = started.proc, started.marker, started.launch
     stdout = proc.stdout
     assert stdout is not None
@@ -143,6 +171,7 @@ async def run_shell(
         bound = bound_hit(launch.bounds, proc.returncode, output.text()) if proc.returncode is not None else None
         release(launch.bounds)
     timed_out = deadline.cancelled_caught
+    never_started = not timed_out and proc.returncode == 1 and proc.never_started
     return ShellRun(
         exit_code=None if timed_out else proc.returncode,
         timed_out=timed_out,
@@ -150,4 +179,4 @@ async def run_shell(
         leftovers_killed=sweep.killed,
         leftovers_survived=sweep.survived,
         bound=None if timed_out else bound,
-    )
+    ), never_started
