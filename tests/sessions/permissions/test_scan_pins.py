@@ -56,7 +56,7 @@ def test_the_nesting_depth_comes_back_down_after_each_substitution() -> None:
 
 
 def test_a_word_with_any_expansion_is_not_literal_even_inside_double_quotes() -> None:
-    words = scan("echo $'a' $\"b\" $c `d` \"$e\" \"`f`\" 'g'").commands[0].words
+    words = scan('echo $\'a\' $"b" $c `d` "$e" "`f`" \'g\'').commands[0].words
     assert [w.literal for w in words] == [True, False, False, False, False, False, False, True]
     assert all(type(w.literal) is bool for w in words)
 
