@@ -83,6 +83,8 @@ def test_a_word_with_any_expansion_is_not_literal_even_inside_double_quotes() ->
         ("echo $'\\x4A\\u00C9'", [["echo", "~JÉ"]], False, None),
         # a letter before ( is a word, not a process substitution
         ("echo X(a)", [["echo", "X"], ["a"]], False, None),
+        # a digit before <( or >( starts a word, not a descriptor's redirection
+        ("cat 2<(rm x) 3>(ls)", [["cat", "~2<(rm x)", "~3>(ls)"], ["rm", "x"], ["ls"]], False, None),
     ],
 )
 def test_reader_corners(line: str, words: list[list[str]], plain: bool, problem: str | None) -> None:
