@@ -103,3 +103,9 @@ def test_a_here_document_delimiter_with_a_letter_x_still_expands() -> None:
 
 def test_an_escaped_backslash_in_a_here_document_does_not_hide_the_substitution_after_it() -> None:
     assert _read("cat <<E\n\\\\$(rm x)\nE\n") == ([["cat"], ["rm", "x"]], False, None)
+
+
+def test_a_dash_here_document_strips_only_tabs_before_its_delimiter() -> None:
+    for line in ("cat <<-'E'\n  E\nrm x\nE\nls", "cat <<-'E'\n\tXE\nrm x\nE\nls"):
+        assert _read(line) == ([["cat"], ["ls"]], True, None), line
+    assert _read("cat <<-'E'\n\t\tE\nrm x") == ([["cat"], ["rm", "x"]], True, None)
