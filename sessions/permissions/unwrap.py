@@ -1,10 +1,10 @@
 """What a simple command runs, as deny and ask rules see it: every form of it, wrappers taken off.
 
 ``FOO=1 /bin/rm -rf x`` is ``rm -rf x``; ``command rm``, ``env -i rm``, ``exec``, ``nice -n 5``, ``timeout 5``,
-``nohup``, ``sudo -u u``, ``xargs -0 rm``, ``find . -exec rm {} ;`` and ``stdbuf -oL`` run the command after them;
-``sh -c 'rm x'``, ``bash -lc …`` and ``eval 'rm x'`` run a command line, read here like any other. Quotes and
-backslashes are already gone (``c''url``, ``\\rm``). This finds what a command says it runs, not everything it could
-run (a script file, a variable's value): deny rules are a convenience, the sandbox is the boundary.
+``nohup``, ``sudo -u u``, ``chroot --userspec u:g /srv``, ``xargs -0 rm``, ``find . -exec rm {} ;`` and ``stdbuf -oL``
+run the command after them; ``sh -c 'rm x'``, ``bash -lc …`` and ``eval 'rm x'`` run a command line, read here like any
+other. Quotes and backslashes are already gone (``c''url``, ``\\rm``). This finds what a command says it runs, not
+everything it could run (a script file, a variable's value): deny rules are a convenience, the sandbox is the boundary.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
     "setsid": frozenset(),
+    "chroot": frozenset({"--userspec", "--groups"}),
     "unbuffer": frozenset(),
     "xargs": frozenset(
         {"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs"}

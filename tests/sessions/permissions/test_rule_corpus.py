@@ -3,6 +3,7 @@ must get; and a property, checked by bash itself, that an allow rule never lets 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -15,11 +16,17 @@ from hypothesis import strategies as st
 
 from sessions.permissions import Rules
 
-RULES = Rules.parse(
-    allow=["bash(git status:*)", "bash(ls)", "bash(cat:*)", "write(src/**)"],
-    ask=["bash(git push:*)"],
-    deny=["bash(rm:*)", "bash(curl:*)", "write(.env)", "read(.env)", "write(secrets/**)", "write(.github/**)"],
-)
+
+@functools.cache
+def _rules() -> Rules:
+    """Built on first use, not at import: a shell-reader mutant that crashes must fail the tests, not their
+    collection (which the mutation run counts as an error, not as caught)."""
+    return Rules.parse(
+        allow=["bash(git status:*)", "bash(ls)", "bash(cat:*)", "write(src/**)"],
+        ask=["bash(git push:*)"],
+        deny=["bash(rm:*)", "bash(curl:*)", "write(.env)", "read(.env)", "write(secrets/**)", "write(.github/**)"],
+    )
+
 
 ALLOW, ASK, DENY, DEFAULT = "allow", "ask", "deny", None
 _FUZZ_LINE = st.text(alphabet=" \t\n;&|()<>$`'\"\\{}[]*?~#=!-xrmP019", max_size=60)
@@ -153,13 +160,13 @@ def test_the_corpus_is_large_enough() -> None:
 
 @pytest.mark.parametrize(("command", "decision"), CORPUS, ids=[repr(c)[:60] for c, _ in CORPUS])
 def test_corpus(command: str, decision: str | None) -> None:
-    assert RULES.for_command(command).decision == decision
+    assert _rules().for_command(command).decision == decision
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=60) | _FUZZ_LINE)
 def test_any_text_gets_a_verdict(text: str) -> None:
-    verdict = RULES.for_command(text)
+    verdict = _rules().for_command(text)
     assert verdict.decision in (ALLOW, ASK, DENY, DEFAULT)
 
 
@@ -188,7 +195,7 @@ def test_rules_of_one_kind_never_match_another() -> None:
     ],
 )
 def test_path_rules_match_the_normalised_workspace_path(kind: str, path: str, decision: str | None) -> None:
-    assert RULES.for_path(kind, path).decision == decision
+    assert _rules().for_path(kind, path).decision == decision
 
 
 def test_exact_rules_and_what_always_saved() -> None:

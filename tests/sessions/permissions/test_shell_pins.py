@@ -3,13 +3,19 @@ and whether the line is plain (what an allow rule may match)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from sessions.permissions import Rules
 from sessions.permissions.shell import scan
 from sessions.permissions.unwrap import line_forms
 
-DENY_RM = Rules.parse(deny=["bash(rm:*)"])
+
+@functools.cache
+def _deny_rm() -> Rules:
+    """Built on first use, not at import: a mutant that crashes the reader fails the tests, not their collection."""
+    return Rules.parse(deny=["bash(rm:*)"])
 
 
 def _forms(line: str) -> list[list[str]]:
@@ -33,7 +39,7 @@ def _forms(line: str) -> list[list[str]]:
 )
 def test_grouped_and_attached_short_options_of_wrappers_still_unwrap(line: str) -> None:
     assert ["rm", "-rf", "x"] in _forms(line)
-    assert DENY_RM.for_command(line).decision == "deny"
+    assert _deny_rm().for_command(line).decision == "deny"
 
 
 def test_a_process_substitution_inside_a_word_keeps_the_word_as_written() -> None:
@@ -63,7 +69,7 @@ def test_a_process_substitution_inside_a_word_keeps_the_word_as_written() -> Non
 )
 def test_sh_c_finds_its_command_string_past_any_options(line: str) -> None:
     assert ["rm", "-rf", "x"] in _forms(line)
-    assert DENY_RM.for_command(line).decision == "deny"
+    assert _deny_rm().for_command(line).decision == "deny"
 
 
 @pytest.mark.parametrize(
