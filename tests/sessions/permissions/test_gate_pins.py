@@ -317,7 +317,9 @@ DENIED_SECRETS = "refused by the rule 'write(secrets/**)' in [permissions] deny;
 async def test_deny_follows_symlinks_server_tools_and_command_paths_after_a_hook_allowed(tmp_path: Path) -> None:
     (tmp_path / "secrets").mkdir()
     (tmp_path / "s").symlink_to("secrets")
-    rules = Rules.parse(allow=["bash", "write(**)", "mcp"], deny=["write(secrets/**)", "bash(rm:*)", "mcp(docs.search)"])
+    rules = Rules.parse(
+        allow=["bash", "write(**)", "mcp"], deny=["write(secrets/**)", "bash(rm:*)", "mcp(docs.search)"]
+    )
     gate = PermissionGate(rules, mode="auto")
     ctx = context(tmp_path, gate)
     bash, write = REGISTRY.get("bash"), REGISTRY.get("write_file")
