@@ -131,8 +131,10 @@ class Ledger:
         self.admitted = 0
         self.released = 0
         self.charged: list[tuple[float, int]] = []
+        self.asked: list[RequestEstimate] = []
 
     def admit(self, estimate: RequestEstimate):  # type: ignore[no-untyped-def]
+        self.asked.append(estimate)
         if self.refuse:
             raise BudgetReachedError("the batch's budget is spent", "usd")
         self.admitted += 1
@@ -150,7 +152,7 @@ def test_a_shared_ledger_is_asked_after_the_goals_own_and_charged_with_it() -> N
     tracker, ledger = BudgetTracker(Budget(requests=1)), Ledger()
     tracker.share(ledger)
     release = tracker.admit(estimate(0.0))
-    assert ledger.admitted == 1
+    assert ledger.admitted == 1 and ledger.asked == [estimate(0.0)]  # the batch bounds the same request
     with pytest.raises(BudgetReachedError):
         tracker.admit(estimate(0.0))  # the goal's own limit refuses first: the ledger is not asked
     assert ledger.admitted == 1
