@@ -216,3 +216,12 @@ def test_a_resumed_budget_keeps_each_limit_the_user_did_not_raise() -> None:
     assert Budget().over(started) == started
     assert Budget(usd=0.5, requests=5, minutes=5).over(started) == Budget(usd=0.5, requests=5, minutes=5)
     assert Budget().over(Budget()) == Budget()
+
+
+def test_a_pause_counts_as_the_warning_but_holds_back_another_resources() -> None:
+    tracker = BudgetTracker(Budget(usd=1.0, requests=10))
+    tracker.charge(usd=1.0, requests=9)  # usd reached, requests at 90 %: the pause names only what was reached
+    result = tracker.check()
+    assert isinstance(result, BudgetExceeded) and result.summary == "spent $1.00 of $1.00 budget"
+    tracker.raise_limits(Budget(usd=1.1, requests=10))  # usd at 91 %: the pause said it already
+    assert tracker.check() == [BudgetWarning(resource="requests", used=9, limit=10)]
