@@ -6,8 +6,9 @@ read-only mode. An MCP tool's ``readOnlyHint`` is the server's claim: it decides
 whether a call asks (in ``read-only`` a hinted call asks instead of being refused). Paths are matched as the file tools
 resolve them, both as written and through symlinks (``deny`` when either matches, ``allow`` when the file actually
 opened is allowed); "always" saves the rule for that file.
-An answer "always" adds a rule through ``remember``. Without someone to ask, ``ask`` refuses with the rule to add. A
-refusal is an ordinary error result: appended to the conversation, the prefix untouched.
+An answer "always" adds a rule through ``remember``, unless an ``ask`` rule asked (it outranks any allow rule: the
+call would ask again all the same, so "always" allows it once). Without someone to ask, ``ask`` refuses with the rule
+to add. A refusal is an ordinary error result: appended to the conversation, the prefix untouched.
 """
 
 from __future__ import annotations
@@ -71,13 +72,13 @@ def _subject(tool: str, args: BaseModel) -> tuple[str, str] | None:
     """(rule kind, subject) for the calls rules govern."""
     data: dict[str, Any] = args.model_dump()
     if tool == "bash":
-        return "bash", str(data.get("command", ""))
+        return "bash", str(data.get("command", ""))  # pragma: no mutate (its arguments require a command)
     if tool in _WRITE_TOOLS and "path" in data:
         return "write", str(data["path"])
     if tool in _READ_TOOLS and isinstance(data.get("path"), str):
         return "read", str(data["path"])
     if tool == "web_fetch" and isinstance(data.get("url"), str):
-        return "web", (urlsplit(data["url"]).hostname or "").lower()
+        return "web", (urlsplit(data["url"]).hostname or "").lower()  # pragma: no mutate (its url has a host)
     return None
 
 
@@ -99,15 +100,17 @@ class PermissionGate:
             return None
         kind, subject = found
         paths = workspace_paths(Path(ctx.root))
-        if kind in ("read", "write") and paths(subject) is None:
-            return None  # outside the workspace: the tool itself refuses it
+        if kind == "write" and paths(subject) is None:
+            return None  # outside the workspace: the tool itself refuses it (no rule matches a read there: it runs)
         verdict: Verdict = (
             self.rules.for_command(subject, paths) if kind == "bash" else self.rules.for_path(kind, subject, paths)
         )
         if kind == "bash":
             rule = f"bash({canonical(subject)})"
+        elif kind in ("mcp", "web"):
+            rule = f"{kind}({subject})"
         else:
-            rule = f"{kind}({(paths(subject) or (subject,))[-1] if kind not in ('mcp', 'web') else subject})"
+            rule = f"{kind}({(paths(subject) or (subject,))[-1]})"  # the file actually opened
         if verdict.decision == "deny":
             return _denied(verdict)
         if self.mode == "read-only" and kind != "read" and not (kind == "mcp" and tool.read_only):
@@ -120,7 +123,7 @@ class PermissionGate:
         if verdict.decision is None and self._default_allows(kind, ctx):
             return None
         shown = f"{subject} {json.dumps(args.model_dump(), sort_keys=True)[:1000]}" if kind == "mcp" else subject
-        return await self._ask(tool.name, kind, subject, rule, verdict, ctx, shown=shown)
+        return await self._ask(tool.name, subject, rule, verdict, ctx, shown=shown)
 
     def deny_refusal(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
         """The refusal of a ``deny`` rule for this call, or None: what still holds for a call a hook allowed."""
@@ -128,9 +131,7 @@ class PermissionGate:
         if found is None:
             return None
         kind, subject = found
-        paths = workspace_paths(Path(ctx.root))
-        if kind in ("read", "write") and paths(subject) is None:
-            return None
+        paths = workspace_paths(Path(ctx.root))  # a path outside the workspace matches no rule
         rules = self.rules
         verdict = rules.for_command(subject, paths) if kind == "bash" else rules.for_path(kind, subject, paths)
         return _denied(verdict) if verdict.decision == "deny" else None
@@ -147,9 +148,7 @@ class PermissionGate:
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"
         return False
 
-    async def _ask(
-        self, tool: str, kind: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str = ""
-    ) -> str | None:
+    async def _ask(self, tool: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str) -> str | None:
         why = "it cannot be parsed into simple commands" if verdict.rule == "unparseable" else ""
         if self.asker is None:
             reason = f" ({why})" if why else ""
@@ -158,10 +157,11 @@ class PermissionGate:
                 f"allow it by adding {rule!r} to [permissions] allow in reasonix.toml"
             )
         answer = await self.asker(
-            Question(tool=tool, subject=shown or subject, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
+            Question(tool=tool, subject=shown, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
         )
         if answer.allow:
-            if answer.always and self.remember is not None and verdict.rule != "unparseable":
+            # Saved only when no rule asked: an ask rule (or a line that cannot be read) outranks any allow rule.
+            if answer.always and self.remember is not None and verdict.decision is None:
                 self.remember(rule)
                 self.rules = Rules(
                     allow=(*self.rules.allow, *Rules.parse(allow=[rule]).allow),

@@ -7,6 +7,7 @@ import pydantic
 import pytest
 import trio
 
+from orchestrator.events import BudgetWarning
 from orchestrator.policy.budget import (
     OUTPUT_ALLOWANCE_TOKENS,
     WARN_AT,
@@ -130,8 +131,10 @@ class Ledger:
         self.admitted = 0
         self.released = 0
         self.charged: list[tuple[float, int]] = []
+        self.asked: list[RequestEstimate] = []
 
     def admit(self, estimate: RequestEstimate):  # type: ignore[no-untyped-def]
+        self.asked.append(estimate)
         if self.refuse:
             raise BudgetReachedError("the batch's budget is spent", "usd")
         self.admitted += 1
@@ -149,7 +152,7 @@ def test_a_shared_ledger_is_asked_after_the_goals_own_and_charged_with_it() -> N
     tracker, ledger = BudgetTracker(Budget(requests=1)), Ledger()
     tracker.share(ledger)
     release = tracker.admit(estimate(0.0))
-    assert ledger.admitted == 1
+    assert ledger.admitted == 1 and ledger.asked == [estimate(0.0)]  # the batch bounds the same request
     with pytest.raises(BudgetReachedError):
         tracker.admit(estimate(0.0))  # the goal's own limit refuses first: the ledger is not asked
     assert ledger.admitted == 1
@@ -164,3 +167,61 @@ def test_a_shared_ledger_is_asked_after_the_goals_own_and_charged_with_it() -> N
         refusing.admit(estimate(0.0))
     refusing.share(Ledger())
     refusing.admit(estimate(0.0))  # the refused request held nothing
+
+
+def test_at_the_request_limit_with_nothing_in_flight_the_refusal_says_only_what_was_made() -> None:
+    tracker = BudgetTracker(Budget(requests=2), already_used=BudgetUsage(requests=1))
+    tracker.admit(estimate(0.0))()  # the last allowed request
+    tracker.charge(requests=1)
+    with pytest.raises(BudgetReachedError) as refused:
+        tracker.admit(estimate(0.0))
+    assert refused.value.summary == "made 2 of 2 allowed requests" and refused.value.resource == "requests"
+
+
+def test_time_at_the_limit_within_the_float_tolerance_refuses_as_check_says_it_is_reached() -> None:
+    edge = BudgetTracker(Budget(minutes=1), already_used=BudgetUsage(seconds=60 * (1 - 1e-9)))
+    with pytest.raises(BudgetReachedError) as refused:
+        edge.admit(estimate(0.0))
+    assert refused.value.summary == "worked 1.0 of 1 minutes"
+    assert isinstance(edge.check(), BudgetExceeded)
+    under = BudgetTracker(Budget(minutes=1), already_used=BudgetUsage(seconds=59.9))
+    under.admit(estimate(0.0))()
+    assert under.check() == [BudgetWarning(resource="minutes", used=59.9 / 60, limit=1.0)]
+
+
+def test_a_resume_must_pass_what_the_refused_request_needed_even_at_a_reached_limit() -> None:
+    tracker = BudgetTracker(Budget(requests=2), already_used=BudgetUsage(requests=2))
+    assert tracker.exhausted() == {"requests": 2.0}
+    with pytest.raises(BudgetReachedError):
+        tracker.admit(estimate(0.0))
+    assert tracker.exhausted() == {"requests": 3.0}  # the refused request needed a third
+
+
+def test_a_raised_limit_still_past_80_percent_does_not_warn_again() -> None:
+    tracker = BudgetTracker(Budget(usd=1.0))
+    tracker.charge(usd=0.85)
+    assert tracker.check() == [BudgetWarning(resource="usd", used=0.85, limit=1.0)]
+    tracker.raise_limits(Budget(usd=1.05))  # 81 %: warned already
+    assert tracker.check() == []
+    tracker.raise_limits(Budget(usd=2.0))  # 42.5 %: the warning is armed again
+    tracker.charge(usd=0.8)
+    assert tracker.check() == [BudgetWarning(resource="usd", used=1.65, limit=2.0)]
+
+
+def test_a_resumed_budget_keeps_each_limit_the_user_did_not_raise() -> None:
+    started = Budget(usd=1.0, requests=50, minutes=30)
+    assert Budget(usd=2.0).over(started) == Budget(usd=2.0, requests=50, minutes=30)
+    assert Budget(requests=80).over(started) == Budget(usd=1.0, requests=80, minutes=30)
+    assert Budget(minutes=45).over(started) == Budget(usd=1.0, requests=50, minutes=45)
+    assert Budget().over(started) == started
+    assert Budget(usd=0.5, requests=5, minutes=5).over(started) == Budget(usd=0.5, requests=5, minutes=5)
+    assert Budget().over(Budget()) == Budget()
+
+
+def test_a_pause_counts_as_the_warning_but_holds_back_another_resources() -> None:
+    tracker = BudgetTracker(Budget(usd=1.0, requests=10))
+    tracker.charge(usd=1.0, requests=9)  # usd reached, requests at 90 %: the pause names only what was reached
+    result = tracker.check()
+    assert isinstance(result, BudgetExceeded) and result.summary == "spent $1.00 of $1.00 budget"
+    tracker.raise_limits(Budget(usd=1.1, requests=10))  # usd at 91 %: the pause said it already
+    assert tracker.check() == [BudgetWarning(resource="requests", used=9, limit=10)]

@@ -309,3 +309,81 @@ async def test_a_refused_question_tells_the_model_what_the_user_said(tmp_path: P
     assert await check(gate, ctx, "write_file", path="a.txt", content="x") == (
         "refused: the user declined write_file `a.txt`."
     )
+
+
+DENIED_SECRETS = "refused by the rule 'write(secrets/**)' in [permissions] deny; do not retry it, find another way"
+
+
+async def test_deny_follows_symlinks_server_tools_and_command_paths_after_a_hook_allowed(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "s").symlink_to("secrets")
+    rules = Rules.parse(
+        allow=["bash", "write(**)", "mcp"], deny=["write(secrets/**)", "bash(rm:*)", "mcp(docs.search)"]
+    )
+    gate = PermissionGate(rules, mode="auto")
+    ctx = context(tmp_path, gate)
+    bash, write = REGISTRY.get("bash"), REGISTRY.get("write_file")
+    assert bash is not None and write is not None
+    # A redirect or a write through a symlink into a denied folder is refused, before and after a hook allowed it.
+    assert await check(gate, ctx, "bash", command="echo x > s/key") == DENIED_SECRETS
+    assert gate.deny_refusal(bash, bash.args_model(command="echo x > s/key"), ctx) == DENIED_SECRETS
+    assert gate.deny_refusal(write, write.args_model(path="s/key", content="x"), ctx) == DENIED_SECRETS
+    assert gate.deny_refusal(write, write.args_model(path="../s/key", content="x"), ctx) is None  # not ours to refuse
+    # A command named by its absolute path is still that command.
+    assert gate.deny_refusal(bash, bash.args_model(command="/bin/rm -rf build"), ctx) == (
+        "refused by the rule 'bash(rm:*)' in [permissions] deny; do not retry it, find another way"
+    )
+    # A server's tool is denied by its rule subject (server.tool), not by its name in the registry.
+    assert gate.deny_refusal(ServerTool(), ServerArgs(query="x"), ctx) == (
+        "refused by the rule 'mcp(docs.search)' in [permissions] deny; do not retry it, find another way"
+    )
+    assert await check_mcp(gate, ctx, ServerTool()) == gate.deny_refusal(ServerTool(), ServerArgs(), ctx)
+
+
+async def test_a_url_argument_makes_no_web_call_of_a_tool_other_than_web_fetch(tmp_path: Path) -> None:
+    gate = PermissionGate(Rules.parse(deny=["web"]), mode="read-only")
+    ctx = context(tmp_path, gate)
+    assert await gate.check(PlainTool(), ServerArgs(url="https://evil.example/"), ctx) is None
+    assert gate.deny_refusal(PlainTool(), ServerArgs(url="https://evil.example/"), ctx) is None
+    assert await check(gate, ctx, "web_fetch", url="https://evil.example/") == (
+        "refused by the rule 'web' in [permissions] deny; do not retry it, find another way"
+    )
+
+
+async def test_a_host_or_server_tool_named_like_a_workspace_symlink_is_ruled_by_its_name(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "docs.python.org").symlink_to("real")
+    (tmp_path / "docs.search").symlink_to("real")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "s").symlink_to("secrets")
+    asked = Asked(Answer(allow=True), Answer(allow=True), Answer(allow=True))
+    gate = PermissionGate(Rules.parse(ask=["read(secrets/**)"]), mode="ask", asker=asked)
+    ctx = context(tmp_path, gate)
+    assert await check(gate, ctx, "web_fetch", url="https://docs.python.org/3/") is None
+    assert await check_mcp(gate, ctx, ServerTool()) is None
+    assert await check(gate, ctx, "read_file", path="s/key") is None
+    assert [(q.subject, q.rule) for q in asked.questions] == [
+        ("docs.python.org", "web(docs.python.org)"),
+        ("docs.search {}", "mcp(docs.search)"),
+        ("s/key", "read(secrets/key)"),  # a file: the rule names the one actually opened
+    ]
+
+
+async def test_always_on_a_call_an_ask_rule_asked_for_saves_nothing_and_ask_rules_outlive_always(
+    tmp_path: Path,
+) -> None:
+    saved: list[str] = []
+    asked = Asked(*(Answer(allow=True, always=True) for _ in range(4)))
+    gate = PermissionGate(Rules.parse(ask=["bash(git push:*)"]), mode="ask", asker=asked, remember=saved.append)
+    ctx = context(tmp_path, gate)
+    # The ask rule outranks any allow rule: a saved one would never stop the question, so nothing is saved.
+    assert await check(gate, ctx, "bash", command="git push origin") is None
+    assert saved == [] and gate.rules.allow == ()
+    assert await check(gate, ctx, "bash", command="git push origin") is None
+    assert len(asked.questions) == 2
+    # "Always" on a call no rule asked for saves its rule; the ask rules stay and still ask.
+    assert await check(gate, ctx, "bash", command="git status") is None
+    assert saved == ["bash(git status)"]
+    assert [r.text for r in gate.rules.ask] == ["bash(git push:*)"]
+    assert await check(gate, ctx, "bash", command="git push origin") is None
+    assert len(asked.questions) == 4
