@@ -149,13 +149,8 @@ class PermissionGate:
         return False
 
     async def _ask(self, tool: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str) -> str | None:
-        why = "it cannot be parsed into simple commands" if verdict.rule == "unparseable" else ""
         if self.asker is None:
-            reason = f" ({why})" if why else ""
-            return (
-                f"refused: {tool} `{subject}` needs approval{reason} and there is no terminal to ask; the user can "
-                f"allow it by adding {rule!r} to [permissions] allow in reasonix.toml"
-            )
+            return _no_terminal(tool, subject, rule, verdict)
         answer = await self.asker(
             Question(tool=tool, subject=shown, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
         )
@@ -171,3 +166,21 @@ class PermissionGate:
             return None
         note = f" The user says: {answer.note}" if answer.note.strip() else ""
         return f"refused: the user declined {tool} `{subject}`.{note}"
+
+
+def _no_terminal(tool: str, subject: str, rule: str, verdict: Verdict) -> str:
+    """The refusal of a call that needs approval when nobody can be asked, with the one way out that works: an
+    allow rule cannot outrank an ask rule or a line that cannot be read, so those get other advice."""
+    head = f"refused: {tool} `{subject}` needs approval"
+    tail = "and there is no terminal to ask"
+    if verdict.rule == "unparseable":
+        return (
+            f"{head} (it cannot be parsed into simple commands) {tail}; write it as simple commands, or run it "
+            "where a terminal can approve it"
+        )
+    if verdict.decision == "ask":
+        return (
+            f"{head} (the rule {verdict.rule!r} in [permissions] ask asks for it) {tail}; run it where a terminal "
+            "can approve it, or remove that rule if it should run unasked"
+        )
+    return f"{head} {tail}; the user can allow it by adding {rule!r} to [permissions] allow in reasonix.toml"

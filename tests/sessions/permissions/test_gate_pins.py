@@ -81,9 +81,9 @@ def context(root: Path, gate: PermissionGate, box: Any = None) -> ToolContext:
     return ToolContext(root=root, sandbox=box or NoSandbox(), gate=gate)
 
 
-def no_terminal(subject: str, rule: str, tool: str = "bash", why: str = "") -> str:
+def no_terminal(subject: str, rule: str, tool: str = "bash") -> str:
     return (
-        f"refused: {tool} `{subject}` needs approval{why} and there is no terminal to ask; the user can allow it by "
+        f"refused: {tool} `{subject}` needs approval and there is no terminal to ask; the user can allow it by "
         f"adding {rule!r} to [permissions] allow in reasonix.toml"
     )
 
@@ -228,19 +228,23 @@ async def test_an_ask_rule_asks_even_in_auto(tmp_path: Path) -> None:
     box = sandbox(require_bwrap())
     gate = PermissionGate(Rules.parse(allow=["bash"], ask=["bash(rm:*)", "read(secrets/**)"]), mode="auto")
     ctx = context(tmp_path, gate, box)
-    assert await check(gate, ctx, "bash", command="rm  -rf   build") == no_terminal(
-        "rm  -rf   build", "bash(rm -rf build)"
+    # An allow rule could never outrank the ask rule: the advice names the rule that asks instead.
+    asks = "needs approval (the rule {!r} in [permissions] ask asks for it) and there is no terminal to ask; run it "
+    way_out = "where a terminal can approve it, or remove that rule if it should run unasked"
+    assert await check(gate, ctx, "bash", command="rm  -rf   build") == (
+        "refused: bash `rm  -rf   build` " + asks.format("bash(rm:*)") + way_out
     )
     assert await check(gate, ctx, "bash", command="ls") is None
-    assert await check(gate, ctx, "read_file", path="secrets/key") == no_terminal(
-        "secrets/key", "read(secrets/key)", tool="read_file"
+    assert await check(gate, ctx, "read_file", path="secrets/key") == (
+        "refused: read_file `secrets/key` " + asks.format("read(secrets/**)") + way_out
     )
 
 
 async def test_a_command_that_cannot_be_read_says_why_and_is_never_remembered(tmp_path: Path) -> None:
     gate = PermissionGate(Rules(), mode="ask")
-    assert await check(gate, context(tmp_path, gate), "bash", command='echo "open') == no_terminal(
-        'echo "open', 'bash(echo "open)', why=" (it cannot be parsed into simple commands)"
+    assert await check(gate, context(tmp_path, gate), "bash", command='echo "open') == (
+        'refused: bash `echo "open` needs approval (it cannot be parsed into simple commands) and there is no '
+        "terminal to ask; write it as simple commands, or run it where a terminal can approve it"
     )
     saved: list[str] = []
     asked = Asked(Answer(allow=True, always=True), Answer(allow=True, always=True))
