@@ -156,7 +156,9 @@ from sessions.sandbox import sandbox_for, SandboxPolicy
 from sessions.tools import ToolContext, PreparedCall, default_registry, dispatch
 ws = Path(sys.argv[1])
 ctx = ToolContext(root=ws, sandbox=sandbox_for(SandboxPolicy(mode=sys.argv[2])))
-call = PreparedCall(id="c1", name="bash", args={"command": "echo $$ > ready; setsid sleep 9061 & exec sleep 9062"})
+# "ready" only once both sleeps run (a signal before the exec raced the test's look at the process list).
+both = "until pgrep -xf 'sleep 9061' && pgrep -xf 'sleep 9062'; do :; done >/dev/null; echo go > ready"
+call = PreparedCall(id="c1", name="bash", args={"command": f"setsid sleep 9061 & ({both}) & exec sleep 9062"})
 trio.run(functools.partial(dispatch, default_registry(use_ripgrep=False), [call], ctx, read_only=False))
 """
 
