@@ -355,7 +355,8 @@ class PlanGraph:
         return Schedule(self, statuses)
 
     def critical_path(self) -> tuple[str, ...]:
-        """The longest chain of dependent steps (by number of steps), first step first."""
+        """The longest chain of dependent steps (by number of steps), first step first; of equally long chains, the one
+        whose last step comes first in :meth:`order`."""
         return tuple(nx.dag_longest_path(self.graph, topo_order=self._order))
 
     def depends_on(self, a: str, b: str) -> bool:

@@ -109,3 +109,34 @@ def test_depends_on_is_transitive_and_one_way() -> None:
     assert graph.may_run_in_parallel("C", "D") and not graph.may_run_in_parallel("A", "C")
     assert not graph.may_run_in_parallel("D", "D")
     assert graph.critical_path() == ("A", "B", "C")
+
+
+def test_of_equally_long_chains_the_critical_path_is_the_one_that_ends_first_in_execution_order() -> None:
+    """A → D and B → C are both two steps long: C comes before D in ``order()``, so B → C is the critical path."""
+    graph = PlanGraph(plan_of(step("A", []), step("B", []), step("C", ["B"]), step("D", ["A"])))
+    assert graph.order() == ("A", "B", "C", "D")
+    assert graph.critical_path() == ("B", "C")
+    swapped = PlanGraph(plan_of(step("A", []), step("B", []), step("D", ["A"]), step("C", ["B"])))
+    assert swapped.critical_path() == ("A", "D")
+
+
+def test_overlap_of_directories_and_files_either_way_round() -> None:
+    assert paths_overlap("src/", "src/a.py") and paths_overlap("src/a.py", "src/")
+    assert paths_overlap("src/a.py", "src")
+    assert not paths_overlap("srcX/", "src/a.py") and not paths_overlap("src/a.py", "srcX/")
+    assert paths_overlap("src/X", "src/X/a.py")  # a plain path with an X in it is no glob
+
+
+def test_an_empty_path_overlaps_nothing_not_even_a_bare_star() -> None:
+    assert not paths_overlap("", "*")
+    assert not paths_overlap("./", "src/a.py")
+    assert not paths_overlap("src/a.py", "")
+
+
+def test_a_globs_literal_prefix_and_suffix_are_cut_only_at_wildcards() -> None:
+    assert not paths_overlap("src/X*.py", "src/Y/")  # prefix src/X: the directory src/Y/ holds none of its files
+    assert not paths_overlap("src/*X.py", "src/*Y.py")  # suffixes X.py and Y.py: no file ends with both
+    assert paths_overlap("src/*X.py", "src/*.py")
+    assert paths_overlap("srcX/*.py", "srcX")  # inside the directory srcX
+    assert not paths_overlap("src/?", "src/aX")  # ? is one character
+    assert not paths_overlap("src/*", "/src/a.py")  # an absolute path is not under the relative src/
