@@ -140,3 +140,25 @@ def test_a_globs_literal_prefix_and_suffix_are_cut_only_at_wildcards() -> None:
     assert paths_overlap("srcX/*.py", "srcX")  # inside the directory srcX
     assert not paths_overlap("src/?", "src/aX")  # ? is one character
     assert not paths_overlap("src/*", "/src/a.py")  # an absolute path is not under the relative src/
+
+
+def test_a_cycle_is_reported_from_its_own_earliest_step() -> None:
+    """S, Y, X form one component, but the cycle found is Y → X → Y: it starts at Y, the earlier of its two steps."""
+    issues = find_issues(plan_of(step("S", ["X"]), step("Y", ["X", "S"]), step("X", ["Y"])))
+    assert [(i.code, i.steps) for i in issues] == [(IssueCode.CYCLE, ("Y", "X", "Y"))]
+
+
+def test_cycles_come_in_document_order_each_within_its_own_component() -> None:
+    later_depends = plan_of(step("A", ["B"]), step("B", ["A"]), step("C", ["D", "A"]), step("D", ["C"]))
+    earlier_depends = plan_of(step("A", ["C", "B"]), step("B", ["A"]), step("C", ["D"]), step("D", ["C"]))
+    for plan in (later_depends, earlier_depends):
+        assert [(i.code, i.steps) for i in find_issues(plan)] == [
+            (IssueCode.CYCLE, ("A", "B", "A")),
+            (IssueCode.CYCLE, ("C", "D", "C")),
+        ]
+
+
+def test_a_path_and_the_same_path_as_a_directory_conflict() -> None:
+    for first, second in (("libX", "libX/"), ("libX/", "libX")):
+        issues = find_issues(plan_of(step("L", [], writes=[first]), step("M", [], writes=[second])))
+        assert [(i.code, i.steps) for i in issues] == [(IssueCode.WRITE_CONFLICT, ("L", "M"))]
