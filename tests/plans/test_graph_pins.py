@@ -162,3 +162,27 @@ def test_a_path_and_the_same_path_as_a_directory_conflict() -> None:
     for first, second in (("libX", "libX/"), ("libX/", "libX")):
         issues = find_issues(plan_of(step("L", [], writes=[first]), step("M", [], writes=[second])))
         assert [(i.code, i.steps) for i in issues] == [(IssueCode.WRITE_CONFLICT, ("L", "M"))]
+
+
+def conflicts(*writes: str) -> list[str]:
+    """The write-conflict messages, up to "but", of one step per write target (A, B, ...) with no dependencies."""
+    plan = plan_of(*(step(chr(ord("A") + n), [], writes=[w]) for n, w in enumerate(writes)))
+    return [i.message.split(" but")[0] for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT]
+
+
+def test_a_write_conflict_names_the_path_both_steps_write() -> None:
+    assert conflicts("lib", "lib/") == ["steps A and B both write lib/"]
+    assert conflicts("lib", "lib/a.py") == ["steps A and B both write lib/a.py"]
+    assert conflicts("src/*.py", "src/a.py") == ["steps A and B both write src/a.py"]
+    assert conflicts("src/*.py", "src/") == ["steps A and B both write src/"]
+    assert conflicts("src/a/*.py", "src") == ["steps A and B both write src"]
+    assert conflicts("src/*.py", "src/a*") == ["steps A and B both write src/*.py"]
+    assert conflicts("src/a*", "src/*.py") == ["steps A and B both write src/a*"]
+
+
+def test_write_conflicts_of_nested_absolute_and_x_named_paths() -> None:
+    assert conflicts("a/b", "a/b/c.py") == ["steps A and B both write a/b/c.py"]
+    assert conflicts("/lib", "/lib/a.py") == ["steps A and B both write /lib/a.py"]
+    assert conflicts("a", "a/X") == ["steps A and B both write a/X"]
+    assert conflicts("sr", "src/a*.py") == []  # sr is no directory src/a*.py lies in
+    assert conflicts("src/*.py", "src/*.md") == []  # the prefixes agree, the suffixes do not
