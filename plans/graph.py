@@ -91,9 +91,13 @@ def _overlap(a: str, b: str) -> bool:
 
 
 def _glob_overlaps_path(pattern: str, path: str) -> bool:
-    if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path.rstrip("/"), pattern):
+    """A glob overlaps a path it matches, a path inside a directory it matches (``src/?`` and ``src/a/b.py``), a
+    directory its literal prefix lies in, and an explicit directory that lies in its literal prefix."""
+    bare = path.rstrip("/")
+    ancestors = (bare[:i] for i, ch in enumerate(bare) if ch == "/")
+    if fnmatch.fnmatchcase(path, pattern) or any(fnmatch.fnmatchcase(a, pattern) for a in ancestors):
         return True
-    prefix, inside = _literal_prefix(pattern), path.rstrip("/") + "/"
+    prefix, inside = _literal_prefix(pattern), bare + "/"
     return prefix.startswith(inside) or (path.endswith("/") and inside.startswith(prefix))
 
 

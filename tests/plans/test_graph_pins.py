@@ -186,3 +186,12 @@ def test_write_conflicts_of_nested_absolute_and_x_named_paths() -> None:
     assert conflicts("a", "a/X") == ["steps A and B both write a/X"]
     assert conflicts("sr", "src/a*.py") == []  # sr is no directory src/a*.py lies in
     assert conflicts("src/*.py", "src/*.md") == []  # the prefixes agree, the suffixes do not
+
+
+def test_a_glob_that_names_a_directory_overlaps_the_files_inside_it() -> None:
+    """``src/?`` names the directory ``src/a``, so a step writing it and one writing ``src/a/b.py`` conflict."""
+    assert paths_overlap("src/?", "src/a/b.py")
+    assert paths_overlap("src/[ab]", "src/b/c/d.py") and not paths_overlap("src/[ab]", "src/c/d.py")
+    assert paths_overlap("src/a?", "src/ab/c.py") and not paths_overlap("src/a?", "src/abc/d.py")
+    glob, inside = step("G", [], writes=["src/?"]), step("F", [], writes=["src/a/b.py"])
+    assert [(i.code, i.steps) for i in find_issues(plan_of(glob, inside))] == [(IssueCode.WRITE_CONFLICT, ("G", "F"))]
