@@ -82,7 +82,7 @@ GROUPS: dict[str, Group] = {
         ("sessions/permissions/shell.py", "sessions/permissions/unwrap.py"),
         ("tests/sessions/permissions",),
     ),
-    "graph": Group(("plans/graph.py",), ("tests/plans/test_graph.py", "tests/plans/test_graph_pins.py")),
+    "graph": Group(("plans/graph.py",), ("tests/plans/test_graph.py", "tests/plans/test_graph_pins.py"), fork=True),
     "repair": Group(
         ("sessions/repair/storm.py", "sessions/repair/truncation.py"),
         (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import heapq
+import itertools
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -31,8 +32,7 @@ def normalize_path(path: str) -> str:
     """``./src//a.py`` → ``src/a.py``; a trailing ``/`` (a directory) is kept."""
     raw = path.strip().replace("\\", "/")
     is_dir = raw.endswith("/")
-    norm = posixpath.normpath(raw) if raw else raw
-    norm = norm.removeprefix("./")
+    norm = posixpath.normpath(raw)  # never starts with "./"; "" and "./" come out as "."
     if norm == ".":
         norm = ""
     return norm + "/" if is_dir and norm else norm
@@ -44,8 +44,7 @@ def _is_glob(path: str) -> bool:
 
 def _literal_prefix(pattern: str) -> str:
     """The text of a glob before its first wildcard: every path it matches starts with it."""
-    cut = min((i for i in (pattern.find(ch) for ch in "*?[") if i >= 0), default=len(pattern))
-    return pattern[:cut]
+    return pattern[: min(i for i in (pattern.find(ch) for ch in "*?[") if i >= 0)]
 
 
 def _literal_suffix(pattern: str) -> str:
@@ -91,9 +90,13 @@ def _overlap(a: str, b: str) -> bool:
 
 
 def _glob_overlaps_path(pattern: str, path: str) -> bool:
-    if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path.rstrip("/"), pattern):
+    """A glob overlaps a path it matches, a path inside a directory it matches (``src/?`` and ``src/a/b.py``), a
+    directory its literal prefix lies in, and an explicit directory that lies in its literal prefix."""
+    bare = path.rstrip("/")
+    ancestors = (bare[:i] for i, ch in enumerate(bare) if ch == "/")
+    if fnmatch.fnmatchcase(path, pattern) or any(fnmatch.fnmatchcase(a, pattern) for a in ancestors):
         return True
-    prefix, inside = _literal_prefix(pattern), path.rstrip("/") + "/"
+    prefix, inside = _literal_prefix(pattern), bare + "/"
     return prefix.startswith(inside) or (path.endswith("/") and inside.startswith(prefix))
 
 
@@ -124,11 +127,11 @@ def _cycles(graph: nx.DiGraph, index: Mapping[str, int]) -> Iterator[tuple[str, 
     """One cycle per strongly connected component, as a closed "depends on" path starting at its earliest step."""
     components = [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
     components.sort(key=lambda c: min(index[n] for n in c))
-    reverse = graph.reverse(copy=False)  # edges dependent → dependency: "depends on"
+    reverse = graph.reverse(copy=False)  # pragma: no mutate - a copy or a view: the same edges dependent → dependency
     for component in components:
         start = min(component, key=index.__getitem__)
         edges = nx.find_cycle(reverse.subgraph(component), source=start)
-        nodes = [edge[0] for edge in edges]
+        nodes = [edge[0] for edge in edges]  # pragma: no mutate - edge[1]: the same cycle, turned to its start below
         first = min(range(len(nodes)), key=lambda i: index[nodes[i]])
         nodes = nodes[first:] + nodes[:first]
         yield (*nodes, nodes[0])
@@ -152,13 +155,12 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
     def note(a: tuple[int, str], b: tuple[int, str], path: str) -> None:
         if a[1] == b[1]:
             return
-        key = (a[0], b[0]) if a[0] < b[0] else (b[0], a[0])
+        key = (a[0], b[0]) if a[0] < b[0] else (b[0], a[0])  # pragma: no mutate - equal is one step, returned above
         candidates.setdefault(key, path)
 
     for path, owners in literal.items():
-        for x in range(len(owners)):
-            for y in range(x + 1, len(owners)):
-                note(owners[x], owners[y], path)
+        for first, second in itertools.combinations(owners, 2):
+            note(first, second, path)
         if path.endswith("/"):  # "src" and "src/" name one directory
             for owner in literal.get(path.rstrip("/"), ()):
                 for mine in owners:
@@ -187,7 +189,7 @@ def _write_conflicts(plan: Plan, graph: nx.DiGraph) -> Iterator[PlanIssue]:
         for cut in (n + 1 for n, ch in enumerate(prefix) if ch == "/"):
             for parent_key in (prefix[: cut - 1], prefix[:cut]):
                 if parent_key.startswith(prefix):
-                    continue  # in the range above
+                    continue  # pragma: no mutate - in the range above; only the last key can be (break: the same)
                 for owner in literal.get(parent_key, ()):
                     note((i, sid), owner, parent_key)
         for h in range(g + 1, len(globs)):
@@ -310,7 +312,8 @@ class PlanGraph:
         """(ancestors, descendants) of each step as bitsets over document positions, built once in execution order."""
         if self._closure is None:
             n = len(self.plan.steps)
-            ancestors, descendants = [0] * n, [0] * n
+            ancestors = [0] * n
+            descendants = [0] * n  # pragma: no mutate - bit 0: only later steps' bits are read
             for sid in self._order:
                 i = self._index[sid]
                 for dep in self.graph.predecessors(sid):
@@ -355,7 +358,8 @@ class PlanGraph:
         return Schedule(self, statuses)
 
     def critical_path(self) -> tuple[str, ...]:
-        """The longest chain of dependent steps (by number of steps), first step first."""
+        """The longest chain of dependent steps (by number of steps), first step first; of equally long chains, the one
+        whose last step comes first in :meth:`order`."""
         return tuple(nx.dag_longest_path(self.graph, topo_order=self._order))
 
     def depends_on(self, a: str, b: str) -> bool:
@@ -371,7 +375,7 @@ class PlanGraph:
         ancestors, descendants = self._reach()
         steps = self.plan.steps
         n = len(steps)
-        everyone = (1 << n) - 1
+        everyone = (1 << n) - 1  # pragma: no mutate - bit 0 is no later step's: -2 is the same
         pairs: list[tuple[str, str]] = []
         for i in range(n):
             later = everyone & ~((1 << (i + 1)) - 1)

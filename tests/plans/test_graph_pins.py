@@ -109,3 +109,89 @@ def test_depends_on_is_transitive_and_one_way() -> None:
     assert graph.may_run_in_parallel("C", "D") and not graph.may_run_in_parallel("A", "C")
     assert not graph.may_run_in_parallel("D", "D")
     assert graph.critical_path() == ("A", "B", "C")
+
+
+def test_of_equally_long_chains_the_critical_path_is_the_one_that_ends_first_in_execution_order() -> None:
+    """A → D and B → C are both two steps long: C comes before D in ``order()``, so B → C is the critical path."""
+    graph = PlanGraph(plan_of(step("A", []), step("B", []), step("C", ["B"]), step("D", ["A"])))
+    assert graph.order() == ("A", "B", "C", "D")
+    assert graph.critical_path() == ("B", "C")
+    swapped = PlanGraph(plan_of(step("A", []), step("B", []), step("D", ["A"]), step("C", ["B"])))
+    assert swapped.critical_path() == ("A", "D")
+
+
+def test_overlap_of_directories_and_files_either_way_round() -> None:
+    assert paths_overlap("src/", "src/a.py") and paths_overlap("src/a.py", "src/")
+    assert paths_overlap("src/a.py", "src")
+    assert not paths_overlap("srcX/", "src/a.py") and not paths_overlap("src/a.py", "srcX/")
+    assert paths_overlap("src/X", "src/X/a.py")  # a plain path with an X in it is no glob
+
+
+def test_an_empty_path_overlaps_nothing_not_even_a_bare_star() -> None:
+    assert not paths_overlap("", "*")
+    assert not paths_overlap("./", "src/a.py")
+    assert not paths_overlap("src/a.py", "")
+
+
+def test_a_globs_literal_prefix_and_suffix_are_cut_only_at_wildcards() -> None:
+    assert not paths_overlap("src/X*.py", "src/Y/")  # prefix src/X: the directory src/Y/ holds none of its files
+    assert not paths_overlap("src/*X.py", "src/*Y.py")  # suffixes X.py and Y.py: no file ends with both
+    assert paths_overlap("src/*X.py", "src/*.py")
+    assert paths_overlap("srcX/*.py", "srcX")  # inside the directory srcX
+    assert not paths_overlap("src/?", "src/aX")  # ? is one character
+    assert not paths_overlap("src/*", "/src/a.py")  # an absolute path is not under the relative src/
+
+
+def test_a_cycle_is_reported_from_its_own_earliest_step() -> None:
+    """S, Y, X form one component, but the cycle found is Y → X → Y: it starts at Y, the earlier of its two steps."""
+    issues = find_issues(plan_of(step("S", ["X"]), step("Y", ["X", "S"]), step("X", ["Y"])))
+    assert [(i.code, i.steps) for i in issues] == [(IssueCode.CYCLE, ("Y", "X", "Y"))]
+
+
+def test_cycles_come_in_document_order_each_within_its_own_component() -> None:
+    later_depends = plan_of(step("A", ["B"]), step("B", ["A"]), step("C", ["D", "A"]), step("D", ["C"]))
+    earlier_depends = plan_of(step("A", ["C", "B"]), step("B", ["A"]), step("C", ["D"]), step("D", ["C"]))
+    for plan in (later_depends, earlier_depends):
+        assert [(i.code, i.steps) for i in find_issues(plan)] == [
+            (IssueCode.CYCLE, ("A", "B", "A")),
+            (IssueCode.CYCLE, ("C", "D", "C")),
+        ]
+
+
+def test_a_path_and_the_same_path_as_a_directory_conflict() -> None:
+    for first, second in (("libX", "libX/"), ("libX/", "libX")):
+        issues = find_issues(plan_of(step("L", [], writes=[first]), step("M", [], writes=[second])))
+        assert [(i.code, i.steps) for i in issues] == [(IssueCode.WRITE_CONFLICT, ("L", "M"))]
+
+
+def conflicts(*writes: str) -> list[str]:
+    """The write-conflict messages, up to "but", of one step per write target (A, B, ...) with no dependencies."""
+    plan = plan_of(*(step(chr(ord("A") + n), [], writes=[w]) for n, w in enumerate(writes)))
+    return [i.message.split(" but")[0] for i in find_issues(plan) if i.code is IssueCode.WRITE_CONFLICT]
+
+
+def test_a_write_conflict_names_the_path_both_steps_write() -> None:
+    assert conflicts("lib", "lib/") == ["steps A and B both write lib/"]
+    assert conflicts("lib", "lib/a.py") == ["steps A and B both write lib/a.py"]
+    assert conflicts("src/*.py", "src/a.py") == ["steps A and B both write src/a.py"]
+    assert conflicts("src/*.py", "src/") == ["steps A and B both write src/"]
+    assert conflicts("src/a/*.py", "src") == ["steps A and B both write src"]
+    assert conflicts("src/*.py", "src/a*") == ["steps A and B both write src/*.py"]
+    assert conflicts("src/a*", "src/*.py") == ["steps A and B both write src/a*"]
+
+
+def test_write_conflicts_of_nested_absolute_and_x_named_paths() -> None:
+    assert conflicts("a/b", "a/b/c.py") == ["steps A and B both write a/b/c.py"]
+    assert conflicts("/lib", "/lib/a.py") == ["steps A and B both write /lib/a.py"]
+    assert conflicts("a", "a/X") == ["steps A and B both write a/X"]
+    assert conflicts("sr", "src/a*.py") == []  # sr is no directory src/a*.py lies in
+    assert conflicts("src/*.py", "src/*.md") == []  # the prefixes agree, the suffixes do not
+
+
+def test_a_glob_that_names_a_directory_overlaps_the_files_inside_it() -> None:
+    """``src/?`` names the directory ``src/a``, so a step writing it and one writing ``src/a/b.py`` conflict."""
+    assert paths_overlap("src/?", "src/a/b.py")
+    assert paths_overlap("src/[ab]", "src/b/c/d.py") and not paths_overlap("src/[ab]", "src/c/d.py")
+    assert paths_overlap("src/a?", "src/ab/c.py") and not paths_overlap("src/a?", "src/abc/d.py")
+    glob, inside = step("G", [], writes=["src/?"]), step("F", [], writes=["src/a/b.py"])
+    assert [(i.code, i.steps) for i in find_issues(plan_of(glob, inside))] == [(IssueCode.WRITE_CONFLICT, ("G", "F"))]
