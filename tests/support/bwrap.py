@@ -4,6 +4,7 @@ sandbox is a failure, never a silent skip (``.ci/run`` installs it)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,8 @@ def require_bwrap() -> str:
 
 def sandbox(bwrap: str, **policy: object) -> BubblewrapSandbox:
     return BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy(**policy))  # type: ignore[arg-type]
+
+
+def home_entry(path: Path) -> str:
+    """The entry of /home that holds ``path`` (what the sandbox binds back of /home)."""
+    return "/home/" + path.relative_to("/home").parts[0]

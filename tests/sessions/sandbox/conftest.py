@@ -3,6 +3,10 @@ and a workspace."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +24,26 @@ def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A directory outside /tmp and /run, whose sockets bubblewrap would still show."""
+    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir="/var/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def a_home() -> Iterator[Path]:
+    """A directory under /home: a new home as root, a folder in the ordinary user's home otherwise."""
+    parent = Path("/home") if os.access("/home", os.W_OK) else Path.home()
+    if not (parent == Path("/home") or str(parent).startswith("/home/")):
+        pytest.skip("needs a home under /home")
+    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -6,44 +6,16 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sessions.sandbox import hide
 from sessions.sandbox.hide import HomeMounts, _depth, _under, git_dirs, home_mounts, host_sockets, run_mounts
+from tests.support.bwrap import home_entry
 from tests.support.sockets import listen
 
 ROOT = os.geteuid() == 0
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A directory outside /tmp and /run, whose sockets bubblewrap would still show."""
-    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir="/var/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def a_home() -> Iterator[Path]:
-    """A directory under /home: a new home as root, a folder in the ordinary user's home otherwise."""
-    parent = Path("/home") if os.access("/home", os.W_OK) else Path.home()
-    if not (parent == Path("/home") or str(parent).startswith("/home/")):
-        pytest.skip("needs a home under /home")
-    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _shown(path: Path) -> str:
-    return "/home/" + path.relative_to("/home").parts[0]
 
 
 def test_under_and_depth_compare_whole_path_components() -> None:
@@ -91,30 +63,30 @@ def test_run_mounts_of_this_host() -> None:
     assert run_mounts() == expected
 
 
-def test_host_sockets_are_the_visible_bound_ones(outside: Path, tmp_path: Path) -> None:
-    masked, shown = outside / "masked", outside / "masked" / "shown"
+def test_host_sockets_are_the_visible_bound_ones(outside_tmp: Path, tmp_path: Path) -> None:
+    masked, shown = outside_tmp / "masked", outside_tmp / "masked" / "shown"
     shown.mkdir(parents=True)
     in_tmp = tmp_path / "in-tmp.sock"
-    first = listen(outside / "agent.sock")  # then a second socket bound at its path: the path is listed twice
-    (outside / "agent.sock").unlink()
+    first = listen(outside_tmp / "agent.sock")  # then a second socket bound at its path: the path is listed twice
+    (outside_tmp / "agent.sock").unlink()
     visible = [
-        outside / "agent.sock",
-        outside / "with space.sock",
-        outside / "endsX",
-        outside / "trailing ",
+        outside_tmp / "agent.sock",
+        outside_tmp / "with space.sock",
+        outside_tmp / "endsX",
+        outside_tmp / "trailing ",
         shown / "deep.sock",
     ]
     hidden = [masked / "hidden.sock", in_tmp]
     servers = [first, *(listen(path) for path in (*visible, *hidden))]
-    gone = listen(outside / "gone.sock")  # still listed in /proc/net/unix, but its file was removed
-    (outside / "gone.sock").unlink()
-    replaced = listen(outside / "replaced.sock")  # its path now holds a plain file
-    (outside / "replaced.sock").unlink()
-    (outside / "replaced.sock").write_text("")
+    gone = listen(outside_tmp / "gone.sock")  # still listed in /proc/net/unix, but its file was removed
+    (outside_tmp / "gone.sock").unlink()
+    replaced = listen(outside_tmp / "replaced.sock")  # its path now holds a plain file
+    (outside_tmp / "replaced.sock").unlink()
+    (outside_tmp / "replaced.sock").write_text("")
     try:
         found = host_sockets([str(masked)], [str(shown)])
-        assert sorted(map(str, visible)) == sorted(path for path in found if path.startswith(str(outside)))
-        assert found.count(str(outside / "agent.sock")) == 1
+        assert sorted(map(str, visible)) == sorted(path for path in found if path.startswith(str(outside_tmp)))
+        assert found.count(str(outside_tmp / "agent.sock")) == 1
         assert not any(path.startswith(("/tmp/", "/run/", "/var/run/", "/dev/", "/proc/")) for path in found)
         # The deepest root decides: a socket under a bound-back folder of a masked root is still visible, and one
         # under /tmp (private) shows again when its folder is bound back; without the bound-back roots neither does.
@@ -122,26 +94,26 @@ def test_host_sockets_are_the_visible_bound_ones(outside: Path, tmp_path: Path) 
         assert str(shown / "deep.sock") not in host_sockets([str(masked)])
         assert str(shown / "deep.sock") not in host_sockets([str(shown)], [str(masked)])
         assert str(shown / "deep.sock") in host_sockets([str(shown)], [str(shown)])  # a tie: bound back wins
-        assert str(outside / "agent.sock") in host_sockets([])
+        assert str(outside_tmp / "agent.sock") in host_sockets([])
     finally:
         for server in (*servers, gone, replaced):
             server.close()
 
 
-def test_host_sockets_survive_a_socket_name_that_is_not_utf8(outside: Path) -> None:
+def test_host_sockets_survive_a_socket_name_that_is_not_utf8(outside_tmp: Path) -> None:
     odd = socket.socket(socket.AF_UNIX)
-    odd.bind(os.fsencode(outside) + b"/\xff\xfe.sock")
-    plain = listen(outside / "plain.sock")
+    odd.bind(os.fsencode(outside_tmp) + b"/\xff\xfe.sock")
+    plain = listen(outside_tmp / "plain.sock")
     try:
-        found = [path for path in host_sockets([]) if path.startswith(str(outside))]
-        assert found == [str(outside / "plain.sock")]
+        found = [path for path in host_sockets([]) if path.startswith(str(outside_tmp))]
+        assert found == [str(outside_tmp / "plain.sock")]
     finally:
         odd.close()
         plain.close()
 
 
-def test_host_sockets_ignore_abstract_and_relative_names(outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(outside)
+def test_host_sockets_ignore_abstract_and_relative_names(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(outside_tmp)
     relative = listen(Path("@relative.sock"))  # listed as "@relative.sock", like an abstract name
     try:
         assert "@relative.sock" not in host_sockets([])
@@ -150,16 +122,16 @@ def test_host_sockets_ignore_abstract_and_relative_names(outside: Path, monkeypa
         relative.close()
 
 
-def test_abstract_sockets_do_not_end_the_scan(outside: Path) -> None:
+def test_abstract_sockets_do_not_end_the_scan(outside_tmp: Path) -> None:
     abstract = []
     for i in range(8):
         server = socket.socket(socket.AF_UNIX)
         server.bind(f"\0reasonix-pins-{os.getpid()}-{i}")
         abstract.append(server)
-    named = [listen(outside / f"s{i}.sock") for i in range(8)]
+    named = [listen(outside_tmp / f"s{i}.sock") for i in range(8)]
     try:
-        found = sorted(path for path in host_sockets([]) if path.startswith(str(outside)))
-        assert found == sorted(str(outside / f"s{i}.sock") for i in range(8))
+        found = sorted(path for path in host_sockets([]) if path.startswith(str(outside_tmp)))
+        assert found == sorted(str(outside_tmp / f"s{i}.sock") for i in range(8))
     finally:
         for server in (*abstract, *named):
             server.close()
@@ -192,7 +164,7 @@ def test_git_dirs(tmp_path: Path) -> None:
 
 
 def test_home_mounts_keep_only_the_homes_in_use(a_home: Path, tmp_path: Path) -> None:
-    shown = _shown(a_home)
+    shown = home_entry(a_home)
     deep = a_home / "sub" / "deeper"
     deep.mkdir(parents=True)
     keep = [deep, a_home, Path("/home"), tmp_path, Path("/home/reasonix-pins-absent/x"), Path(shown)]
@@ -210,7 +182,7 @@ def test_home_mounts_of_an_ordinary_user_empty_root(a_home: Path, monkeypatch: p
     if not os.path.isdir("/root"):
         pytest.skip("no /root here")
     monkeypatch.setattr(os, "geteuid", lambda: 4242)  # as root too: the identity stood in for
-    shown = _shown(a_home)
+    shown = home_entry(a_home)
     assert home_mounts([a_home]) == HomeMounts(
         ["--tmpfs", "/home", "--ro-bind", shown, shown, "--tmpfs", "/root"], ["/home", "/root"], [shown]
     )
@@ -228,6 +200,6 @@ def test_home_mounts_of_a_host_without_homes(tmp_path: Path, monkeypatch: pytest
 def test_home_mounts_resolve_links_to_a_home(a_home: Path, tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(a_home)
-    shown = _shown(a_home)
+    shown = home_entry(a_home)
     assert home_mounts([link]).args[:5] == ["--tmpfs", "/home", "--ro-bind", shown, shown]
     assert home_mounts([link]).kept == [shown]

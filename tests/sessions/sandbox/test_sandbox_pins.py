@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from sessions.sandbox.bwrap import _expand, find_bwrap, under_tmp
 from sessions.sandbox.hide import run_mounts
 from sessions.sandbox.probe import reports_exec, userns_works
 from sessions.sandbox.reaper import MARKER
+from tests.support.bwrap import home_entry
 from tests.support.sockets import listen
 
 BWRAP = "/usr/bin/bwrap"  # only named in the arguments: nothing runs it here
@@ -76,31 +75,6 @@ def no_sockets(args: list[str] | tuple[str, ...]) -> list[str]:
 
 def socket_masks(args: list[str]) -> list[str]:
     return [args[i + 2] for i in range(len(args) - 2) if args[i : i + 2] == ["--ro-bind", "/dev/null"]]
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir="/var/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def a_home() -> Iterator[Path]:
-    parent = Path("/home") if os.access("/home", os.W_OK) else Path.home()
-    if not (parent == Path("/home") or str(parent).startswith("/home/")):
-        pytest.skip("needs a home under /home")
-    path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _shown(path: Path) -> str:
-    return "/home/" + path.relative_to("/home").parts[0]
 
 
 def _homes(*shown: str) -> list[str]:
@@ -197,17 +171,17 @@ def test_a_git_dir_elsewhere_is_read_only_only_where_it_is_writable(tmp_path: Pa
     assert no_sockets(args) == [*head(), *_homes(), *kept(), "--ro-bind", str(ws), str(ws), *etc_masks()]
 
 
-def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_path: Path, outside: Path) -> None:
+def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_path: Path, outside_tmp: Path) -> None:
     ws = a_home / "ws"
     ws.mkdir()
     agent = listen(a_home / "agent.sock")  # in a home bound back: masked
-    masked = outside / "masked"
+    masked = outside_tmp / "masked"
     masked.mkdir()
     inside = listen(masked / "agent.sock")  # under a tmpfs mask: nothing to mask
-    loose = listen(outside / "loose.sock")
+    loose = listen(outside_tmp / "loose.sock")
     try:
         args = box(tmp_path, forbid_read=(str(masked),)).mounts(ws, str(tmp_path))
-        shown = _shown(a_home)
+        shown = home_entry(a_home)
         assert no_sockets(args)[: len(head()) + len(_homes(shown)) + len(kept()) + 3] == [
             *head(),
             *_homes(shown),
@@ -215,7 +189,7 @@ def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_
             *["--bind", str(ws), str(ws)],
         ]
         sockets = socket_masks(args)
-        assert str(a_home / "agent.sock") in sockets and str(outside / "loose.sock") in sockets
+        assert str(a_home / "agent.sock") in sockets and str(outside_tmp / "loose.sock") in sockets
         assert str(masked / "agent.sock") not in sockets
         # $HOME counts as a home in use; the workspace elsewhere then adds nothing under /home.
         home_args = no_sockets(box(a_home, forbid_read=()).mounts(tmp_path, str(a_home)))
@@ -231,12 +205,12 @@ def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_
             server.close()
 
 
-def test_under_tmp_keeps_each_outermost_existing_path(tmp_path: Path, outside: Path) -> None:
+def test_under_tmp_keeps_each_outermost_existing_path(tmp_path: Path, outside_tmp: Path) -> None:
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "c").mkdir()
-    paths = [tmp_path / "c", tmp_path / "a" / "b", tmp_path / "a", tmp_path / "absent", outside, Path("/tmp")]
+    paths = [tmp_path / "c", tmp_path / "a" / "b", tmp_path / "a", tmp_path / "absent", outside_tmp, Path("/tmp")]
     assert under_tmp([*paths, tmp_path / "a"]) == [str(tmp_path / "a"), str(tmp_path / "c")]
-    (tmp_path / "link").symlink_to(outside)
+    (tmp_path / "link").symlink_to(outside_tmp)
     assert under_tmp([tmp_path / "link"]) == []  # resolved: it is not under /tmp at all
 
 
