@@ -62,6 +62,7 @@ class HookGate(PermissionGate):
                 cwd=str(ctx.root),
                 sandbox=describe(ctx.sandbox),
                 rule=f"a pre_tool hook asks{why}",
+                can_save=False,
             )
         )
         if answer.allow:

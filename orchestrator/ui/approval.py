@@ -6,9 +6,10 @@ comes from the model and is neutralised (:mod:`orchestrator.text.safe_text`): a 
 redraw the prompt into something else.
 
 On a terminal the answer is one key: ``y`` yes once, ``a`` always (saved as a rule), ``n`` (or Enter, Esc) no with an
-optional note for the model. The terminal is in cbreak mode only while the key is awaited, so Ctrl-C is still SIGINT
-and cancels the turn at once: nothing typed afterwards is taken as the answer. Without a terminal (a test, a pipe)
-answers are read as lines.
+optional note for the model. Where an ask rule, a line that cannot be read or a hook asks, there is no ``a``: a
+saved rule could never take effect there. The terminal is in cbreak mode only while the key is awaited, so Ctrl-C is
+still SIGINT and cancels the turn at once: nothing typed afterwards is taken as the answer. Without a terminal (a
+test, a pipe) answers are read as lines.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def question_text(question: Question, args: Mapping[str, Any] | None = None) -> 
 
 
 def keys_text(question: Question) -> str:
+    if not question.can_save:  # nothing "always" could save would ever take effect
+        return f"\n[y] yes once  [n] no  (asked every time: {neutralise(question.rule)}): "
     return f"\n[y] yes once  [a] always ({neutralise(question.rule)}, saved to reasonix.local.toml)  [n] no: "
 
 
@@ -196,12 +199,12 @@ def terminal_asker(
             choice = _answer(await key())
             if choice == "y":
                 return Answer(allow=True)
-            if choice == "a":
+            if choice == "a" and question.can_save:
                 return Answer(allow=True, always=True)
             if choice == "n":
                 out("a note for the model (optional, Enter to skip): ")
                 note = (await line()).strip()
                 return Answer(allow=False, note=note)
-            out("press y, a or n: ")
+            out("press y, a or n: " if question.can_save else "press y or n: ")
 
     return ask

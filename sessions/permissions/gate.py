@@ -41,7 +41,11 @@ class Question:
     sandbox: str
     """What confines it: ``bubblewrap · workspace-write · no network`` or ``no sandbox available``."""
     rule: str
-    """The rule that "always" would add: ``bash(git push)``, ``write(src/app.py)``."""
+    """The rule that "always" would add: ``bash(git push)``, ``write(src/app.py)``; with ``can_save`` false, what
+    asks every time instead (an ask rule, a line that cannot be read, a hook)."""
+    can_save: bool = True
+    """False when an "always" could never take effect (an ask rule or an unreadable line outranks every allow
+    rule): then only yes once or no is offered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +155,19 @@ class PermissionGate:
     async def _ask(self, tool: str, subject: str, rule: str, verdict: Verdict, ctx: Any, *, shown: str) -> str | None:
         if self.asker is None:
             return _no_terminal(tool, subject, rule, verdict)
+        held = None
+        if verdict.decision is not None:  # an ask rule, or a line that cannot be read: asked every time
+            unreadable = verdict.rule == "unparseable"
+            held = "it cannot be parsed into simple commands" if unreadable else f"the ask rule {verdict.rule}"
         answer = await self.asker(
-            Question(tool=tool, subject=shown, cwd=str(ctx.root), sandbox=describe(ctx.sandbox), rule=rule)
+            Question(
+                tool=tool,
+                subject=shown,
+                cwd=str(ctx.root),
+                sandbox=describe(ctx.sandbox),
+                rule=rule if held is None else held,
+                can_save=held is None,
+            )
         )
         if answer.allow:
             # Saved only when no rule asked: an ask rule (or a line that cannot be read) outranks any allow rule.

@@ -27,6 +27,20 @@ async def test_the_prompt_shows_everything_and_reads_the_answer() -> None:
     assert not declined.allow and declined.note == "use the Makefile"
 
 
+async def test_where_nothing_could_be_saved_there_is_no_always() -> None:
+    shown: list[str] = []
+    answers = iter(["a\n", "y\n"])
+    ask = terminal_asker(write=shown.append, read=lambda: next(answers))
+    held = Question(
+        tool="bash", subject="rm x", cwd="/w", sandbox="none", rule="the ask rule bash(rm:*)", can_save=False
+    )
+    once = await ask(held)
+    assert once.allow and not once.always  # "a" was not taken: it is asked again, and y answers once
+    text = "".join(shown)
+    assert "[y] yes once  [n] no  (asked every time: the ask rule bash(rm:*)): " in text and "[a]" not in text
+    assert "press y or n: " in text and "saved to" not in text
+
+
 def test_always_is_saved_to_the_local_file_and_trusted(tmp_path: Path) -> None:
     ws, xdg = tmp_path / "ws", tmp_path / "xdg"
     ws.mkdir()

@@ -282,6 +282,18 @@ async def test_the_question_names_the_call_where_it_runs_and_the_rule_always_add
     assert long.questions[0].subject == "docs.search " + ('{"text": "' + "y" * 2000)[:1000]
 
 
+async def test_a_call_an_ask_rule_holds_is_asked_without_an_always(tmp_path: Path) -> None:
+    asked = Asked(Answer(allow=True), Answer(allow=True), Answer(allow=True))
+    gate = PermissionGate(Rules.parse(ask=["bash(rm:*)"]), mode="ask", asker=asked)
+    ctx = context(tmp_path, gate)
+    for command in ("rm -rf build", 'echo "open', "ls"):
+        assert await check(gate, ctx, "bash", command=command) is None
+    held, unreadable, plain = asked.questions
+    assert (held.rule, held.can_save) == ("the ask rule bash(rm:*)", False)
+    assert (unreadable.rule, unreadable.can_save) == ("it cannot be parsed into simple commands", False)
+    assert (plain.rule, plain.can_save) == ("bash(ls)", True)
+
+
 async def test_always_saves_the_rule_and_asks_no_more_but_once_asks_again(tmp_path: Path) -> None:
     saved: list[str] = []
     asked = Asked(Answer(allow=True, always=True), Answer(allow=True), Answer(allow=True))
@@ -369,7 +381,7 @@ async def test_a_host_or_server_tool_named_like_a_workspace_symlink_is_ruled_by_
     assert [(q.subject, q.rule) for q in asked.questions] == [
         ("docs.python.org", "web(docs.python.org)"),
         ("docs.search {}", "mcp(docs.search)"),
-        ("s/key", "read(secrets/key)"),  # a file: the rule names the one actually opened
+        ("s/key", "the ask rule read(secrets/**)"),  # a file: ruled where it leads (the ask rule holds it)
     ]
 
 
