@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +67,7 @@ class Group:
     """The modules mutated (paths from the repository's root)."""
     tests: tuple[str, ...]
     """The tests run against them (files or folders under tests/)."""
+    _: KW_ONLY  # the options by name: a tuple given where a flag is meant once switched the sandbox group to fork
     fork: bool = False
     """The tests start no processes of their own, so each mutant's test run may be forked straight from mutmut's own
     process (``process_isolation = "fork"``): it has the tests imported already and runs the fastest first, several
@@ -126,7 +127,7 @@ GROUPS: dict[str, Group] = {
             "sessions/sandbox/env.py",
         ),
         ("tests/sessions/sandbox",),
-        (
+        deselect=(
             # 12 s each: it waits out trio's idle worker threads (the pins assert --die-with-parent is passed).
             "tests/sessions/sandbox/test_hostile.py::test_a_command_longer_than_ten_seconds_is_not_killed",
             # 30 staggered SIGKILLs of a starting sandbox: a race, about 2 s; spawn.py is not mutated here.
@@ -315,7 +316,7 @@ def _narrowed(name: str, group: Group, only: list[str]) -> tuple[str, Group]:
         return name, group
     files = tuple(f for f in group.files if f in only)
     stems = "-".join(Path(f).stem for f in files)
-    return f"{name}--{stems}", Group(files, group.tests, group.fork)
+    return f"{name}--{stems}", Group(files, group.tests, fork=group.fork, deselect=group.deselect)
 
 
 def _order(mutant: str) -> tuple[str, int]:
