@@ -177,6 +177,19 @@ def test_collect_removes_only_released_or_orphaned_cgroups(tmp_path: Path) -> No
                 path.rmdir()
 
 
+def test_collect_looks_past_other_folders_and_past_one_still_in_use(tmp_path: Path) -> None:
+    """Folders not ours, in whatever order the directory lists them, stop nothing; nor does one whose removal fails
+    (a process still in it: here, a folder not empty)."""
+    others = [tmp_path / f"other-{n}" for n in range(12)]
+    released = [tmp_path / f"{CGROUP_PREFIX}{os.getpid()}-99910{n}" for n in range(12)]
+    busy = tmp_path / f"{CGROUP_PREFIX}{os.getpid()}-999200"
+    for path in [*others, *released, busy]:
+        path.mkdir()
+    (busy / "cgroup.procs").write_text("")
+    _collect(tmp_path)
+    assert all(path.exists() for path in others) and not any(path.exists() for path in released) and busy.exists()
+
+
 def test_collect_and_a_failed_cgroup_leave_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _collect(tmp_path / "absent")  # a parent that went away: nothing to collect, nothing raised
     (tmp_path / "a-file").write_text("")

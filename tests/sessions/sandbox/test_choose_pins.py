@@ -111,3 +111,13 @@ def test_the_package_loads_spawn_on_first_use_only() -> None:
     assert sessions.sandbox.Spawned is Spawned and sessions.sandbox.spawn_server is spawn_server
     with pytest.raises(AttributeError, match=r"^module 'sessions.sandbox' has no attribute 'nothing'$"):
         _ = sessions.sandbox.nothing  # type: ignore[attr-defined]
+
+
+def test_a_bwrap_without_a_status_fd_gives_no_status_place(tmp_path: Path) -> None:
+    old = program(tmp_path / "old", 'echo "  --info-fd FD"')
+    new = program(tmp_path / "new", 'echo "  --json-status-fd FD"')
+    policy = SandboxPolicy(max_processes=0)
+    unsaid = BubblewrapSandbox(old, policy, userns=False).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    assert unsaid.status_at is None
+    said = BubblewrapSandbox(new, policy, userns=False).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
+    assert said.status_at == said.argv.index(new) + 1  # right after bubblewrap, whatever prefix goes before it
