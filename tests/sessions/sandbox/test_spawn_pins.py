@@ -45,14 +45,16 @@ async def test_spawn_gives_one_output_pipe_no_stdin_a_session_the_directory_and_
 
 async def test_spawn_server_talks_over_stdin_and_stdout_with_stderr_apart(tmp_path: Path) -> None:
     err = tmp_path / "err"
+    script = (
+        "read x; echo got $x; echo oops >&2; pwd; echo A=$A HOME=${HOME-unset};"
+        " read -r pid comm state ppid pgrp session rest < /proc/self/stat; [ $session = $$ ] && echo leader"
+    )
     with err.open("w") as stderr:
-        proc = spawn_server(
-            ["sh", "-c", "read x; echo got $x; echo oops >&2; pwd"], cwd=tmp_path, env={"PATH": "/bin"}, stderr=stderr
-        )
+        proc = spawn_server(["sh", "-c", script], cwd=tmp_path, env={"PATH": "/bin", "A": "1"}, stderr=stderr)
     assert proc.stdin is not None
     await proc.stdin.send_all(b"hello\n")
     await proc.stdin.aclose()
-    assert await _all(proc.stdout) == f"got hello\n{tmp_path}\n".encode()
+    assert await _all(proc.stdout) == f"got hello\n{tmp_path}\nA=1 HOME=unset\nleader\n".encode()
     assert await proc.wait() == 0 and not proc.never_started
     assert err.read_text() == "oops\n"
 
