@@ -61,7 +61,20 @@ def test_the_anchor_runs_once_and_its_prefix_enters_it(tmp_path: Path, monkeypat
     argv = ["--net", *user, "--", sys.executable, "-I", "-S", "-c", _LOOPBACK_UP]
     assert (tmp_path / "argv").read_text() == "".join(word + "\n" for word in argv)
     assert Path(f"/proc/{pid}/stat").read_text().split()[5] == str(pid)  # a session of its own
+    popen = net._popen
     net.close()
     assert not net.running and net._popen is None
+    assert popen.stdout is not None and popen.stdout.closed
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped
     net.close()  # a second close has nothing to stop
+
+
+def test_closing_an_anchor_that_already_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tools(tmp_path / "bin", "echo up; exec sleep 9302", monkeypatch)
+    net = SharedNetwork()
+    assert net.join() is not None and net._popen is not None
+    net._popen.kill()
+    net._popen.wait()  # reaped: its process group is gone
+    assert not net.running
+    net.close()  # nothing to kill, nothing raised
+    assert net._popen is None
