@@ -78,3 +78,15 @@ def test_closing_an_anchor_that_already_ended(tmp_path: Path, monkeypatch: pytes
     assert not net.running
     net.close()  # nothing to kill, nothing raised
     assert net._popen is None
+
+
+@pytest.mark.parametrize("missing", ["nsenter", "unshare"])
+def test_either_tool_missing_is_util_linux_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    folder = tools(tmp_path / "bin", "echo up; exec /bin/sleep 9303", monkeypatch)
+    (folder / missing).unlink()
+    monkeypatch.setenv("PATH", str(folder))
+    net = SharedNetwork()
+    assert net.join() is None and net.problem == "nsenter or unshare is not installed (util-linux)"
+    assert not net.running
