@@ -82,6 +82,13 @@ async def _cost(conv: Conversation, arg: str) -> bool:
             conv.say(f"balance {conv.balance}", "")
         except DeepSeekError as exc:
             conv.say(f"balance not known: {exc.message}")
+    if conv.subagent_requests:
+        conv.console.print(
+            f"subagents ${conv.subagent_cost_usd:.4f} · {conv.subagent_requests} requests (their own sessions, "
+            f"through the task tool) · total ${conv.total_cost_usd:.4f}",
+            soft_wrap=True,
+            highlight=False,
+        )
     if conv.goal_requests:
         conv.console.print(
             f"/plan and /goal ${conv.goal_cost_usd:.4f} · {conv.goal_requests} requests (their own planner and "
