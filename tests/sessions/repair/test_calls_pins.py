@@ -215,3 +215,14 @@ def test_a_negation_counts_in_its_clause_within_80_characters() -> None:
     assert prose(f'"{LS}" is quoted, so run {DIR}') == [LIST]
     assert prose("not " + "x" * 76 + LS) == []
     assert prose("not " + "x" * 77 + LS) == [BASH]
+
+
+def test_a_brace_answered_from_an_earlier_scan_reads_as_a_fresh_scan_would() -> None:
+    # From the first "{", “{” is a string and the call object after it closes; the scan from the "{”" (outside any
+    # string there) meets that object, already answered, and must still close around it, as a scan of a text with
+    # no earlier start does: one object, read once, that is no call.
+    memoized, fresh = '{"a": {, “{” ' + LS + "}", "{ {, “{” " + LS + "}"
+    assert prose(memoized) == prose(fresh) == []
+    # Braces already answered inside quotes that one scan reads and another does not: nothing, and nothing raised.
+    assert prose('{“{""""”""{') == []
+    assert prose('{""""“{""{”{') == []
