@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessions.repair.json_calls import MAX_LENIENT_PARSES, call_shaped, fenced_json, parse_object, prose_json
+from sessions.repair.truncation import MAX_REPAIR_CHARS
 
 LS = '{"name": "bash", "arguments": {"command": "ls"}}'
 DIR = '{"name": "list_dir", "arguments": {"path": "."}}'
@@ -226,3 +227,7 @@ def test_a_brace_answered_from_an_earlier_scan_reads_as_a_fresh_scan_would() -> 
     # Braces already answered inside quotes that one scan reads and another does not: nothing, and nothing raised.
     assert prose('{“{""""”""{') == []
     assert prose('{""""“{""{”{') == []
+    # The first scan stops at its window with the first "{" of "{{" open: a later scan meets it, answered (never
+    # closes), and stops there without reading the second.
+    head = '{"a": {, “{” '
+    assert prose(head + "x" * (MAX_REPAIR_CHARS - 1 - len(head)) + "{{") == []
