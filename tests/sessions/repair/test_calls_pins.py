@@ -184,6 +184,16 @@ def test_past_the_scan_budget_no_loose_object_is_looked_for_a_strict_one_still_i
     assert prose("{“a” " * 2_000 + "{'name': 'bash', 'arguments': {'command': 'ls'},}") == [
         ("bash", {"command": "ls"}, True)
     ]
+    # Scans that stop early spend the budget too: each "{“" here reads the rest of the text as one string and
+    # closes at the last "}" (or meets the "{" an earlier scan left open there), so none is memoized.
+    loose = "{'name': 'bash', 'arguments': {'command': 'ls'},}"
+    assert (
+        prose("{“ " * 20 + "” } " + loose)
+        == prose("{“ " * 20 + "” { “ " + loose)
+        == [("bash", {"command": "ls"}, True)]
+    )
+    assert prose("{“ " * 2_000 + "” } " + loose) == []
+    assert prose("{“ " * 2_000 + "” { “ " + loose) == []
 
 
 def test_a_brace_one_scan_read_in_a_string_and_another_did_not_is_answered_from_the_first() -> None:
