@@ -120,6 +120,7 @@ GROUPS: dict[str, Group] = {
             "tests/sessions/repair/test_truncation.py",
             "tests/sessions/repair/test_flow_pins.py",
         ),
+        fork=True,
     ),
     "diagnostics": Group(
         ("sessions/accounting/diagnostics.py",),

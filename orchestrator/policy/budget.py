@@ -114,7 +114,7 @@ class SharedLedger(Protocol):
 
     def admit(self, estimate: RequestEstimate) -> Callable[[], None]: ...
 
-    def charge(self, *, usd: float = 0.0, requests: int = 0) -> None: ...
+    def charge(self, *, usd: float = 0.0, requests: int = 0) -> None: ...  # pragma: no mutate  — never run
 
 
 class BudgetTracker:
@@ -195,7 +195,7 @@ class BudgetTracker:
                 warnings.append(BudgetWarning(resource=resource, used=used, limit=limit))
         if exceeded:
             for warning in warnings:  # not shown now: the pause says more; they come back after a raise
-                self._warned.discard(warning.resource)
+                self._warned.discard(warning.resource)  # pragma: no mutate  — a warning's resource is never marked
             resource, used, limit = exceeded[0]
             summary = "; ".join(describe(*item) for item in exceeded)
             return BudgetExceeded(resource=resource, used=used, limit=limit, summary=summary)
@@ -220,7 +220,9 @@ class BudgetTracker:
                 spent = describe("usd", usage.usd, budget.usd)
                 refusals.append(("usd", f"{spent}; the next request may cost up to {_money(bound, bound)}", needed))
         if budget.minutes is not None and usage.seconds / 60 >= budget.minutes * (1 - _TOLERANCE):
-            refusals.append(("minutes", describe("minutes", usage.seconds / 60, budget.minutes), usage.seconds / 60))
+            worked = usage.seconds / 60
+            what = describe("minutes", worked, budget.minutes)  # pragma: no mutate  — describe's last case: minutes
+            refusals.append(("minutes", what, worked))
         if refusals:
             for resource, _, needed in refusals:
                 self.refused[resource] = needed
@@ -228,7 +230,7 @@ class BudgetTracker:
         shared_release = self._shared.admit(estimate) if self._shared is not None else None  # may refuse: nothing held
         self._reserved_usd += bound
         self._reserved_requests += 1
-        released = False
+        released = False  # pragma: no mutate  — None is as false
 
         def release() -> None:
             nonlocal released

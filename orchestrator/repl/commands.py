@@ -82,13 +82,14 @@ async def _cost(conv: Conversation, arg: str) -> bool:
             conv.say(f"balance {conv.balance}", "")
         except DeepSeekError as exc:
             conv.say(f"balance not known: {exc.message}")
-    if conv.goal_requests:
-        conv.console.print(
-            f"/plan and /goal ${conv.goal_cost_usd:.4f} · {conv.goal_requests} requests (their own planner and "
-            f"executor sessions) · total ${conv.total_cost_usd:.4f}",
-            soft_wrap=True,
-            highlight=False,
-        )
+    others = (
+        ("subagents", conv.subagent_cost_usd, conv.subagent_requests, "their own sessions, through the task tool"),
+        ("/plan and /goal", conv.goal_cost_usd, conv.goal_requests, "their own planner and executor sessions"),
+    )
+    for label, cost, requests, how in others:  # what was spent beside the conversation's own session
+        if requests:
+            line = f"{label} ${cost:.4f} · {requests} requests ({how}) · total ${conv.total_cost_usd:.4f}"
+            conv.console.print(line, soft_wrap=True, highlight=False)
     return True
 
 

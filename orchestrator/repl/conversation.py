@@ -25,10 +25,11 @@ from rich.text import Text
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.events import SubagentFinished
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.extensions.allowed_tools import CommandTools
 from orchestrator.extensions.skill_watch import watch_for
-from orchestrator.goal.store import new_run_id, run_state_dir, state_subdir
+from orchestrator.goal.store import RunStore, new_run_id, run_state_dir, state_subdir
 from orchestrator.hooks.turns import PromptBlocked, hooked_send
 from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
@@ -38,9 +39,10 @@ from orchestrator.repl.preferences.price import price_parts
 from orchestrator.repl.preferences.style import language_block, styled
 from orchestrator.repl.turn_log import TurnLog, TurnRecord
 from orchestrator.repl.typeahead import with_turn_keys
+from orchestrator.subagents.runner import SESSION_PREFIX
 from orchestrator.ui.stream import TerminalRenderer
 from plans import write_atomic
-from sessions import Session
+from sessions import Session, SessionEvent, UsageReported
 from sessions.prompt import TailBlock
 from sessions.tools.shell import jobs_of
 from sessions.wire import DeepSeekClient, DeepSeekError
@@ -110,6 +112,11 @@ class Conversation:
         self.goal_cost_usd = 0.0
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
+        self.subagent_cost_usd = 0.0
+        self.subagent_requests = 0
+        """What the ``task`` tool's subagents spent in their own sessions, this conversation's and its earlier ones."""
+        self.events: RunStore | None = None
+        """The run's ``events.jsonl``: each subagent's end, for ``reasonix runs show``."""
         talk = resolved.config.conversation
         self.language: str | None = talk.language
         self.sent_language: str | None = None
@@ -157,13 +164,14 @@ class Conversation:
             self.run_id = new_run_id()
             run_state_dir(self.workspace, self.run_id)
             write_atomic(state_subdir(self.workspace) / LAST_FILE, json.dumps({"run_id": self.run_id}) + "\n")
+        self.events = RunStore(self.workspace, self.run_id)
         session = build_executor(
             self.resolved,
             self.workspace,
             self.client,
             journal_path=self.journal_path,
             options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.command_tools),
-            on_event=self.renderer,
+            on_event=self._event,
             resume=resume,
             system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
         )
@@ -178,6 +186,17 @@ class Conversation:
             jobs.close()
         if self.session.journal is not None:
             self.session.journal.close()
+        if self.events is not None:
+            self.events.close()
+
+    def _event(self, event: SessionEvent | SubagentFinished) -> None:
+        """Every event is shown; a subagent's requests count in the conversation's cost, and its end is recorded."""
+        if isinstance(event, SubagentFinished) and self.events is not None:
+            self.events.append_event(event.model_dump(mode="json"))
+        elif isinstance(event, UsageReported) and event.session.startswith(SESSION_PREFIX):
+            self.subagent_cost_usd += event.cost_usd
+            self.subagent_requests += 1
+        self.renderer(event)
 
     def new_session(self) -> None:
         """``/clear``: a new conversation (a new journal); the old one stays on disk."""
@@ -215,8 +234,8 @@ class Conversation:
 
     @property
     def total_cost_usd(self) -> float:
-        """The conversation's cost and what its ``/plan`` and ``/goal`` runs spent."""
-        return self.session.cost_usd + self.goal_cost_usd
+        """The conversation's cost, its subagents' and what its ``/plan`` and ``/goal`` runs spent."""
+        return self.session.cost_usd + self.subagent_cost_usd + self.goal_cost_usd
 
     def add_goal_costs(self, cost_usd: float, requests: int) -> None:
         self.goal_cost_usd += cost_usd
@@ -232,7 +251,8 @@ class Conversation:
                 *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
                 ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
                 ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
-                ("", f" · {self.session.requests + self.goal_requests} requests · Shift+Tab: mode · /help"),
+                ("", f" · {self.session.requests + self.subagent_requests + self.goal_requests} requests"),
+                ("", " · Shift+Tab: mode · /help"),
                 ("", f" · balance {self.balance}" if self.balance else ""),
             ]
         )
@@ -268,7 +288,7 @@ class Conversation:
         offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
         sent_before = self.sent_mode
         before = None
-        cancelled, cost_before = False, self.session.cost_usd
+        cancelled, cost_before = False, self.session.cost_usd + self.subagent_cost_usd
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
@@ -290,7 +310,7 @@ class Conversation:
             finally:
                 self.turn_scope = None
                 self.sent_mode, self.sent_language = self.mode, self.language
-                self.turn_cost_usd = self.session.cost_usd - cost_before
+                self.turn_cost_usd = self.session.cost_usd + self.subagent_cost_usd - cost_before
                 ref = await self.checkpoints.after(before, run_id=self.run_id, number=number, note=text)
                 self._record(TurnRecord(number=number, text=text, offset=offset, sent_mode=sent_before), ref)
         cancelled = scope.cancelled_caught

@@ -15,8 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.checkpoints.turns import TurnRef
-
-TURNS_FILE = "turns.jsonl"
+from orchestrator.goal.store import TURNS_FILE
 
 
 class TurnRecord(BaseModel):

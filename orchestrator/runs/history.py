@@ -21,6 +21,7 @@ from orchestrator.errors import ReasonixError
 from orchestrator.goal.store import (
     FORKS_DIR,
     RUNS_DIR,
+    TURNS_FILE,
     GoalRecord,
     RunNotFoundError,
     RunStore,
@@ -34,8 +35,11 @@ Command = Literal["goal", "plan", "exec", "run"]
 RESUMABLE_STATES = frozenset({"paused", "planning", "awaiting_review", "executing", "replanning"})
 """Paused, or cut off (killed, interrupted) before it reached a final state."""
 PLAN_SAVED = "plan approved and saved"
-NOT_JOURNALS = frozenset({"events.jsonl", "serve-events.jsonl"})
-"""The run directory's event logs (the goal's, and the one ``reasonix serve`` numbers for its API): not sessions."""
+NOT_JOURNALS = frozenset({"events.jsonl", "serve-events.jsonl", TURNS_FILE})
+"""The run directory's logs that are not sessions: the goal's events, the ones ``reasonix serve`` numbers for its API,
+and a conversation's turns."""
+AGENT_JOURNAL = re.compile(r"(?P<profile>.+)-[0-9a-f]{12}(?:\.\d+)?")
+"""A subagent's journal name (``agents/PROFILE-TASKDIGEST[.N].jsonl``; a planner's in ``agents/planner/``)."""
 
 
 class SessionCost(BaseModel):
@@ -113,6 +117,23 @@ def session_costs(run_dir: Path) -> dict[str, SessionCost]:
     forks = [_journal_cost(j) for j in sorted((run_dir / FORKS_DIR).glob("*.jsonl"))]
     if any(f.requests for f in forks):  # the executor's forks (parallel branches) count as the executor
         out["executor"] = sum(forks, out.get("executor", SessionCost()))
+    for agents in (run_dir / "agents", run_dir / FORKS_DIR / "agents"):  # a parallel step's subagents: the forks'
+        for name, cost in _agent_costs(agents).items():
+            out[name] = out.get(name, SessionCost()) + cost
+    return out
+
+
+def _agent_costs(agents: Path) -> dict[str, SessionCost]:
+    """The subagents' journals, summed per profile (``agent:PROFILE``, ``agent:PROFILE@planner``): what the ``task``
+    tool spent counts in the run's cost."""
+    out: dict[str, SessionCost] = {}
+    for journal in sorted(agents.rglob("*.jsonl")) if agents.is_dir() else ():
+        named = AGENT_JOURNAL.fullmatch(journal.stem)
+        if named is None:
+            continue
+        parent = "" if journal.parent == agents else f"@{journal.parent.name}"
+        name = f"agent:{named['profile']}{parent}"
+        out[name] = out.get(name, SessionCost()) + _journal_cost(journal)
     return out
 
 

@@ -255,7 +255,8 @@ def _discussed(text: str, start: int, end: int) -> bool:
     after = text[end : end + 2].strip()
     if before and before[-1] in _QUOTES and after and after[0] in _QUOTES:
         return True
-    line_start = text.rfind("\n", 0, start) + 1
+    newline = text.rfind("\n", 0, start)  # pragma: no mutate  — None is 0; from 1, a "\n" at 0 no regex sees
+    line_start = newline + 1
     line = text[max(line_start, start - 200) : start]
     if _EXAMPLE.search(line):
         return True

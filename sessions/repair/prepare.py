@@ -128,7 +128,6 @@ def repair_note(repairs: tuple[RepairKind, ...]) -> str | None:
 class _Builder:
     known_tools: Mapping[str, FlatMap | None]
     storm: StormGuard
-    finish_reason: str | None
     tools: ToolTable | None = None
     events: list[RepairEvent] = field(default_factory=list)
 
@@ -138,7 +137,7 @@ class _Builder:
     def unknown_tool(self, call_id: str, name: str) -> ImmediateResult:
         valid = sorted(self.known_tools)
         parts = run_together(name, valid)
-        close = difflib.get_close_matches(name, valid, n=1)
+        close = difflib.get_close_matches(name, valid, n=1)  # pragma: no mutate  — only close[0] is read
         if parts is not None:
             hint = f" It reads as {len(parts)} tool names run together: did you mean {len(parts)} calls, " + (
                 ", then ".join(repr(p) for p in parts) + ", each with its own arguments?"
@@ -187,7 +186,7 @@ def prepare_calls(
     validate to be taken, and ``storm_exempt`` tools bypass the storm guard; without them (tests, tools known by
     schema only) a known name is enough.
     """
-    b = _Builder(known_tools, storm, finish_reason, tools)
+    b = _Builder(known_tools, storm, tools)
     truncated = finish_reason == "length"
     items: list[BatchItem] = []
     for call in message.tool_calls:
@@ -284,4 +283,4 @@ def _vetted(
     args = trim_bodies(tool, sc.args, sc.bodies)
     if not validates(tool, unflatten_args(args, known_tools.get(sc.name))):
         return None
-    return replace(sc, args=args) if args is not sc.args else sc
+    return replace(sc, args=args) if args is not sc.args else sc  # pragma: no mutate  — a copy equals sc

@@ -86,8 +86,12 @@ async def test_time_refuses_once_the_minutes_are_worked(autojump_clock: trio.tes
         tracker.admit(estimate(0.0))
     assert refused.value.summary == "worked 1.0 of 1 minutes" and refused.value.resource == "minutes"
     assert tracker.refused == {"minutes": 1.0}
+    await trio.sleep(300)
+    with pytest.raises(BudgetReachedError) as later:
+        tracker.admit(estimate(0.0))
+    assert later.value.summary == "worked 6.0 of 1 minutes" and tracker.refused == {"minutes": 6.0}
     tracker.stop()
-    assert tracker.usage.seconds == 60 and not tracker.running
+    assert tracker.usage.seconds == 360 and not tracker.running
 
 
 def test_exhausted_names_a_reached_limit_with_what_was_used() -> None:

@@ -195,3 +195,15 @@ def test_a_glob_that_names_a_directory_overlaps_the_files_inside_it() -> None:
     assert paths_overlap("src/a?", "src/ab/c.py") and not paths_overlap("src/a?", "src/abc/d.py")
     glob, inside = step("G", [], writes=["src/?"]), step("F", [], writes=["src/a/b.py"])
     assert [(i.code, i.steps) for i in find_issues(plan_of(glob, inside))] == [(IssueCode.WRITE_CONFLICT, ("G", "F"))]
+
+
+def test_a_cycle_is_searched_from_its_components_earliest_step_whatever_the_ids_and_the_other_steps() -> None:
+    """From C (first in the document) the search finds C → D → C; from A (the smallest id) or B it would find
+    A → B → A. Each component is well under half the plan, where networkx iterates a subgraph in set order: the
+    start must be chosen, not left to the search (ten components, so a start left to chance shows)."""
+    steps = []
+    for k in range(10):
+        c, d, a, b = (f"{name}{k}" for name in "CDAB")
+        steps += [step(c, [d, b]), step(d, [c, b, a]), step(a, [b, c]), step(b, [a])]
+    issues = find_issues(plan_of(*steps))
+    assert [(i.code, i.steps) for i in issues] == [(IssueCode.CYCLE, (f"C{k}", f"D{k}", f"C{k}")) for k in range(10)]

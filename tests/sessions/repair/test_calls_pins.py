@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessions.repair.json_calls import MAX_LENIENT_PARSES, call_shaped, fenced_json, parse_object, prose_json
+from sessions.repair.truncation import MAX_REPAIR_CHARS
 
 LS = '{"name": "bash", "arguments": {"command": "ls"}}'
 DIR = '{"name": "list_dir", "arguments": {"path": "."}}'
@@ -183,6 +184,16 @@ def test_past_the_scan_budget_no_loose_object_is_looked_for_a_strict_one_still_i
     assert prose("{“a” " * 2_000 + "{'name': 'bash', 'arguments': {'command': 'ls'},}") == [
         ("bash", {"command": "ls"}, True)
     ]
+    # Scans that stop early spend the budget too: each "{“" here reads the rest of the text as one string and
+    # closes at the last "}" (or meets the "{" an earlier scan left open there), so none is memoized.
+    loose = "{'name': 'bash', 'arguments': {'command': 'ls'},}"
+    assert (
+        prose("{“ " * 20 + "” } " + loose)
+        == prose("{“ " * 20 + "” { “ " + loose)
+        == [("bash", {"command": "ls"}, True)]
+    )
+    assert prose("{“ " * 2_000 + "” } " + loose) == []
+    assert prose("{“ " * 2_000 + "” { “ " + loose) == []
 
 
 def test_a_brace_one_scan_read_in_a_string_and_another_did_not_is_answered_from_the_first() -> None:
@@ -215,3 +226,18 @@ def test_a_negation_counts_in_its_clause_within_80_characters() -> None:
     assert prose(f'"{LS}" is quoted, so run {DIR}') == [LIST]
     assert prose("not " + "x" * 76 + LS) == []
     assert prose("not " + "x" * 77 + LS) == [BASH]
+
+
+def test_a_brace_answered_from_an_earlier_scan_reads_as_a_fresh_scan_would() -> None:
+    # From the first "{", “{” is a string and the call object after it closes; the scan from the "{”" (outside any
+    # string there) meets that object, already answered, and must still close around it, as a scan of a text with
+    # no earlier start does: one object, read once, that is no call.
+    memoized, fresh = '{"a": {, “{” ' + LS + "}", "{ {, “{” " + LS + "}"
+    assert prose(memoized) == prose(fresh) == []
+    # Braces already answered inside quotes that one scan reads and another does not: nothing, and nothing raised.
+    assert prose('{“{""""”""{') == []
+    assert prose('{""""“{""{”{') == []
+    # The first scan stops at its window with the first "{" of "{{" open: a later scan meets it, answered (never
+    # closes), and stops there without reading the second.
+    head = '{"a": {, “{” '
+    assert prose(head + "x" * (MAX_REPAIR_CHARS - 1 - len(head)) + "{{") == []

@@ -9,9 +9,19 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from sessions.repair import ModelArgumentsError, RepairKind, StormGuard, repair_note
+from sessions.repair import (
+    FlatMap,
+    ImmediateResult,
+    ModelArgumentsError,
+    RepairKind,
+    StormGuard,
+    flatten_schema,
+    prepare_calls,
+    repair_note,
+)
 from sessions.repair.stall import repeated_name, repeated_object, run_together
 from sessions.repair.vet import trim_bodies, validates
+from sessions.wire.messages import FunctionSchema, ToolSchema
 from tests.sessions.repair.support import message, prepare
 
 
@@ -176,8 +186,8 @@ def test_a_storm_suppresses_then_ends_the_turn_and_later_calls_are_not_run() -> 
     same = ("read_file", '{"path": "a.py"}')
     first = prepare(message(same, same), storm=storm)
     assert [type(i).__name__ for i in first.items] == ["RepairedCall", "ImmediateResult"]
-    assert [(e.kind, e.call_id, e.detail) for e in first.events] == [
-        (RepairKind.STORM, "call_01", "suppress: identical call repeated")
+    assert [(e.kind, e.call_id, e.tool, e.detail) for e in first.events] == [
+        (RepairKind.STORM, "call_01", "read_file", "suppress: identical call repeated")
     ]
     assert not first.end_turn and first.storm_summary is None
     second = prepare(message(same, ("bash", '{"command": "ls"}')), storm=storm)
@@ -201,14 +211,128 @@ def test_calls_written_in_text_past_the_cap_are_answered_as_not_run() -> None:
         "make it through the tool-calling interface."
     ] * 2
     cap = [e for e in batch.events if e.detail.endswith("per reply)")]
-    assert [(e.kind, e.call_id, e.detail) for e in cap] == [
+    assert [(e.kind, e.call_id, e.tool, e.detail) for e in cap] == [
         (
             RepairKind.SCAVENGE,
             batch.scavenged_results[0].call_id,
+            "read_file",
             "2 more calls written in content not run (at most 1 per reply)",
         )
     ]
-    assert [e.detail for e in batch.events if e.call_id == batch.scavenged[0].id] == [
-        "call written as tool_call_tag markup in content"
+    assert [(e.tool, e.detail) for e in batch.events if e.call_id == batch.scavenged[0].id] == [
+        ("read_file", "call written as tool_call_tag markup in content")
     ]
-    assert prepare(message(content=written), max_scavenged=0).scavenged == ()
+    none = prepare(message(content=written), max_scavenged=0)
+    assert none.scavenged == ()
+    assert len(none.scavenged_results) == 3  # every call is answered, the first too
+    assert none.events[0].detail == "3 more calls written in content not run (at most 0 per reply)"
+
+
+def test_arguments_that_are_no_object_are_answered_with_an_event_naming_the_call_and_why() -> None:
+    batch = prepare(message(("bash", "{}"), ("read_file", '{"path": "a"}{"path": "b"}')), "length")
+    why = (
+        'The arguments hold 2 different JSON objects one after another ({"path": "a"}; {"path": "b"}); a call takes '
+        "exactly one. Did you mean 2 calls? Send each object as the arguments of its own tool call. Your reply was "
+        "cut off at the output limit (finish_reason=length): send the call again with shorter arguments (for a "
+        "large file, write it in several smaller parts)."
+    )
+    assert [(e.kind, e.call_id, e.tool, e.detail) for e in batch.events] == [
+        (RepairKind.BAD_ARGUMENTS, "call_01", "read_file", why)
+    ]
+    assert batch.items[1] == ImmediateResult("call_01", f"Error: read_file was not run. {why}")
+    stopped = prepare(message(("read_file", '{"path": "a"}{"path": "b"}')), "stop")
+    assert "finish_reason=length" not in stopped.events[0].detail
+
+
+def test_with_no_tools_known_an_unknown_name_is_told_there_are_none() -> None:
+    batch = prepare_calls(message(("bash", "{}")), "stop", known_tools={}, storm=StormGuard())
+    assert batch.items == (
+        ImmediateResult(
+            "call_00",
+            "Error: there is no tool named 'bash'. Valid tool names: (none). "
+            "Call one of these with arguments that match its schema.",
+        ),
+    )
+
+
+def test_each_repair_of_a_call_written_in_text_is_an_event_naming_the_call() -> None:
+    written = '<tool_call>{"name": "read_fileread_file", "arguments": {"path": "a.py"}</tool_call>'  # cut, stalled
+    batch = prepare(message(content=written))
+    (call,) = batch.scavenged
+    assert (call.name, call.args) == ("read_file", {"path": "a.py"})
+    assert call.repairs == (RepairKind.SCAVENGE, RepairKind.STALL, RepairKind.TRUNCATION)
+    assert [(e.kind, e.call_id, e.tool, e.detail) for e in batch.events] == [
+        (RepairKind.SCAVENGE, call.id, "read_file", "call written as tool_call_tag markup in content"),
+        (RepairKind.STALL, call.id, "read_file", "tool name 'read_fileread_file' repeats 'read_file'"),
+        (RepairKind.TRUNCATION, call.id, "read_file", "scavenged arguments closed with json-repair"),
+    ]
+
+
+def test_every_call_written_in_text_after_the_turn_ended_is_answered_as_not_run() -> None:
+    storm = StormGuard(threshold=2, storms_per_turn=1)
+    same = ("read_file", '{"path": "a.py"}')
+    assert prepare(message(same, same), storm=storm).end_turn
+    written = " ".join(
+        f'<tool_call>{{"name": "read_file", "arguments": {{"path": "f{i}.py"}}}}</tool_call>' for i in range(2)
+    )
+    batch = prepare(message(content=written), storm=storm)
+    ids = [e.call_id for e in prepare(message(content=written)).events]
+    assert len(set(ids)) == 2
+    assert batch.scavenged_results == tuple(
+        ImmediateResult(i, "Not run: the turn was ended by the storm guard.") for i in ids
+    )
+
+
+def test_a_polling_call_keeps_its_id_and_its_repairs() -> None:
+    batch = prepare(message(("job_output", '{"job_id": "j"}'), ("job_output", '{"job_id": "j"')), "length")
+    assert [(c.id, c.name, c.args, c.repairs) for c in batch.calls] == [
+        ("call_00", "job_output", {"job_id": "j"}, ()),
+        ("call_01", "job_output", {"job_id": "j"}, (RepairKind.TRUNCATION,)),
+    ]
+
+
+NESTED_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "options": {
+            "type": "object",
+            "properties": {
+                "limits": {"type": "object", "properties": {"lines": {"type": "integer"}}, "required": ["lines"]}
+            },
+            "required": ["limits"],
+        },
+    },
+    "required": ["path", "options"],
+}
+_, NESTED_MAP = flatten_schema(ToolSchema(function=FunctionSchema(name="search", parameters=NESTED_SCHEMA)))
+
+
+class Lines(BaseModel):
+    lines: int
+
+
+class Options(BaseModel):
+    limits: Lines
+
+
+class SearchArgs(BaseModel):
+    path: str
+    options: Options
+
+
+def test_flattened_arguments_are_nested_back_before_they_are_vetted_and_the_event_names_the_call() -> None:
+    known: dict[str, FlatMap | None] = {"search": NESTED_MAP}
+    tools = {"search": Offered(args_model=SearchArgs)}
+    flat = '{"path": "s", "options.limits.lines": 1}'
+    batch = prepare_calls(
+        message(("search", flat), content=""), "stop", known_tools=known, storm=StormGuard(), tools=tools
+    )
+    assert [(e.kind, e.call_id, e.tool, e.detail) for e in batch.events] == [
+        (RepairKind.FLATTEN, "call_00", "search", "nested dotted arguments back into objects")
+    ]
+    written = f'<tool_call>{{"name": "search", "arguments": {flat}}}</tool_call>'
+    text = prepare_calls(message(content=written), "stop", known_tools=known, storm=StormGuard(), tools=tools)
+    assert [(c.name, c.args, c.repairs) for c in text.scavenged] == [
+        ("search", {"path": "s", "options": {"limits": {"lines": 1}}}, (RepairKind.SCAVENGE, RepairKind.FLATTEN))
+    ]
