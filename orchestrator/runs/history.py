@@ -127,7 +127,9 @@ def _agent_costs(agents: Path) -> dict[str, SessionCost]:
     """The subagents' journals, summed per profile (``agent:PROFILE``, ``agent:PROFILE@planner``): what the ``task``
     tool spent counts in the run's cost."""
     out: dict[str, SessionCost] = {}
-    for journal in sorted(agents.rglob("*.jsonl")) if agents.is_dir() else ():
+    if agents.is_symlink() or not agents.is_dir():  # a repository's run may link it anywhere: never walked
+        return out
+    for journal in sorted([*agents.glob("*.jsonl"), *agents.glob("*/*.jsonl")]):  # the parent's, a planner's
         named = AGENT_JOURNAL.fullmatch(journal.stem)
         if named is None:
             continue
