@@ -87,8 +87,11 @@ def test_a_batch_on_a_two_node_ray_cluster(tmp_path: Path, cluster: TwoNodes) ->
         sent = emulator_stats(url)["total"]["requests"]
         assert proc.returncode == 3, proc.stderr + proc.stdout
         paused = results(out)
-        assert sorted(paused) == three and all(r["status"] == "paused" for r in paused.values()), paused
-        assert any("batch budget" in r["reason"] for r in paused.values())
+        # Which goals the budget catches depends on when Ray starts each on its node: one that got going alone may
+        # finish inside the budget before the others ask. Every other one is paused, by the batch budget.
+        assert sorted(paused) == three, paused
+        stopped = [r for r in paused.values() if r["status"] != "complete"]
+        assert stopped and all(r["status"] == "paused" and "batch budget" in r["reason"] for r in stopped), paused
         assert sum(r["cost_usd"] for r in paused.values()) <= budget
         assert sum(r["requests"] for r in paused.values()) == sent
         resumed = reasonix("batch", str(goals), "--resume", "--budget-usd", "5", *base, env=env, timeout=900)
