@@ -154,11 +154,14 @@ def test_collect_removes_only_released_or_orphaned_cgroups(tmp_path: Path) -> No
     parent = tmp_path
     dead = subprocess.Popen(["true"])
     dead.wait()
+    # Another live Reasonix: a child of this test's (not pid 1, which is this very process when the tests run as the
+    # init of a PID namespace of their own, as the mutation run's do).
+    other = subprocess.Popen(["sleep", "60"])
     names = {
         f"{CGROUP_PREFIX}{os.getpid()}-999001": False,  # this process's, released: removed
         f"{CGROUP_PREFIX}{dead.pid}-1": False,  # its Reasonix is gone: removed
         f"{CGROUP_PREFIX}{dead.pid}-2-3": False,  # the owner is the number after the prefix
-        f"{CGROUP_PREFIX}1-999002": True,  # a live Reasonix's (pid 1 lives): kept
+        f"{CGROUP_PREFIX}{other.pid}-999002": True,  # a live Reasonix's: kept
         f"{CGROUP_PREFIX}x{os.getpid()}-1": True,  # not one of ours
         f"other-{os.getpid()}-999003": True,
     }
@@ -171,6 +174,8 @@ def test_collect_removes_only_released_or_orphaned_cgroups(tmp_path: Path) -> No
         _collect(parent)
         assert {path.name: path.exists() for path in made[:-1]} == names and live.exists()
     finally:
+        other.kill()
+        other.wait()
         bounds_module._live.discard(live)
         for path in made:
             if path.exists():
