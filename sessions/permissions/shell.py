@@ -107,8 +107,7 @@ class _Words:
         self.i = len(self.s)
 
     def at(self, offset: int = 0) -> str:
-        j = self.i + offset
-        return self.s[j] if j < len(self.s) else ""
+        return self.s[self.i + offset : self.i + offset + 1]
 
     def command_list(self, closer: str | None) -> None:  # a substitution's commands: :class:`_Scanner` reads them
         raise NotImplementedError
@@ -135,7 +134,7 @@ class _Words:
                 self.i += 2
             elif c == "'":
                 end = s.find("'", self.i + 1)
-                if end < 0:
+                if end < 0:  # pragma: no mutate (found after the quote at i, so never 0: `<= 0`, `< 1` read the same)
                     value.append(s[self.i + 1 :])
                     self.fail("an unclosed '")
                     break
@@ -280,7 +279,7 @@ class _Words:
                 self.command_list(")")
                 return
             if c in "()":
-                depth += 1 if c == "(" else -1
+                depth += (c == "(") - (c == ")")
                 self.i += 1
             else:
                 self.skip_one(c)
@@ -313,7 +312,7 @@ class _Scanner(_Words):
                 self.i += 2
             elif c == "#":
                 end = s.find("\n", self.i)
-                self.i = len(s) if end < 0 else end
+                self.i = len(s) if end < 0 else end  # pragma: no mutate (found after the '#' at i: never 0)
             elif c == "\n":
                 self.finish(pending)
                 self.i += 1
@@ -335,7 +334,7 @@ class _Scanner(_Words):
                 self.finish(pending)
                 self.i += 1
                 depth += 1
-                self.plain = False
+                self.plain = False  # pragma: no mutate (its ')' or an unclosed '(' follows: not plain either way)
             elif (c in "<>" and self.at(1) != "(") or s.startswith("&>", self.i):
                 self.redirect(pending)
             elif c in ";&|":
@@ -366,16 +365,17 @@ class _Scanner(_Words):
             self.commands.append(pending.command)
         pending.command = None
         pending.command_position = True
-        pending.skip_name = False
+        pending.skip_name = False  # pragma: no mutate (only its truth is read: None is as false)
 
     def word(self, pending: _Pending, closer: str | None) -> None:
         start = self.i
         word = self.read_word(closer)
         if pending.command is None:
-            pending.command = Command(start=start, end=start)
-        pending.command.end = self.i
+            pending.command = Command(start=start, end=self.i)
+        else:
+            pending.command.end = self.i
         if pending.skip_name:
-            pending.skip_name = False
+            pending.skip_name = False  # pragma: no mutate (only its truth is read: None is as false)
         elif pending.command_position and word.raw in _RESERVED:
             self.plain = False
             pending.skip_name = word.raw == "function"
@@ -405,7 +405,7 @@ class _Scanner(_Words):
             start = self.i
             while self.i < len(self.s):
                 end = self.s.find("\n", self.i)
-                end = len(self.s) if end < 0 else end
+                end = len(self.s) if end < 0 else end  # pragma: no mutate (a body starts after a newline: never 0)
                 line = self.s[self.i : end]
                 self.i = min(end + 1, len(self.s))
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator, Sequence
+from itertools import takewhile
 
 from sessions.permissions.shell import is_assignment, scan
 
@@ -39,8 +40,8 @@ _WRAPPERS: dict[str, frozenset[str]] = {
         {"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs"}
     ),
 }
-_POSITIONAL = {"timeout": 1, "chroot": 1}
-"""Words between a wrapper's options and its command (``timeout 5 rm``)."""
+_POSITIONAL = {name: 0 for name in _WRAPPERS} | {"timeout": 1, "chroot": 1}
+"""Each wrapper's words between its options and its command (``timeout 5 rm``)."""
 
 
 def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
@@ -57,7 +58,7 @@ def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
     head = posixpath.basename(rest[0]) or rest[0]
     args = rest[1:]
     yield [head, *args]
-    if head in _WRAPPERS or head in _POSITIONAL:
+    if head in _WRAPPERS:
         if head == "command" and any(a.startswith("-") and ("v" in a or "V" in a) for a in args[:1]):
             return  # ``command -v rm`` only looks it up
         inner = _after_options(head, args)
@@ -71,9 +72,7 @@ def forms(words: Sequence[str], depth: int = 0) -> Iterator[list[str]]:
     elif head == "find":
         for index, arg in enumerate(args):
             if arg in _EXEC_FLAGS:
-                tail = args[index + 1 :]
-                end = next((i for i, a in enumerate(tail) if a in (";", "+")), len(tail))
-                yield from forms(tail[:end], depth + 1)
+                yield from forms(list(takewhile(lambda a: a not in (";", "+"), args[index + 1 :])), depth + 1)
 
 
 def line_forms(line: str, depth: int = 0) -> Iterator[list[str]]:
@@ -83,7 +82,7 @@ def line_forms(line: str, depth: int = 0) -> Iterator[list[str]]:
 
 
 def _after_options(head: str, args: list[str]) -> list[str]:
-    takes = _WRAPPERS.get(head, frozenset())
+    takes = _WRAPPERS[head]
     rest = list(args)
     split: list[str] = []
     while rest and rest[0].startswith("-") and rest[0] != "-":
@@ -103,7 +102,7 @@ def _after_options(head: str, args: list[str]) -> list[str]:
         while rest and (rest[0] == "-" or is_assignment(rest[0])):
             rest.pop(0)
     rest = split + rest
-    return rest[_POSITIONAL.get(head, 0) :]
+    return rest[_POSITIONAL[head] :]
 
 
 def _short(option: str, takes: frozenset[str]) -> tuple[str, str]:
@@ -112,7 +111,7 @@ def _short(option: str, takes: frozenset[str]) -> tuple[str, str]:
     for index, letter in enumerate(option[1:], start=2):
         if "-" + letter in takes:
             return "-" + letter, option[index:]
-    return "", ""
+    return "", ""  # pragma: no mutate (neither is read when no letter takes an argument: the name is in no set)
 
 
 def _dash_c(args: list[str]) -> str | None:
@@ -121,7 +120,7 @@ def _dash_c(args: list[str]) -> str | None:
     ``-c`` may be grouped (``-lc``, ``-ec``) or followed by more options (``-c -e``); ``-o``/``-O`` (``+o``, ``+O``)
     and ``--rcfile``/``--init-file`` take the next word; ``--`` or ``-`` ends the options."""
     rest = list(args)
-    dash_c = False
+    dash_c = False  # pragma: no mutate (only its truth is read: None is as false)
     while rest and rest[0][:1] in ("-", "+"):
         option = rest.pop(0)
         if option in ("--", "-"):

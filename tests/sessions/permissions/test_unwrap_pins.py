@@ -40,6 +40,13 @@ def test_command_runs_what_follows_its_other_options() -> None:
     assert Rules.parse(deny=["bash(rm:*)"]).for_command("command -p rm -rf x").decision == "deny"
 
 
+def test_command_with_v_after_another_option_is_read_as_running_its_command() -> None:
+    """Only a first option with a ``v`` is known to look the name up; ``command -p -v rm`` only looks it up too, but
+    reading it as running ``rm`` errs on the safe side: a deny rule for ``rm`` refuses it."""
+    assert ["rm", "-rf", "x"] in _forms("command -p -v rm -rf x")
+    assert Rules.parse(deny=["bash(rm:*)"]).for_command("command -p -v rm -rf x").decision == "deny"
+
+
 def test_xargs_without_a_command_runs_echo_and_other_wrappers_run_nothing() -> None:
     assert _forms("xargs") == [["xargs"], ["echo"]]
     assert _forms("xargs -0") == [["xargs", "-0"], ["echo"]]
@@ -51,6 +58,13 @@ def test_find_exec_runs_the_words_up_to_its_terminator_only() -> None:
     assert _forms("find . -exec rm {} \\; -print") == [["find", ".", "-exec", "rm", "{}", ";", "-print"], ["rm", "{}"]]
     assert _forms("find . -exec rm {} + -delete")[1:] == [["rm", "{}"]]
     assert _forms("find . -exec ls \\; -execdir rm x \\;")[1:] == [["ls"], ["rm", "x"]]
+
+
+def test_find_exec_without_a_terminator_runs_every_word_after_it() -> None:
+    """bash passes an unterminated ``-exec`` to find, which refuses it; read as running its words, a deny rule errs
+    safe."""
+    assert _forms("find . -exec rm -rf {}")[1:] == [["rm", "-rf", "{}"]]
+    assert Rules.parse(deny=["bash(rm:*)"]).for_command("find . -exec rm -rf {}").decision == "deny"
 
 
 def test_a_shell_given_a_script_file_named_sh_runs_no_command_string() -> None:
