@@ -159,10 +159,6 @@ GROUPS: dict[str, Group] = {
             # 12 s: it waits out trio's idle worker threads; test_spawn_pins.py pins that spawn forks on the trio
             # thread and arms the death signal, in milliseconds.
             "tests/sessions/sandbox/test_hostile.py::test_a_command_longer_than_ten_seconds_is_not_killed",
-            # In mutmut's copy (slower, through its trampolines) the sweep after the timeout's killpg still finds
-            # the killed sleep and counts it as left running: the status line differs, every time. The group kill
-            # is pinned by test_cancellation_kills_the_process_group, the count by the background tests.
-            "tests/sessions/tools/test_bash.py::test_timeout_kills_the_process_group",
         ),
         own_pids=True,
     ),

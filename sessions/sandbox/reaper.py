@@ -46,9 +46,10 @@ def die_with_parent() -> Callable[[], None]:
     prctl = _prctl()
 
     def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the kernel reads no other argument of this option
         if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
+            # Only when this process died in the few microseconds since the fork: no test can make that race.
+            os.kill(os.getpid(), signal.SIGKILL)  # pragma: no mutate  — see above
 
     return arm
 
@@ -64,8 +65,9 @@ def become_subreaper() -> bool:
     if _subreaper is None:
         _subreaper = False  # pragma: no mutate  — True differs only where loading libc raises, which no test can make
         name = ctypes.util.find_library("c")
-        if name is not None and hasattr(os, "getpid"):
-            with contextlib.suppress(OSError, AttributeError):
+        if name is not None:
+            # Loading the libc found and looking up its prctl fail on no Linux: no test can make them.
+            with contextlib.suppress(OSError, AttributeError):  # pragma: no mutate  — see above
                 libc = ctypes.CDLL(name, use_errno=True)  # pragma: no mutate  — errno unread; CDLL(None) has it too
                 # The kernel reads only the second argument (any nonzero sets it): the others are unused.
                 done = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # pragma: no mutate  — see above
@@ -133,7 +135,7 @@ def leftovers(marker: str, pgid: int) -> set[int]:
 
 def _reap(pids: set[int]) -> None:
     for pid in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
+        with contextlib.suppress(ChildProcessError):  # not this process's child (nor re-parented to it)
             os.waitpid(pid, os.WNOHANG)
 
 
@@ -180,16 +182,17 @@ def launched(marker: str) -> set[int]:
 def _sweep(find: Callable[[], set[int]], rounds: int) -> Sweep:
     seen: set[int] = set()
     for _ in range(rounds):
-        found = find() - {pid for pid in seen if _gone(pid)}
+        found = find()
         if not found:
             break
         seen |= found
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-    # SIGKILL is delivered before kill() returns for our own processes, but the exit itself may take a moment.
-    for _ in range(400):
-        if all(_gone(pid) for pid in seen):
+    # SIGKILL is delivered before kill() returns for our own processes, but the exit itself may take a moment: how
+    # long this waits for an exit already under way is no behaviour a test could pin without timing the kernel.
+    for _ in range(400):  # pragma: no mutate  — see above
+        if all(_gone(pid) for pid in seen):  # pragma: no mutate  — see above
             break
         time.sleep(0.005)
     _reap(seen)
@@ -199,9 +202,23 @@ def _sweep(find: Callable[[], set[int]], rounds: int) -> Sweep:
 
 # rounds: how long to chase a command that keeps starting processes; one more or fewer is no behaviour a test could
 # pin without timing the respawns.
-def kill_leftovers(marker: str, pgid: int, *, rounds: int = 5) -> Sweep:  # pragma: no mutate  — see above
-    """SIGKILL what the command left (repeating while new processes appear) and count what is really gone."""
+def kill_leftovers(  # pragma: no mutate  — see above
+    marker: str, pgid: int, *, rounds: int = 5, group_killed: bool = False
+) -> Sweep:
+    """SIGKILL what the command left (repeating while new processes appear) and count what is really gone.
+
+    ``group_killed``: the group was just sent SIGKILL (a timeout's kill), so its processes are dying, not left
+    running: their exits are awaited first (milliseconds; at most two seconds), or a slow machine counts them."""
+    if group_killed:
+        _wait_group_gone(pgid)
     return _sweep(lambda: leftovers(marker, pgid), rounds)
+
+
+def _wait_group_gone(pgid: int) -> None:
+    for _ in range(400):  # pragma: no mutate  — as _sweep's wait: an exit under way takes what it takes
+        if all(proc.pgid != pgid for proc in _procs()):  # pragma: no mutate  — see above
+            return
+        time.sleep(0.005)
 
 
 def kill_launch(marker: str, *, rounds: int = 5) -> Sweep:  # pragma: no mutate  — as kill_leftovers

@@ -164,7 +164,9 @@ async def _run_once(
             await kill_rest_of_launch(launch)
             if marker:
                 with trio.CancelScope(shield=True):
-                    sweep = await trio.to_thread.run_sync(kill_leftovers, marker, proc.pid)
+                    sweep = await trio.to_thread.run_sync(
+                        functools.partial(kill_leftovers, marker, proc.pid, group_killed=True)
+                    )
         with trio.CancelScope(shield=True):
             await proc.wait()
             await stdout.aclose()

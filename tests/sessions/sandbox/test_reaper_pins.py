@@ -6,6 +6,7 @@ run also keeps the reaper in a PID namespace of its own: bench/mutation_score.py
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from sessions.sandbox.reaper import (
     MARKER,
     Sweep,
+    _reap,
     _sweep,
     kill_launch,
     kill_leftovers,
@@ -152,3 +154,70 @@ def test_a_process_that_survives_sigkill_is_counted_as_survived() -> None:
     # The init of this PID namespace: a SIGKILL from inside it is dropped by the kernel (and refused to a user).
     assert _sweep(lambda: {1}, 2) == Sweep(killed=0, survived=1)
     assert new_marker().startswith(f"{os.getpid()}.") and new_marker() != new_marker()
+
+
+def test_an_exited_process_not_yet_reaped_is_no_leftover(started: list[subprocess.Popen[bytes]]) -> None:
+    """A zombie is gone whatever its group: found, it would be counted as killed though nothing was."""
+    zombie = subprocess.Popen(["true"], start_new_session=True)
+    started.append(zombie)
+    os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # exited, left unreaped
+    assert Path(f"/proc/{zombie.pid}/stat").read_text().split()[2] == "Z"
+    assert leftovers(new_marker(), zombie.pid) == set()
+    assert kill_leftovers(new_marker(), zombie.pid) == Sweep(killed=0, survived=0)
+
+
+def test_a_process_named_like_the_rest_of_its_stat_line_is_still_found(
+    tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    """The name in /proc/PID/stat is in parentheses and may hold any: the fields are read after the last ')'."""
+    sleep = tmp_path / "x) Z 1 1"
+    sleep.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    proc = subprocess.Popen([str(sleep), "9107"], start_new_session=True)
+    started.append(proc)
+    _execed(proc.pid, str(sleep), "9107")
+    assert leftovers(new_marker(), proc.pid) == {proc.pid}
+
+
+def test_the_group_is_the_process_group_not_the_session(started: list[subprocess.Popen[bytes]]) -> None:
+    """A group of its own inside this session, with no marker: found (and killed) by its group id alone."""
+    proc = subprocess.Popen(["sleep", "9108"], env=_env(), process_group=0)
+    started.append(proc)
+    _execed(proc.pid, "sleep", "9108")
+    assert leftovers(new_marker(), proc.pid) == {proc.pid}
+    assert kill_leftovers(new_marker(), proc.pid) == Sweep(killed=1, survived=0)
+    assert not Path(f"/proc/{proc.pid}").exists()  # killed and reaped
+
+
+def test_a_sweep_counts_every_round_and_what_was_gone_before_its_signal(
+    started: list[subprocess.Popen[bytes]],
+) -> None:
+    first, second = (subprocess.Popen(["sleep", "9109"], start_new_session=True) for _ in range(2))
+    started += [first, second]
+    rounds = iter([{first.pid}, {second.pid}, set()])  # the command started another while the first was killed
+    assert _sweep(lambda: next(rounds), 5) == Sweep(killed=2, survived=0)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    _reap({dead.pid})  # not a child any more: nothing to reap, and no error
+    assert _sweep(lambda: {dead.pid}, 1) == Sweep(killed=1, survived=0)  # gone before its SIGKILL: no error
+
+
+def test_another_users_process_is_counted_as_survived(started: list[subprocess.Popen[bytes]]) -> None:
+    """As root, a process of another user and a reaper without the capability to kill it (``setpriv``); as an
+    ordinary user, the machine's init."""
+    if os.geteuid() != 0:
+        assert _sweep(lambda: {1}, 1) == Sweep(killed=0, survived=1)
+        return
+    setpriv = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    other = subprocess.Popen([*setpriv, "sleep", "9110"], start_new_session=True)
+    started.append(other)
+    _execed(other.pid, "sleep", "9110")
+    code = f"from sessions.sandbox.reaper import _sweep; print(_sweep(lambda: {{{other.pid}}}, 2))"
+    done = subprocess.run(
+        ["setpriv", "--bounding-set", "-kill", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[3],
+        check=True,
+    )
+    assert done.stdout == "Sweep(killed=0, survived=1)\n"
+    assert other.poll() is None

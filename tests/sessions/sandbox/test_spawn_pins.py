@@ -43,6 +43,23 @@ async def test_spawn_gives_one_output_pipe_no_stdin_a_session_the_directory_and_
     assert await proc.wait() == 0  # a second wait returns at once
 
 
+async def test_spawn_never_hands_a_command_this_process_s_stdin(tmp_path: Path) -> None:
+    """Its stdin is /dev/null even when this process has one to read (a terminal, a pipe of the editor's)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"leak\n")
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        proc = spawn(["sh", "-c", 'read x; echo "read=$? x=$x"'], cwd=tmp_path, env={"PATH": os.environ["PATH"]})
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
+    assert await _all(proc.stdout) == b"read=1 x=\n"
+    assert await proc.wait() == 0
+
+
 async def test_spawn_server_talks_over_stdin_and_stdout_with_stderr_apart(tmp_path: Path) -> None:
     err = tmp_path / "err"
     script = (
