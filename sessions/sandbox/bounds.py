@@ -115,7 +115,7 @@ def _collect(parent: Path) -> None:
         for entry in parent.iterdir():
             if not entry.name.startswith(CGROUP_PREFIX):
                 continue
-            owner = entry.name[len(CGROUP_PREFIX) :].split("-", 1)[0]
+            owner = entry.name[len(CGROUP_PREFIX) :].partition("-")[0]
             mine = owner.isdigit() and int(owner) == os.getpid()
             if (mine and entry not in _live) or (owner.isdigit() and not mine and not Path(f"/proc/{owner}").exists()):
                 with contextlib.suppress(OSError):

@@ -52,20 +52,21 @@ def host_sockets(skip: Iterable[str], bound_back: Iterable[str] = ()) -> list[st
     skipped = (*PRIVATE, *skip)
     shown = tuple(bound_back)
     found: list[str] = []
-    with contextlib.suppress(OSError), open("/proc/net/unix", encoding="utf-8", errors="replace") as table:
-        next(table, None)
-        for line in table:
-            fields = line.split(None, 7)
-            if len(fields) < 8 or not fields[7].startswith("/"):
-                continue  # unnamed or abstract
-            path = fields[7].rstrip("\n")
-            if _depth(path, skipped) > _depth(path, shown) or path in found:
-                continue
-            try:
-                if stat.S_ISSOCK(os.lstat(path).st_mode):
-                    found.append(path)
-            except OSError:
-                continue
+    table: list[bytes] = []
+    with contextlib.suppress(OSError):  # pragma: no mutate  — every Linux has it: only a /proc without it fails
+        table = Path("/proc/net/unix").read_bytes().split(b"\n")
+    for line in table:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith(b"/"):
+            continue  # the header ("Path"), or unnamed, or abstract
+        path = os.fsdecode(fields[7])  # the name's own bytes, as lstat and bubblewrap's arguments give them back
+        if _depth(path, skipped) > _depth(path, shown) or path in found:
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                found.append(path)
+        except OSError:
+            continue
     return found
 
 

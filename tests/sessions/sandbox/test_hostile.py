@@ -71,17 +71,18 @@ async def test_a_mask_cannot_be_unmounted_nor_escaped_by_a_new_namespace(bwrap: 
 
 
 async def test_no_host_unix_socket_answers(bwrap: str, ws: Path, outside: Path) -> None:
-    paths = [outside / "agent.sock"]
+    paths = [outside / "agent.sock", outside / os.fsdecode(b"odd-\xff.sock")]  # a name that is not UTF-8 too
     run_dir = Path(tempfile.mkdtemp(prefix="reasonix-hostile-", dir="/run")) if os.access("/run", os.W_OK) else None
     if run_dir is not None:  # as root: a socket under /run, like docker.sock or the session bus
         paths.append(run_dir / "docker.sock")
     servers = [listen(path) for path in paths]
     try:
         probe = [sys.executable, "-c", CONNECT, *map(str, paths)]
-        plain = (await trio.run_process(probe, capture_stdout=True)).stdout.decode()
+        plain = (await trio.run_process(probe, capture_stdout=True)).stdout.decode(errors="replace")
         assert plain.count("CONNECTED") == len(paths)  # they answer outside the sandbox
         (ws / "probe.py").write_text(CONNECT)
-        args = " ".join(map(str, paths))
+        # A tool call's command is JSON text: the name that is not UTF-8 is reached by a glob, as a model would.
+        args = " ".join(str(path) if path.name.isascii() else str(path.parent / "odd-*.sock") for path in paths)
         out = await bash(box(bwrap), ws, f"{sys.executable} probe.py {args}; ls -A /run; echo listed")
         lines = out.splitlines()
         assert "CONNECTED" not in out and sum(line.startswith("refused ") for line in lines) == len(paths)
