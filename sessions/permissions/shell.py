@@ -278,11 +278,11 @@ class _Words:
                 self.i = start + 2
                 self.command_list(")")
                 return
-            if c in "()":
-                depth += (c == "(") - (c == ")")
-                self.i += 1
-            else:
-                self.skip_one(c)
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            self.skip_one(c)  # a parenthesis is one character like any
         self.fail("an unclosed $((")
 
 
