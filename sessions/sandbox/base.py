@@ -19,8 +19,9 @@ class Launch:
 
     argv: tuple[str, ...]
     env: dict[str, str]
-    contained: bool
-    """True when the OS itself ends everything the command starts when it exits (a PID namespace): nothing to hunt."""
+    contained: bool = False
+    """True when the OS itself ends everything the command starts when it exits (a PID namespace): nothing to hunt.
+    Only a sandbox that gives that says so; any other launch is hunted after."""
     bounds: Bounds | None = None
     """The bounds it runs under (None: none); :func:`~sessions.sandbox.bounds.release` after it ended."""
     marker: str = ""

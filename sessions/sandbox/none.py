@@ -29,4 +29,4 @@ class NoSandbox:
         return replace(self, policy=self.policy.with_mode(mode))
 
     def wrap(self, argv: Sequence[str], *, workspace: Path, cwd: Path, env: Mapping[str, str]) -> Launch:
-        return Launch(argv=tuple(argv), env=command_env(self.policy, env, self.base_env), contained=False)
+        return Launch(argv=tuple(argv), env=command_env(self.policy, env, self.base_env))

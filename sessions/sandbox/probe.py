@@ -6,16 +6,18 @@ from __future__ import annotations
 import functools
 import subprocess
 
+TIMEOUT_S = 10.0
+"""How long a probe may take before bubblewrap counts as not working here."""
 _PROBE = ["--ro-bind", "/", "/", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--die-with-parent"]
 
 
 def _try(bwrap: str, *flags: str) -> str | None:
     try:
-        done = subprocess.run([bwrap, *flags, *_PROBE, "true"], capture_output=True, timeout=10, check=False)
+        done = subprocess.run([bwrap, *flags, *_PROBE, "true"], capture_output=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode != 0:
-        return done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+        return done.stderr.decode(errors="replace").strip() or f"exit code {done.returncode}"
     return None
 
 
@@ -39,7 +41,7 @@ def reports_exec(bwrap: str) -> bool:
     when the command was executed, so a launch that failed in bubblewrap's own setup can be told from the command's
     own failure."""
     try:
-        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return b"--json-status-fd" in done.stdout + done.stderr

@@ -5,11 +5,13 @@ test_job_network.py."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
+from sessions.sandbox import netns
 from sessions.sandbox.netns import _LOOPBACK_UP, SharedNetwork
 
 
@@ -38,6 +40,51 @@ def test_an_anchor_that_never_says_up_is_closed_and_says_why(tmp_path: Path, mon
     assert net.problem == "the network anchor did not start (the kernel refused a network namespace)"
 
 
+def test_an_anchor_silent_past_the_timeout_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It would say ``up`` after a second: too late, it was killed after START_TIMEOUT_S (a tenth of one here)."""
+    tools(tmp_path / "bin", "sleep 1; echo up; exec sleep 9304", monkeypatch)
+    monkeypatch.setattr(netns, "START_TIMEOUT_S", 0.1)
+    net = SharedNetwork()
+    assert net.join() is None and not net.running and net._popen is None
+    assert net.problem == "the network anchor did not start (the kernel refused a network namespace)"
+
+
+def test_the_anchor_reads_nothing_writes_no_errors_and_dies_with_us(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its stdin and stderr are /dev/null whatever ours are (here a file, for the test), and its parent-death signal is
+    SIGKILL: the stand-in reports all three, then holds the namespace like the real one."""
+    tools(tmp_path / "bin", "exit 1", monkeypatch)
+    seen = tmp_path / "seen"
+    (tmp_path / "bin" / "unshare").write_text(
+        f"#!{sys.executable} -S\n"
+        "import ctypes, os\n"
+        "sig = ctypes.c_int()\n"
+        "ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG\n"
+        "fds = [os.readlink(f'/proc/self/fd/{fd}') for fd in (0, 2)]\n"
+        f"open({str(seen)!r}, 'w').write(' '.join([str(sig.value), *fds]))\n"
+        "print('up', flush=True)\n"
+        "os.execvp('sleep', ['sleep', '9305'])\n"
+    )
+    inherited = os.open(tmp_path / "inherited", os.O_RDWR | os.O_CREAT)
+    saved = [os.dup(0), os.dup(2)]
+    os.dup2(inherited, 0)
+    os.dup2(inherited, 2)
+    net = SharedNetwork()
+    try:
+        prefix = net.join()
+    finally:
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, inherited):
+            os.close(fd)
+    try:
+        assert prefix is not None and net.running
+        assert seen.read_text() == f"{int(signal.SIGKILL)} /dev/null /dev/null"
+    finally:
+        net.close()
+
+
 def test_an_anchor_that_cannot_start_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tools(tmp_path / "bin", "exit 0", monkeypatch, shebang="#!/absent/interpreter")
     net = SharedNetwork()
@@ -45,19 +92,24 @@ def test_an_anchor_that_cannot_start_says_why(tmp_path: Path, monkeypatch: pytes
     assert net.problem == "the network anchor cannot start: No such file or directory"
 
 
-def test_the_anchor_runs_once_and_its_prefix_enters_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("euid", [0, 4242])
+def test_the_anchor_runs_once_and_its_prefix_enters_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, euid: int
+) -> None:
+    """Root's arguments and an ordinary user's, each pinned whoever runs the tests (the identity stood in for)."""
     folder = tools(tmp_path / "bin", f'printf "%s\\n" "$@" > {tmp_path}/argv; echo up; exec sleep 9301', monkeypatch)
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
     net = SharedNetwork()
     prefix = net.join()
     assert net.running and net.problem is None and net._popen is not None
     pid = net._popen.pid
     target = (str(folder / "nsenter"), "--target", str(pid))
-    if os.geteuid() == 0:
+    if euid == 0:
         assert prefix == (*target, "--net", "--")
     else:
         assert prefix == (*target, "--user", "--net", "--preserve-credentials", "--")
     assert net.join() == prefix and net._popen.pid == pid  # the same anchor
-    user = [] if os.geteuid() == 0 else ["--map-current-user", "--keep-caps"]
+    user = [] if euid == 0 else ["--map-current-user", "--keep-caps"]
     argv = ["--net", *user, "--", sys.executable, "-I", "-S", "-c", _LOOPBACK_UP]
     assert (tmp_path / "argv").read_text() == "".join(word + "\n" for word in argv)
     assert Path(f"/proc/{pid}/stat").read_text().split()[5] == str(pid)  # a session of its own
