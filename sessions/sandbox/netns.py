@@ -100,14 +100,13 @@ class SharedNetwork:
         popen, self._popen, self._child = self._popen, None, None
         if popen is None:
             return
-        # No test can make the two marked cases: the kill is refused only where the anchor was reaped (``running``
-        # polls) and its pid reused by another user's group, never as root; the wait runs out only for a process
-        # that outlives SIGKILL by START_TIMEOUT_S (stuck in uninterruptible I/O).
-        with (
-            contextlib.suppress(ProcessLookupError),
-            contextlib.suppress(PermissionError),  # pragma: no mutate (see above)
-        ):
-            os.killpg(popen.pid, signal.SIGKILL)
+        # Only while the anchor is not reaped (``running`` polls, and reaps an anchor that ended): its pid, and so
+        # its group's id, is then still its own and can name no other process's group.
+        if popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(popen.pid, signal.SIGKILL)
+        # No test can make the marked case: the wait runs out only for a process that outlives SIGKILL by
+        # START_TIMEOUT_S (stuck in uninterruptible I/O).
         with contextlib.suppress(subprocess.TimeoutExpired):  # pragma: no mutate (see above)
             popen.wait(timeout=START_TIMEOUT_S)  # pragma: no mutate (see above)
         if popen.stdout is not None:
