@@ -5,7 +5,8 @@ A path the branch changed and the workspace did not is taken from the branch (fi
 both changed the same way is left alone. A text file both changed differently is merged line by line with
 ``git merge-file``; any other change on both sides (a binary file, a symlink, a deletion against an edit, modes that
 disagree, overlapping lines) is a conflict. So is a path the branch changed outside the step's declared writes. When
-there is any conflict or undeclared write, nothing is applied.
+there is any conflict or undeclared write, nothing is applied. Tools' caches (``__pycache__`` and the like, see
+:mod:`orchestrator.branches.caches`) are neither merged nor counted as undeclared writes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import trio
 
+from orchestrator.branches.caches import is_tool_cache
 from orchestrator.branches.gitrun import BranchGit
 from orchestrator.branches.outcome import MergeOutcome
 from orchestrator.checkpoints.git import split_nul
@@ -124,7 +126,7 @@ async def merge_branch(
     """Plan the merge of ``theirs`` into the live workspace (``git``'s work tree) and apply it, or apply nothing."""
     workspace = git.work_tree
     mine, live = await diff(git, base, theirs), await diff(git, base, ours)
-    mine = {p: c for p, c in mine.items() if GITLINK not in (c.old_mode, c.new_mode)}
+    mine = {p: c for p, c in mine.items() if GITLINK not in (c.old_mode, c.new_mode) and not is_tool_cache(p)}
     changed = tuple(sorted(mine))
     undeclared = tuple(p for p in changed if not any(paths_overlap(p, d) for d in declared))
     both = {

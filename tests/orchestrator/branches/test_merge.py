@@ -10,7 +10,10 @@ import pytest
 import trio
 
 from orchestrator.branches import BranchError, BranchWorkspace, MergeOutcome
+from orchestrator.branches.caches import is_tool_cache
 from tests.support.git_repo import make_repo, tree_state, user_git, user_repo_bytes
+
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -270,3 +273,46 @@ def test_a_copy_that_cannot_be_made_is_a_branch_error_that_says_where(ws: Path) 
 
     with pytest.raises(BranchError, match="cannot make a copy of the workspace for step s1"):
         run(main)
+
+
+def test_caches_written_by_running_the_code_are_neither_merged_nor_undeclared(ws: Path) -> None:
+    """Bytecode writing on (most users' default): a verify command that imports the step's module writes
+    ``src/__pycache__``; that, test runners' caches and ``node_modules/.cache`` are not the step's writes."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    async def main() -> MergeOutcome:
+        b = await BranchWorkspace.open(ws, run_dir(ws), "s1")
+        (b.path / "src" / "b.py").write_text("VALUE = 2\n")
+        await trio.run_process(["python3", "-c", "import b"], cwd=b.path / "src", env=env)
+        assert any((b.path / "src" / "__pycache__").iterdir())
+        for rel in (".pytest_cache/v/cache/lastfailed", "web/node_modules/.cache/babel/x.json", "old.pyc"):
+            (b.path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (b.path / rel).write_text("{}")
+        out = await b.merge_back(["src/b.py"])
+        await b.discard()
+        return out
+
+    out = run(main)
+    assert out.merged and out.changed == ("src/b.py",), out.reason
+    assert (ws / "src" / "b.py").read_text() == "VALUE = 2\n"
+    assert not (ws / "src" / "__pycache__").exists() and not (ws / ".pytest_cache").exists()
+    assert not (ws / "web").exists() and not (ws / "old.pyc").exists()
+
+
+@pytest.mark.parametrize(
+    ("rel", "cache"),
+    [
+        ("src/__pycache__/b.cpython-311.pyc", True),
+        ("b.pyc", True),
+        (".mypy_cache/3.11/x.json", True),
+        ("a/.ruff_cache/CACHEDIR.TAG", True),
+        ("node_modules/.cache/x", True),
+        ("web/node_modules/.cache/babel/y", True),
+        ("src/pycache.py", False),
+        ("node_modules/left-pad/index.js", False),
+        ("docs/.cache", False),
+        ("__pycache__", False),
+    ],
+)
+def test_what_counts_as_a_tool_cache(rel: str, cache: bool) -> None:
+    assert is_tool_cache(rel) is cache
