@@ -17,11 +17,18 @@ twice the CPUs here; ``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` sets it, and ``-n 0`` r
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.support.parts import PARTS, require, running
+from tests.support.real_home import REAL_HOME, REAL_HOME_VARIABLE, HomeGuard, reasonix_state, suite_roots
 
 # A suite started in the background of a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so would
 # every reasonix the tests start: their Ctrl-C tests would wait forever. The tests send Ctrl-C on purpose, so give the
@@ -47,25 +54,111 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return max(2, WORKERS_PER_CPU * cpus)
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Reasonix keeps checkpoint stores under ``$XDG_STATE_HOME`` and the user's config under ``$XDG_CONFIG_HOME``:
-    the suite never touches the real home's. This one covers the session-scoped fixtures (one per xdist worker, as
-    ``tmp_path_factory`` is); each test then gets its own below."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))
-        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
-        yield
+# What a test may inherit from the machine it runs on: nothing of the user's Reasonix, DeepSeek or shell state.
+_INHERITED_NEVER = ("DEEPSEEK_", "XDG_", "HISTFILE", "ZDOTDIR", "REASONIX_")
+_INHERITED_KEPT = ("REASONIX_CHROMIUM", "REASONIX_TEST_USER", REAL_HOME_VARIABLE)
+_HOME_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+
+
+def _private_homes(root: Path) -> dict[str, str]:
+    """A home and its XDG directories under ``root`` (each made, so a program that expects them finds them)."""
+    homes = {
+        "HOME": root / "home",
+        "XDG_CONFIG_HOME": root / "home" / ".config",
+        "XDG_STATE_HOME": root / "home" / ".local" / "state",
+        "XDG_CACHE_HOME": root / "home" / ".cache",
+        "XDG_DATA_HOME": root / "home" / ".local" / "share",
+    }
+    for path in homes.values():
+        path.mkdir(parents=True, exist_ok=True)
+    return {name: str(path) for name, path in homes.items()}
+
+
+_GUARD: HomeGuard | None = None
+_BEFORE: dict[str, tuple[int, int]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test (and before xdist starts its workers, which inherit all of it): the real home remembered, the
+    user's key, base URL, XDG directories and shell history variables dropped, and a private home for the suite."""
+    global _GUARD, _BEFORE
+    for part in PARTS.values():
+        config.addinivalue_line("markers", f"{part.marker}: needs {part.what} (tests/support/parts.py)")
+    config.addinivalue_line("markers", "real_home: means to use the real user's home (tests/support/real_home.py)")
+    os.environ.setdefault(REAL_HOME_VARIABLE, str(REAL_HOME))
+    for name in list(os.environ):
+        if name.startswith(_INHERITED_NEVER) and name not in _INHERITED_KEPT:
+            del os.environ[name]
+    suite_home = Path(tempfile.mkdtemp(prefix="reasonix-tests-home-"))
+    config.add_cleanup(lambda: shutil.rmtree(suite_home, ignore_errors=True))
+    os.environ.update(_private_homes(suite_home))
+    if not hasattr(config, "workerinput"):
+        _BEFORE = reasonix_state(REAL_HOME)
+    _GUARD = HomeGuard(REAL_HOME, [*suite_roots(config.rootpath), Path(tempfile.gettempdir()), suite_home])
+    sys.addaudithook(_GUARD)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The controller compares what Reasonix keeps in the real home with what was there before the run: a process a
+    test started that reached it fails the run."""
+    if hasattr(session.config, "workerinput"):
+        return
+    after = reasonix_state(REAL_HOME)
+    changed = sorted(p for p in set(_BEFORE) | set(after) if _BEFORE.get(p) != after.get(p))
+    if changed:
+        shown = "\n  ".join(changed[:20])
+        session.config.get_terminal_writer().line(
+            f"the test run changed the real home's Reasonix files (tests must use their private home):\n  {shown}",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test taking the ``bwrap`` or ``chromium`` fixture needs that part: it gets the marker without writing it."""
+    for item in items:
+        for part in {"bwrap", "chromium"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(getattr(pytest.mark, part))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Each part a test is marked with must be here: without it the test skips saying what to install (fails in CI)."""
+    for mark in item.iter_markers():
+        if mark.name in PARTS:
+            require(mark.name)
 
 
 @pytest.fixture(autouse=True)
-def _private_state_home_per_test(
-    _private_state_home: None, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A state and config home of the test's own, inherited by the processes it starts (so a test's CLI run and its
-    in-process run share it, and no two tests, on one worker or two, ever do)."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+def _private_home_per_test(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A home, config, state, cache and data directory of the test's own, inherited by the processes it starts (so a
+    test's CLI run and its in-process run share them, and no two tests, on one worker or two, ever do); and the guard
+    that fails the test if it touched the real home without saying it means to."""
+    for name, value in _private_homes(tmp_path_factory.mktemp("home")).items():
+        monkeypatch.setenv(name, value)
+    running(request.node)
+    guard = _GUARD
+    if guard is None or request.node.get_closest_marker("real_home") is not None:
+        yield
+        running(None)
+        return
+    guard.take()
+    guard.active = True
+    try:
+        yield
+    finally:
+        guard.active = False
+        running(None)
+    touched = guard.take()
+    if touched:
+        shown = "\n  ".join(dict.fromkeys(touched))
+        pytest.fail(
+            f"this test touched the real home {REAL_HOME} (tests run with a private HOME and XDG directories; mark "
+            f"the test real_home if it means to, and take the path from tests.support.real_home.REAL_HOME):\n  "
+            f"{shown}",
+            pytrace=False,
+        )
 
 
 # The benchmark fixture tasks hold their own seed tests, which fail on purpose until a task is solved.

@@ -2,7 +2,9 @@
 emulator, sent SIGKILL when it sends a given request — before that request is answered or uses a scripted reply — so
 the next run can ``--resume`` it exactly as a user would after a crash.
 
-The process gets the offline key, the emulator's URL, a home of its own (no user configuration) and the workspace.
+The process gets the offline key, the emulator's URL, a home of its own (no user configuration) and the workspace;
+without a sandbox on the machine, ``--allow-unconfined-verify`` too, so that it runs the scenario's scripted verify
+commands as the replay's own runs do rather than pausing for an approval nobody can give.
 Its output goes to ``killed-run-N.log`` next to the workspace (kept with ``--keep``).
 """
 
@@ -15,8 +17,10 @@ from pathlib import Path
 
 import trio
 
+from orchestrator.policy.verify import UNCONFINED_FLAG
 from scenarios import Scenario
 from scenarios.emulator import RunningEmulator
+from sessions.sandbox import sandbox_unavailable_reason
 
 KILLED_RUN_TIMEOUT_S = 300.0
 
@@ -58,6 +62,10 @@ async def run_killed(scenario: Scenario, at: str, ws: Path, emu: RunningEmulator
     command += ["--workspace", str(ws), "--base-url", emu.base_url, "--preset", s.preset]
     if s.budget_usd is not None:
         command += ["--budget-usd", str(s.budget_usd)]
+    if sandbox_unavailable_reason() is not None:
+        # As the replay's own runs do: a scenario's scripted verify commands run in the temporary copy of the
+        # workspace, sandboxed where a sandbox exists and otherwise without one (the replay said so once).
+        command.append(UNCONFINED_FLAG)
     counts: dict[str, int] = {}
     killed = False
     with log.open("wb") as out:

@@ -19,6 +19,8 @@ from orchestrator.checkpoints.snapshot import store_workspace, take_checkpoint
 from orchestrator.checkpoints.undo import NothingToUndoError, apply_undo, plan_undo
 from tests.support.git_repo import tree_state, user_git, user_repo_state
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:

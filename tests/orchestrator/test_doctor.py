@@ -222,7 +222,8 @@ def test_an_untrusted_workspace_file_is_fixed_by_trust_not_by_editing(
     (home / "reasonix.toml").write_text('base_url = "http://127.0.0.1:9"\n')
     code, lines = doctor(capsys, "--offline", "--workspace", str(home))
     assert code == 1
-    fixes = [x.strip() for x in lines if x.strip().startswith("fix:")]
+    machine = "install bubblewrap"  # said where bubblewrap is missing, whatever the workspace
+    fixes = [x.strip() for x in lines if x.strip().startswith("fix:") and machine not in x]
     assert fixes == [f"fix: check {home / 'reasonix.toml'}, then trust it as it is: reasonix trust --workspace {home}"]
 
 

@@ -30,6 +30,7 @@ from orchestrator.events import (
 from orchestrator.serve.models import SERVICE_EVENT_KINDS
 from orchestrator.ui.goal_event_lines import GOAL_EVENT_LINES
 from orchestrator.ui.goal_view import GoalTerminalUI
+from tests.support.parts import require
 
 JS = files("orchestrator.serve") / "static" / "js"
 
@@ -121,9 +122,9 @@ console.log(JSON.stringify(logged));
 
 def _dashboard_lines(tmp_path: Path, event: GoalEventBase) -> list[str]:
     """What the dashboard's renderer of ``event`` logs, run by node on the page's own module."""
+    require("node")
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+    assert node is not None
     harness = tmp_path / "harness.mjs"
     harness.write_text(_NODE_HARNESS, encoding="utf-8")
     module = Path(str(JS / "goal_events.js")).as_uri()
@@ -133,6 +134,7 @@ def _dashboard_lines(tmp_path: Path, event: GoalEventBase) -> list[str]:
     return lines
 
 
+@pytest.mark.node
 @pytest.mark.parametrize("ok", [True, False])
 def test_a_finished_subagent_reads_the_same_in_the_terminal_runs_show_and_the_dashboard(
     tmp_path: Path, ok: bool

@@ -61,6 +61,7 @@ def _lines_until(proc: subprocess.Popen[str], predicate: Any) -> Iterator[dict[s
 # ------------------------------------------------------------------------------------------------ goal
 
 
+@pytest.mark.bwrap
 def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
@@ -84,6 +85,7 @@ def test_goal_yes_json_runs_to_complete_with_a_summary(tmp_path: Path, env: dict
     assert again.returncode == 2 and "already complete" in again.stderr
 
 
+@pytest.mark.bwrap
 def test_goal_on_the_terminal_shows_plan_steps_tools_and_footers(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
@@ -176,6 +178,7 @@ def test_usage_errors_exit_2(tmp_path: Path, env: dict[str, str], args: list[str
 # ------------------------------------------------------------------------------------------------ plan and exec
 
 
+@pytest.mark.bwrap
 def test_plan_saves_the_approved_plan_and_exec_runs_it(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     # The plan run has only a planner; exec starts a new run whose planner is asked only for the verdict.
@@ -225,6 +228,7 @@ def test_exec_refuses_an_invalid_plan_naming_its_problems(tmp_path: Path, env: d
 # ------------------------------------------------------------------------------------------------ budget
 
 
+@pytest.mark.bwrap
 def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     # A budget no request fits in: the gate refuses the planner's first request before it is sent, and the goal pauses
@@ -253,6 +257,7 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
 # ------------------------------------------------------------------------------------------------ signals
 
 
+@pytest.mark.bwrap
 def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     # S2's first executor request stalls: the goal is mid-turn when it is interrupted.
@@ -283,6 +288,7 @@ def test_ctrl_c_mid_turn_pauses_the_goal_and_resume_completes(tmp_path: Path, en
     assert after[-1]["status"] == "complete" and _verified(_goal_json(ws, run_id)) == ["S1", "S2", "S3"]
 
 
+@pytest.mark.bwrap
 def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Path, env: dict[str, str]) -> None:
     ws = calc_workspace(tmp_path)
     # Killed while S2's first executor request is held by the emulator (S1 verified by then). The held request
@@ -320,6 +326,7 @@ def test_sigkill_mid_goal_then_resume_never_reruns_a_verified_step(tmp_path: Pat
     assert (ws / "calc" / "neg.py").read_text() == NEG
 
 
+@pytest.mark.bwrap
 def test_goal_record_writes_a_replayable_scenario_without_the_key(tmp_path: Path, env: dict[str, str]) -> None:
     from orchestrator.replay.runner import replay
     from scenarios.format import load_scenario

@@ -153,6 +153,7 @@ def test_a_wave_never_sends_more_requests_than_max_requests_and_pauses_resumable
         assert (ws / path).read_text() == TEXT[sid]
 
 
+@pytest.mark.bwrap
 def test_a_wave_never_spends_past_budget_usd_and_pauses_resumable(tmp_path: Path, env: dict[str, str]) -> None:
     """The same for dollars: each wave step's first reply is long (8,000 tokens of reasoning). Checked only after
     verification, the two branches together spent past the budget; the gate admits a request only while spent, the

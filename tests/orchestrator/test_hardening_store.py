@@ -24,6 +24,8 @@ from sessions.tools.paths import resolve_for_write
 from .goal_support import EXECUTOR, PLANNER, call, reply, step
 from .run_support import clean_env, emulator_process, json_lines, reasonix
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 GIT_ENV = {
     "PATH": os.environ.get("PATH", os.defpath),
     "HOME": "/nonexistent",
@@ -107,6 +109,7 @@ NOTES = [
 ]
 
 
+@pytest.mark.bwrap
 def test_a_store_the_repository_ships_is_never_adopted_by_goal_or_undo(tmp_path: Path) -> None:
     """A cloned repository with a ready-made ``.reasonix/checkpoints/git`` (filter, fsmonitor, hooks) and a
     ``.gitattributes`` naming the filter: the goal's checkpoints and ``reasonix undo`` run none of it."""
@@ -133,6 +136,7 @@ def test_a_store_the_repository_ships_is_never_adopted_by_goal_or_undo(tmp_path:
     assert (store / "git" / "config").read_text() == config_text()
 
 
+@pytest.mark.bwrap
 def test_a_store_config_the_model_writes_runs_nothing(tmp_path: Path) -> None:
     """The model tries every way to give the store a filter: write_file into ``.reasonix/checkpoints/git/config``
     (where the store used to be), write_file to the real store's absolute path, and bash appending to it; and a

@@ -337,6 +337,7 @@ def test_through_the_cli_an_untrusted_deny_list_does_not_wipe_the_users(tmp_path
     assert "refused by the rule 'bash(touch:*)'" in journal
 
 
+@pytest.mark.bwrap
 def test_through_the_cli_an_untrusted_mode_does_not_loosen_the_users_read_only(tmp_path: Path) -> None:
     require_bwrap()
     ws, user = _dirs(tmp_path)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from scenarios.emulator import open_emulator
@@ -92,6 +93,7 @@ async def _run(ws: Path, tmp_path: Path, replies: list[dict[str, Any]]) -> tuple
     return bodies, proc.stdout.decode()
 
 
+@pytest.mark.bwrap
 async def test_a_server_job_is_queried_by_a_later_command_killed_announced_and_gone(tmp_path: Path) -> None:
     ws = conversation_workspace(tmp_path, JOBS_ON)
     (ws / "hello.txt").write_text("hello from the job")
@@ -181,10 +183,12 @@ async def _interrupted(tmp_path: Path, sig: signal.Signals) -> list[int]:
     return _alive(token)
 
 
+@pytest.mark.bwrap
 async def test_ctrl_c_during_a_turn_leaves_no_job_running(tmp_path: Path) -> None:
     assert await _interrupted(tmp_path, signal.SIGINT) == []
 
 
+@pytest.mark.bwrap
 async def test_sigkill_of_reasonix_takes_its_jobs_down(tmp_path: Path) -> None:
     assert await _interrupted(tmp_path, signal.SIGKILL) == []
 

@@ -7,8 +7,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.orchestrator.run_support import clean_env, emulator_process, reasonix
 from tests.support.bwrap import require_bwrap
+
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
 
 RIDE_ALONG = [
     "git status ${x:-$(touch P1)}",
@@ -66,6 +70,7 @@ def test_an_allow_rule_lets_nothing_ride_along(tmp_path: Path) -> None:
     assert all("needs approval" in r for r in results[1:]), results
 
 
+@pytest.mark.bwrap
 def test_deny_rules_see_through_wrappers(tmp_path: Path) -> None:
     require_bwrap()  # auto runs sandboxed commands unasked: only the deny rule stands between them and the files
     keep = tuple(f"k{i}" for i in range(1, len(WRAPPED_RM) + 1))

@@ -59,6 +59,7 @@ def test_recording_never_holds_the_key(recorded: Path) -> None:
     assert "authorization" not in text.lower() and "bearer" not in text.lower()
 
 
+@pytest.mark.bwrap
 def test_recording_holds_the_start_workspace_requests_replies_and_usage(recorded: Path) -> None:
     scenario = load_scenario(recorded).scenario
     assert scenario.origin == "recorded" and scenario.command == "run" and scenario.objective == TASK
@@ -75,6 +76,7 @@ def test_recording_holds_the_start_workspace_requests_replies_and_usage(recorded
     assert replies[2].content == "Added calc/ops.py; test_calc.py prints ok."
 
 
+@pytest.mark.bwrap
 def test_replaying_the_recording_reproduces_it_without_drift(recorded: Path) -> None:
     report = replay(load_scenario(recorded))
     assert report.ok, report.text_report()

@@ -48,6 +48,7 @@ def _fix_script(extra_replies: list[dict[str, Any]] | None = None) -> dict[str, 
     return {"sessions": [{"key": "executor", "replies": replies + (extra_replies or [])}]}
 
 
+@pytest.mark.bwrap
 def test_run_reads_edits_and_tests_a_file_against_the_emulator(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     env = clean_env(tmp_path)
@@ -96,6 +97,7 @@ def test_run_reads_edits_and_tests_a_file_against_the_emulator(tmp_path: Path) -
     assert second[-1]["run_id"] != summary["run_id"]
 
 
+@pytest.mark.bwrap
 def test_run_on_the_terminal_shows_tools_and_the_cost_footer(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     env = clean_env(tmp_path)
@@ -148,6 +150,7 @@ def test_read_only_run_refuses_the_edit_and_leaves_the_file(tmp_path: Path) -> N
     assert "read-only" in finished["edit_file"]["preview"]
 
 
+@pytest.mark.bwrap
 def test_ctrl_c_cancels_cleanly_and_the_run_stays_journaled(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     env = clean_env(tmp_path)

@@ -67,6 +67,7 @@ def test_resume_takes_a_run_id_not_a_path(tmp_path: Path, name: str) -> None:
         RunStore.open(tmp_path, name)
 
 
+@pytest.mark.bwrap
 def test_a_second_goal_resume_of_a_running_run_is_refused(tmp_path: Path) -> None:
     from tests.support.goal_cli import (
         VERDICT,

@@ -5,6 +5,8 @@ import pytest
 
 from orchestrator.goal.store import GoalRecord, RunNotFoundError, RunStore
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 
 def test_runs_never_show_up_in_the_users_git(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)

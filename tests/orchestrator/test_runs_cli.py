@@ -153,6 +153,7 @@ def test_runs_in_an_empty_workspace(tmp_path: Path) -> None:
     assert json.loads(reasonix("runs", "--workspace", str(tmp_path / "ws"), "--json", env=env).stdout) == []
 
 
+@pytest.mark.bwrap
 def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     ws = calc_workspace(tmp_path)

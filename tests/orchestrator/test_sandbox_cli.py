@@ -14,6 +14,8 @@ import pytest
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix
 from tests.support.bwrap import require_bwrap
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 KEY = "sk-test-key-that-must-never-leak-0123456789"
 
 
@@ -40,6 +42,7 @@ def _bash_script(*commands: str) -> dict[str, Any]:
     return {"sessions": [{"key": "executor", "replies": [*replies, {"content": "done"}]}]}
 
 
+@pytest.mark.bwrap
 def test_the_key_reaches_no_command_file_recording_or_output(tmp_path: Path, outside: Path) -> None:
     require_bwrap()
     ws = _workspace(tmp_path)
@@ -77,6 +80,7 @@ def test_the_key_reaches_no_command_file_recording_or_output(tmp_path: Path, out
     assert "Read-only file system" in journal and "DEEPSEEK_API_KEY" not in journal
 
 
+@pytest.mark.bwrap
 def test_a_read_only_run_runs_git_log_and_cannot_write(tmp_path: Path) -> None:
     require_bwrap()
     ws = _workspace(tmp_path)

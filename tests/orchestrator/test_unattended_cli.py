@@ -80,6 +80,7 @@ def test_unattended_goal_runs_without_a_terminal_writes_its_summary_and_notifies
     assert goal["state"] == "complete"
 
 
+@pytest.mark.bwrap
 def test_a_failing_notify_command_is_reported_and_changes_nothing(tmp_path: Path) -> None:
     _ws, proc = _one_step_goal(tmp_path, "echo no mail here >&2; exit 7")
     assert proc.returncode == 0, proc.stderr

@@ -15,6 +15,8 @@ from tests.support.git_repo import tree_state, user_git, user_repo_state
 from .goal_support import EXECUTOR, PLANNER, call, reply, step
 from .run_support import clean_env, emulator_process, json_lines, reasonix
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 OPS = "def add(a, b):\n    return a + b\n"
 REWRITTEN = "def add(a, b):\n    return a - b  # rewritten\n"
 S1_COMMAND = (
@@ -82,6 +84,7 @@ def _goal(ws: Path, tmp_path: Path, env: dict[str, str]) -> str:
     return run_id
 
 
+@pytest.mark.bwrap
 def test_undo_takes_back_steps_byte_for_byte_and_leaves_the_users_git_alone(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -138,6 +141,7 @@ def test_undo_takes_back_steps_byte_for_byte_and_leaves_the_users_git_alone(
     assert user_repo_state(ws) == user_before
 
 
+@pytest.mark.bwrap
 def test_a_hand_edit_after_the_agent_is_detected_on_undo_and_not_lost(tmp_path: Path, env: dict[str, str]) -> None:
     ws = _workspace(tmp_path)
     _goal(ws, tmp_path, env)

@@ -15,6 +15,8 @@ from orchestrator.checkpoints.ledger import Ledger
 from orchestrator.checkpoints.undo import NothingToUndoError, apply_undo, new_undo_id, plan_undo
 from tests.support.git_repo import user_git
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:

@@ -31,6 +31,7 @@ def step(command: str) -> Step:
     return Step(id="S1", title="t", instructions="i", verify=(VerifyCommand(command=command),))
 
 
+@pytest.mark.bwrap
 async def test_a_verify_command_cannot_write_outside_the_workspace_but_can_inside(
     tmp_path: Path, outside: Path
 ) -> None:

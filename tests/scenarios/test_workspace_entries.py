@@ -13,6 +13,8 @@ import pytest
 
 from scenarios.format import ScenarioError, load_scenario
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 SCRIPT = {"sessions": [{"key": "executor", "replies": [{"content": "ok"}]}]}
 BLOB = bytes(range(256))
 

@@ -1,23 +1,19 @@
 """The real bubblewrap for the sandbox tests. Where it is missing they skip, except in CI (``CI`` set): there a missing
-sandbox is a failure, never a silent skip (``.ci/run`` installs it)."""
+sandbox is a failure, never a silent skip (``.ci/run`` installs it). The rule is the ``bwrap`` part's
+(tests/support/parts.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-from sessions.sandbox import BubblewrapSandbox, SandboxPolicy, sandbox_unavailable_reason
+from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
 from sessions.sandbox.bwrap import find_bwrap
+from tests.support.parts import require
 
 
 def require_bwrap() -> str:
-    problem = sandbox_unavailable_reason()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the sandbox tests: {problem}")
-        pytest.skip(problem)
+    """The bwrap executable, for a test marked ``bwrap`` (tests/support/parts.py skips or fails the others)."""
+    require("bwrap")
     bwrap = find_bwrap()
     assert bwrap is not None
     return bwrap

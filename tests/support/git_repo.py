@@ -8,6 +8,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+from tests.support.parts import require
+
 GIT_ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_AUTHOR_NAME": "u",
@@ -19,6 +21,7 @@ GIT_ENV = {
 
 
 def user_git(ws: Path, *args: str) -> str:
+    require("git")
     return subprocess.run(["git", *args], cwd=ws, env=GIT_ENV, check=True, capture_output=True, text=True).stdout
 
 

@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix, start_reasonix
 from tests.support.batch import OPS, batch_script, goals_file, results
+
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
 
 SIX = [f"g{i}" for i in range(1, 7)]
 STALL = [{"kind": "stall", "seconds": 300, "then": "drop"}]
@@ -25,6 +29,7 @@ def _git_status(ws: Path) -> str:
     return subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.bwrap
 def test_six_goals_complete_locally_three_at_a_time_each_in_its_own_copy(tmp_path: Path) -> None:
     env = _env(tmp_path)
     goals = goals_file(tmp_path, SIX)
@@ -67,6 +72,7 @@ def _wait(predicate: object, proc: subprocess.Popen[str], what: str, timeout: fl
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.bwrap
 def test_resume_after_ctrl_c_runs_only_the_goals_that_did_not_finish(tmp_path: Path) -> None:
     env = _env(tmp_path)
     ids = SIX[:4]
@@ -104,6 +110,7 @@ def test_resume_after_ctrl_c_runs_only_the_goals_that_did_not_finish(tmp_path: P
     assert final["g1"]["run_id"] == "g1" and "+def add(a, b):" in final["g1"]["diff"]
 
 
+@pytest.mark.bwrap
 def test_the_batch_budget_pauses_every_goal_and_no_request_passes_it(tmp_path: Path) -> None:
     env = _env(tmp_path)
     ids = SIX[:3]

@@ -19,6 +19,8 @@ from tests.orchestrator.run_support import clean_env, emulator_process, emulator
 from tests.support.batch import batch_script, goals_file, pin_peak_prices, results
 from tests.support.ray_cluster import TwoNodes, listening_addresses, two_node_cluster
 
+pytestmark = pytest.mark.ray
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[TwoNodes]:

@@ -17,15 +17,12 @@ import pytest
 
 from orchestrator.bench.oracle import oracle_script
 from orchestrator.bench.task import load_task
-from tests.support.bwrap import require_bwrap
 
 SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "bench-suite"
 
 
-@pytest.fixture(autouse=True)
-def _sandbox() -> None:
-    """Every task script runs in the real bubblewrap sandbox (a failure in CI where it is missing)."""
-    require_bwrap()
+# Every task script runs in the real bubblewrap sandbox (a failure in CI where it is missing).
+pytestmark = pytest.mark.bwrap
 
 
 def bench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

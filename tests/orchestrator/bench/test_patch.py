@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from orchestrator.bench.patch import PatchFormatError, apply_hunks, parse_patch
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 
 def udiff(before: list[str], after: list[str], path: str = "f.txt") -> str:
     return "".join(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}"))

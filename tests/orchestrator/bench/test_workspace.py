@@ -17,6 +17,8 @@ from orchestrator.bench.task import load_task
 from orchestrator.bench.workspace import TaskSourceError, prepare_workspace, unpack
 from tests.support.bwrap import require_bwrap
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 BACKEND = """\
 import os
 
@@ -76,6 +78,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.bwrap
 async def test_an_sdist_is_fetched_checked_cached_broken_set_up_and_seeded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +114,7 @@ async def test_an_sdist_is_fetched_checked_cached_broken_set_up_and_seeded(
         await prepare_workspace(load_task(bad), tmp_path / "ws3", cache=cache, sandbox=sandbox, env={})
 
 
+@pytest.mark.bwrap
 async def test_a_git_source_is_checked_out_at_its_commit_with_a_fresh_history(tmp_path: Path) -> None:
     require_bwrap()
     upstream = tmp_path / "upstream"

@@ -7,12 +7,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.branches import BranchWorkspace
 from tests.support.git_repo import make_repo, tree_state
+
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
 
 NAMES = st.sampled_from(["a", "b", "c", "d/e", "d/f", "g/h/i", "j.txt"])
 CONTENT = st.text(alphabet="xyz\n", max_size=12)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
 from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, json_lines, reasonix
@@ -13,6 +14,7 @@ from ..run_support import ROOT, clean_env, emulator_process, emulator_stats, jso
 SCHEMA = json.loads((ROOT / "docs" / "stream-json.schema.json").read_text())
 
 
+@pytest.mark.bwrap
 def test_goal_stream_json_lines_follow_the_schema_and_end_with_the_result(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "calc").mkdir(parents=True)

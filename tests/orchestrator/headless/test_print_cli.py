@@ -181,6 +181,7 @@ def test_prompt_from_stdin_and_usage_errors(tmp_path: Path) -> None:
         assert bad.returncode == 2 and "line 1 of standard input" in bad.stderr, bad.stderr
 
 
+@pytest.mark.bwrap
 def test_piped_into_head_it_ends_quietly(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with emulator_process(_script(READ, ANSWER), tmp_path, env) as url:

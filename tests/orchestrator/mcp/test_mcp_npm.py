@@ -5,7 +5,6 @@ saying so; under CI it is skipped only when the npm registry cannot be reached a
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,9 +27,8 @@ def _npm_reachable() -> bool:
         return False
 
 
+@pytest.mark.node
 async def test_the_reference_filesystem_server(tmp_path: Path) -> None:
-    if shutil.which("node") is None or shutil.which("npx") is None:
-        pytest.skip("Node.js (node and npx) is not installed: the npm reference server cannot run here")
     (tmp_path / "hello.txt").write_text("hello from disk\n")
     cache = Path.home() / ".npm"
     cache.mkdir(exist_ok=True)

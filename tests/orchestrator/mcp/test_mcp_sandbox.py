@@ -45,7 +45,7 @@ def outside() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.mark.parametrize("sandboxed", [True, False])
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=pytest.mark.bwrap), False])
 async def test_a_module_the_workspace_planted_is_never_imported(tmp_path: Path, outside: Path, sandboxed: bool) -> None:
     if sandboxed:
         require_bwrap()
@@ -65,6 +65,7 @@ async def test_a_module_the_workspace_planted_is_never_imported(tmp_path: Path, 
     assert not marker.exists() and not (tmp_path / "planted-ran").exists()
 
 
+@pytest.mark.bwrap
 async def test_a_sandboxed_server_writes_the_workspace_but_not_outside_it(tmp_path: Path, outside: Path) -> None:
     require_bwrap()
     notes = McpServerConfig(command=sys.executable, args=[str(NOTES_SERVER)], cwd=".")
@@ -141,6 +142,7 @@ trio.run(main)
 """
 
 
+@pytest.mark.bwrap
 async def test_a_server_that_outlives_its_stdin_is_gone_when_the_session_ends(tmp_path: Path) -> None:
     require_bwrap()
     token = f"--test-{uuid.uuid4().hex}"  # a word of the server's command lines, this test's only
@@ -151,6 +153,7 @@ async def test_a_server_that_outlives_its_stdin_is_gone_when_the_session_ends(tm
     assert_gone(token, "the server is still running after its session ended")
 
 
+@pytest.mark.bwrap
 async def test_a_server_dies_with_a_reasonix_killed_by_sigkill(tmp_path: Path) -> None:
     require_bwrap()
     token = f"--test-{uuid.uuid4().hex}"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 
 from tests.support.repl_pty import executor_script, exit_code, repl_workspace, spawn_code
 
@@ -92,6 +93,7 @@ def test_a_command_cannot_redraw_the_prompt_into_another_one(tmp_path: Path) -> 
     assert not (ws / "PWNED").exists()
 
 
+@pytest.mark.bwrap
 def test_a_command_shows_its_output_tail_and_output_shows_all_of_it(tmp_path: Path) -> None:
     ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from sessions.journal.jsonl import read_journal
 from tests.support.repl_pty import executor_script, exit_code, repl_workspace, spawn_code
@@ -152,6 +153,7 @@ def test_continue_reopens_the_last_conversation_and_its_first_request_hits_the_c
     assert second_hits >= second_prompt - 256
 
 
+@pytest.mark.bwrap
 def test_plan_is_revised_then_approved_then_executed_and_verified_inline(tmp_path: Path) -> None:
     from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.lowlevel
 import trio.testing
@@ -25,6 +26,7 @@ def _shape(event: dict[str, Any]) -> tuple[Any, ...]:
     return (event.get("kind"), event.get("session"), *(event.get(k) for k in keep))
 
 
+@pytest.mark.bwrap
 async def test_the_stream_carries_the_events_reasonix_goal_json_prints(tmp_path: Path) -> None:
     script = simple_script()
     cli_ws = workspace(tmp_path / "cli")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import trio
 
 from scenarios.emulator import Script
@@ -21,6 +22,7 @@ from .support import (
 )
 
 
+@pytest.mark.bwrap
 async def test_ten_goals_started_at_once_in_ten_workspaces_all_complete(tmp_path: Path) -> None:
     markers = [f"ws-marker-{i:02d}" for i in range(10)]
     spaces = [workspace(tmp_path, f"ws{i}", marker) for i, marker in enumerate(markers)]
@@ -66,6 +68,7 @@ async def test_one_workspace_runs_one_goal_at_a_time_and_refuses_a_second_with_4
         assert unknown.status_code == 404 and unknown.json()["hint"]
 
 
+@pytest.mark.bwrap
 async def test_pause_then_resume_with_a_new_budget_completes(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     async with open_service(tmp_path, simple_script()) as svc:
@@ -100,6 +103,7 @@ async def test_pause_at_the_review_pauses_resumable_and_the_resumed_goal_is_revi
         assert done["state"] == "complete", done
 
 
+@pytest.mark.bwrap
 async def test_a_restarted_service_lists_the_runs_and_resumes_a_paused_one(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     state = tmp_path / "state"
@@ -154,6 +158,7 @@ async def test_a_failing_deepseek_pauses_that_goal_with_its_reason_not_the_servi
         assert ended and events[-1][1] == "error" and events[-1][2]["resume_command"]
 
 
+@pytest.mark.bwrap
 async def test_undo_takes_back_a_finished_runs_step(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     async with open_service(tmp_path, simple_script()) as svc:

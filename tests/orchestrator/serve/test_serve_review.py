@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scenarios.emulator import Script
 
 from ..goal_support import EXECUTOR, PLANNER, call, reply
@@ -47,6 +49,7 @@ async def test_revise_sends_the_feedback_to_the_planner_and_the_revised_plan_is_
     assert planner_requests == 3
 
 
+@pytest.mark.bwrap
 async def test_edit_takes_a_validated_plan_and_refuses_an_invalid_one_with_422(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     async with open_service(tmp_path, simple_script()) as svc:

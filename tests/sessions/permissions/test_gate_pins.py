@@ -181,6 +181,7 @@ async def test_read_only_approvals_refuse_changes_and_the_network_but_run_reads(
     )
 
 
+@pytest.mark.bwrap
 async def test_read_only_approvals_run_bash_only_in_a_read_only_sandbox(tmp_path: Path) -> None:
     bwrap = require_bwrap()
     gate = PermissionGate(Rules(), mode="read-only")
@@ -224,6 +225,7 @@ async def test_what_each_mode_runs_without_a_rule(tmp_path: Path) -> None:
     assert await check(ask, full, "list_dir", path=".") is None
 
 
+@pytest.mark.bwrap
 async def test_an_ask_rule_asks_even_in_auto(tmp_path: Path) -> None:
     box = sandbox(require_bwrap())
     gate = PermissionGate(Rules.parse(allow=["bash"], ask=["bash(rm:*)", "read(secrets/**)"]), mode="auto")

@@ -8,6 +8,8 @@ import pytest
 from sessions.permissions import Rules
 from sessions.permissions.rules import Rule, RuleError, canonical, lexical
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 
 @pytest.mark.parametrize(
     "command",

@@ -89,6 +89,7 @@ async def test_auto_without_a_sandbox_asks_and_the_answer_counts(tmp_path: Path)
     assert other.content == "refused: the user declined bash `touch b`. The user says: use make"
 
 
+@pytest.mark.bwrap
 async def test_auto_in_a_sandbox_runs_without_asking(tmp_path: Path) -> None:
     box = sandbox(require_bwrap())
     ctx = ToolContext(root=tmp_path, sandbox=box, gate=PermissionGate(Rules(), mode="auto"))
@@ -96,6 +97,7 @@ async def test_auto_in_a_sandbox_runs_without_asking(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+@pytest.mark.bwrap
 async def test_a_read_only_session_runs_bash_in_the_read_only_sandbox(tmp_path: Path, mode: str) -> None:
     (tmp_path / "a.txt").write_text("kept")
     ctx = ToolContext(root=tmp_path, sandbox=sandbox(require_bwrap(), mode=mode))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.bwrap import require_bwrap
+from tests.support.real_home import REAL_HOME
 
 
 @pytest.fixture
@@ -38,8 +39,9 @@ def outside_tmp() -> Iterator[Path]:
 
 @pytest.fixture
 def a_home() -> Iterator[Path]:
-    """A directory under /home: a new home as root, a folder in the ordinary user's home otherwise."""
-    parent = Path("/home") if os.access("/home", os.W_OK) else Path.home()
+    """A directory under /home: a new home as root, a folder in the ordinary user's real home otherwise (a test
+    that takes it is marked ``real_home``)."""
+    parent = Path("/home") if os.access("/home", os.W_OK) else REAL_HOME
     if not (parent == Path("/home") or str(parent).startswith("/home/")):
         pytest.skip("needs a home under /home")
     path = Path(tempfile.mkdtemp(prefix="reasonix-pins-", dir=parent))

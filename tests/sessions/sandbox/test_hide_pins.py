@@ -168,6 +168,7 @@ def test_git_dirs(tmp_path: Path) -> None:
     assert git_dirs(ws) == []
 
 
+@pytest.mark.real_home
 def test_home_mounts_keep_only_the_homes_in_use(a_home: Path, tmp_path: Path) -> None:
     shown = home_entry(a_home)
     deep = a_home / "sub" / "deeper"
@@ -183,6 +184,7 @@ def test_home_mounts_keep_only_the_homes_in_use(a_home: Path, tmp_path: Path) ->
     assert home_mounts([]) == HomeMounts(["--tmpfs", "/home", *root_args], ["/home", *([] if ROOT else ["/root"])], [])
 
 
+@pytest.mark.real_home
 def test_home_mounts_of_an_ordinary_user_empty_root(a_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.path.isdir("/root"):
         pytest.skip("no /root here")
@@ -202,6 +204,7 @@ def test_home_mounts_of_a_host_without_homes(tmp_path: Path, monkeypatch: pytest
     assert home_mounts([Path("/usr")]) == HomeMounts(root_args, root_hidden, [])
 
 
+@pytest.mark.real_home
 def test_home_mounts_resolve_links_to_a_home(a_home: Path, tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(a_home)

@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
+from tests.support.real_home import REAL_HOME
 from tests.support.sockets import CONNECT, listen
+
+# As an ordinary user these tests make their homes in the real one (the only writable place under /home).
+pytestmark = pytest.mark.real_home
 
 HOME_WRITABLE = os.access("/home", os.W_OK)  # as root; .ci/sandbox-as-user runs these with a home under /home
 
@@ -23,7 +27,7 @@ HOME_WRITABLE = os.access("/home", os.W_OK)  # as root; .ci/sandbox-as-user runs
 @pytest.fixture
 def home() -> Iterator[Path]:
     """A home under /home: a new one as root, a folder in the ordinary user's own home otherwise."""
-    parent = Path("/home") if HOME_WRITABLE else Path.home()
+    parent = Path("/home") if HOME_WRITABLE else REAL_HOME
     assert str(parent).startswith("/home/") or parent == Path("/home"), "these tests need a home under /home"
     path = Path(tempfile.mkdtemp(prefix="reasonix-me-", dir=parent))
     try:

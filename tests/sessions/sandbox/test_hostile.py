@@ -20,6 +20,8 @@ from sessions.tools import ToolContext, default_registry
 from tests.support.sockets import CONNECT, listen
 from tests.support.tools import call
 
+pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
+
 REGISTRY = default_registry(use_ripgrep=False)
 ROOT = os.geteuid() == 0
 

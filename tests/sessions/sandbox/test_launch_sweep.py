@@ -15,6 +15,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from sessions.sandbox import Launch, SandboxPolicy, kill_launch, release, sandbox_for
 from sessions.sandbox.spawn import Spawned, spawn
 from tests.support.bwrap import require_bwrap
@@ -44,6 +46,7 @@ def _kill_while_starting(launch: Launch, cwd: Path) -> Spawned:
     return started
 
 
+@pytest.mark.bwrap
 async def test_a_launch_killed_while_bubblewrap_starts_leaves_a_sandbox_that_kill_launch_ends(tmp_path: Path) -> None:
     require_bwrap()
     box = sandbox_for(SandboxPolicy(mode="workspace-write"))

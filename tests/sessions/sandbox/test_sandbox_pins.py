@@ -171,6 +171,7 @@ def test_a_git_dir_elsewhere_is_read_only_only_where_it_is_writable(tmp_path: Pa
     assert no_sockets(args) == [*head(), *_homes(), *kept(), "--ro-bind", str(ws), str(ws), *etc_masks()]
 
 
+@pytest.mark.real_home
 def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_path: Path, outside_tmp: Path) -> None:
     ws = a_home / "ws"
     ws.mkdir()

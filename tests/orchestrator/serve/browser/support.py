@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from tests.support.parts import require
+
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
 
@@ -49,25 +51,10 @@ def chromium_path() -> str | None:
     return os.environ.get("REASONIX_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def browser_unavailable_reason() -> str | None:
-    if chromium_path() is None:
-        return "no chromium on PATH (apt-get install chromium chromium-driver)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    return None
-
-
 def require_browser() -> str:
-    """The chromium executable; skips without it, fails in CI (``.ci/run`` installs it)."""
-    import pytest
-
-    problem = browser_unavailable_reason()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: {problem}")
-        pytest.skip(problem)
+    """The chromium executable, for a test marked ``chromium`` (tests/support/parts.py skips it without the browser or
+    Playwright, and fails it in CI, where ``.ci/run`` installs it)."""
+    require("chromium")
     path = chromium_path()
     assert path is not None
     return path
