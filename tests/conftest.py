@@ -108,7 +108,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if changed:
         shown = "\n  ".join(changed[:20])
         session.config.get_terminal_writer().line(
-            f"the test run changed the real home's Reasonix files (tests must use their private home):\n  {shown}",
+            "the real home's Reasonix files changed while the suite ran: a process a test started reached them (tests "
+            f"must use their private home), or a Reasonix you ran meanwhile did:\n  {shown}",
             red=True,
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -178,7 +178,7 @@ async def _interrupted(tmp_path: Path, sig: signal.Signals) -> list[int]:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
-        with trio.fail_after(30):  # SIGKILL: the kernel delivers bubblewrap's death signal; let it land
+        with trio.fail_after(120):  # SIGKILL: the kernel delivers bubblewrap's death signal; let it land
             await _until(lambda: not _alive(token))
     return _alive(token)
 

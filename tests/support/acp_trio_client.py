@@ -37,7 +37,7 @@ class AcpClient:
         send, receive = trio.open_memory_channel[dict[str, Any]](1)
         self._answers[self._next] = send
         await self._send({"id": self._next, "method": method, "params": params})
-        with trio.fail_after(120):
+        with trio.fail_after(300):  # a hang guard: a plan turn on a loaded 2-core machine can take minutes
             return await receive.receive()
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ def spawn_code(ws: Path, url: str, env: dict[str, str], *extra: str) -> pexpect.
         env={**env, "TERM": "xterm", "COLUMNS": "120", "LINES": "40"},
         cwd=str(ROOT),
         encoding="utf-8",
-        timeout=60,
+        timeout=180,  # a hang guard, not a measure: a loaded 2-core machine is many times slower
         dimensions=(40, 120),
     )
     return child
