@@ -13,6 +13,7 @@ compared with the recorded ones (prompt drift).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections import Counter
@@ -26,6 +27,7 @@ from typing import Any
 import trio
 
 from orchestrator.build import RunOptions, create_runner, goal_options, resume_runner
+from orchestrator.checkpoints.git import STORES_DIR, state_home
 from orchestrator.config.model import Config, ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.events import Escalated
@@ -284,6 +286,24 @@ def _figures(tally: _Tally, emulator_stats: dict[str, Any]) -> dict[str, Session
     return out
 
 
+def forget_stores(root: Path) -> None:
+    """Remove the checkpoint stores (in the user's state home) of every workspace the replay made under ``root``: the
+    temporary copies are gone, and a replay leaves nothing of itself behind."""
+    stores = state_home(os.environ) / STORES_DIR
+    prefix = str(root.resolve()) + os.sep
+    try:
+        entries = list(os.scandir(stores))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            named = (Path(entry.path) / "workspace").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if named.startswith(prefix) and not entry.is_symlink():
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 async def replay_scenario(
     loaded: LoadedScenario,
     *,
@@ -355,6 +375,7 @@ async def replay_scenario(
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+            forget_stores(root)
     overall = observed.overall
     return ReplayReport(
         scenario=scenario.name,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from orchestrator.checkpoints.git import STORES_DIR, state_home
 from orchestrator.cli.main import main
 from orchestrator.replay.runner import peak_clock, replay
 
@@ -33,6 +35,18 @@ def test_a_goal_replays_and_every_expectation_holds(tmp_path: Path) -> None:
     assert report.cost_usd > 0 and report.cache_hit_ratio is not None and 0 < report.cache_hit_ratio < 1
     assert all(s.efficiency is not None and s.efficiency > 0.9 for s in report.sessions.values())
     assert report.workspace is None
+
+
+def test_a_replay_leaves_no_checkpoint_store_behind(tmp_path: Path) -> None:
+    """The temporary copy is removed, and so is its checkpoint store in the state home (a newcomer's every replay
+    would otherwise leave one there); ``--keep`` keeps both."""
+    stores = state_home(os.environ) / STORES_DIR
+    kept = replay(write(tmp_path, goal_scenario()), keep=True)
+    assert kept.workspace is not None
+    [store] = [p for p in stores.iterdir() if (p / "workspace").read_text().strip() == kept.workspace]
+    report = replay(write(tmp_path, goal_scenario()))
+    assert report.ok and report.workspace is None
+    assert [p.name for p in stores.iterdir()] == [store.name]  # only the kept one
 
 
 def test_failed_expectations_are_each_reported_with_a_diff(tmp_path: Path) -> None:
