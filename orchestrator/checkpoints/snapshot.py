@@ -2,6 +2,7 @@
 
 Only what changed since the last checkpoint is hashed again: the index persists, so ``git add -A`` trusts its stat
 cache for the rest. Files over the size limit are left out (and named); ignored files are left out as git would.
+A repository nested in the workspace is stored as plain files, never entered (:mod:`~orchestrator.checkpoints.stage`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 
 from orchestrator.checkpoints.git import HEAD_REF, ShadowRepo, join_nul, split_nul
 from orchestrator.checkpoints.ledger import MAX_CHANGES, Checkpoint, FileChange, Kind, Ledger, StepRunRef
+from orchestrator.checkpoints.stage import drop_gitlinks, index_nested
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not checkpointed (and the checkpoint says so)."""
@@ -44,6 +46,8 @@ async def _too_big(repo: ShadowRepo, max_bytes: int) -> list[str]:
 async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int = MAX_FILE_BYTES) -> Tree:
     """Stage the whole workspace in the shadow index and commit it (no commit when nothing changed)."""
     await repo.ensure()
+    await drop_gitlinks(repo.git)
+    await index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes)
     big = await _too_big(repo, max_file_bytes)
     specs = ["."] + [f":(exclude,literal){p}" for p in big]
     if big:  # a tracked file that grew too big leaves the index too
