@@ -123,6 +123,32 @@ class GitUnavailableError(CheckpointError):
     """The machine has no ``git``: goals run without checkpoints, and undo cannot work."""
 
 
+def scratch_env(git_dir: Path, work_tree: Path, index_file: Path, *, home: Path) -> dict[str, str]:
+    """The environment of a git call on a Reasonix-owned git directory: built from scratch (none of the caller's
+    ``GIT_*`` variables), no system or global config or attributes, ``home`` as ``HOME``, a fixed identity."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(home),
+        "LC_ALL": "C",
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(work_tree),
+        "GIT_INDEX_FILE": str(index_file),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": AUTHOR,
+        "GIT_AUTHOR_EMAIL": EMAIL,
+        "GIT_COMMITTER_NAME": AUTHOR,
+        "GIT_COMMITTER_EMAIL": EMAIL,
+    }
+    for name in ("SYSTEMROOT", "TMPDIR"):  # what git itself may need on some systems
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
 def find_git() -> str | None:
     return shutil.which("git")
 
@@ -145,27 +171,7 @@ class ShadowRepo:
         return self.store_dir / "index"
 
     def env(self) -> dict[str, str]:
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(self.store_dir),
-            "LC_ALL": "C",
-            "GIT_DIR": str(self.git_dir),
-            "GIT_WORK_TREE": str(self.workspace),
-            "GIT_INDEX_FILE": str(self.index_file),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_AUTHOR_NAME": AUTHOR,
-            "GIT_AUTHOR_EMAIL": EMAIL,
-            "GIT_COMMITTER_NAME": AUTHOR,
-            "GIT_COMMITTER_EMAIL": EMAIL,
-        }
-        for name in ("SYSTEMROOT", "TMPDIR"):  # what git itself may need on some systems
-            if name in os.environ:
-                env[name] = os.environ[name]
-        return env
+        return scratch_env(self.git_dir, self.workspace, self.index_file, home=self.store_dir)
 
     async def git(self, *args: str, stdin: bytes = b"", ok_codes: Sequence[int] = (0,)) -> bytes:
         """Run ``git ARGS`` on the shadow store; its stdout. Raises :class:`CheckpointError` with git's stderr."""
