@@ -82,19 +82,8 @@ async def index_nested(git: GitCall, work_tree: Path, *, max_bytes: int | None =
         paths += await trio.to_thread.run_sync(_walk, work_tree / rel, rel, max_bytes)
     if paths:
         await git("update-index", "--add", "-z", "--stdin", stdin=join_nul(paths))
-        specs = join_nul([f":(literal){rel}" for rel in nested])
-        ignored = split_nul(
-            await git(
-                "ls-files",
-                "-z",
-                "--cached",
-                "--ignored",
-                "--exclude-standard",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                stdin=specs,
-            )
-        )
+        specs = [f":(literal){rel}" for rel in nested]
+        ignored = split_nul(await git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", "--", *specs))
         if ignored:
             await git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(ignored))
     return nested

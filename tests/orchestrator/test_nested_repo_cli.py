@@ -38,6 +38,7 @@ def test_a_nested_repository_filter_never_runs_on_the_host_at_a_later_turn_or_du
     with emulator_process(executor_script(first), tmp_path, env) as url:
         done = reasonix("run", "make sub", "--workspace", str(ws), "--base-url", url, "--permissions", "auto", env=env)
     assert done.returncode == 0, done.stderr
+    assert "checkpoints are off" not in done.stdout + done.stderr
     assert (ws / "sub" / ".git" / "config").is_file() and (ws / "sub" / "f").read_text() == "hi\nchange\n"
     assert not marker.exists()  # the sandbox ran the filter in its own /tmp
 
@@ -47,8 +48,11 @@ def test_a_nested_repository_filter_never_runs_on_the_host_at_a_later_turn_or_du
     with emulator_process(executor_script(second), tmp_path / "second", env) as url:
         later = reasonix("run", "edit", "--workspace", str(ws), "--base-url", url, "--permissions", "auto", env=env)
     assert later.returncode == 0, later.stderr
+    assert "checkpoints are off" not in later.stdout + later.stderr
     assert not marker.exists(), "the nested repository's filter ran on the host at a turn checkpoint"
 
+    listed = reasonix("checkpoints", "--workspace", str(ws), env=env)
+    assert listed.returncode == 0 and listed.stdout.count("turn-1") == 2, listed.stdout + listed.stderr
     undone = reasonix("undo", "--workspace", str(ws), env=env)
     assert undone.returncode == 0, undone.stderr + undone.stdout
     assert not marker.exists(), "the nested repository's filter ran on the host during undo"
