@@ -29,11 +29,15 @@ class Tree:
     skipped: tuple[str, ...] = ()
 
 
-async def _too_big(repo: ShadowRepo, max_bytes: int) -> list[str]:
-    """Changed or new files (not ignored) larger than ``max_bytes``."""
-    listed = await repo.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+async def _listed(repo: ShadowRepo) -> list[str]:
+    """Changed and new paths (not ignored); a nested repository git has not been shown as content yet is ``dir/``."""
+    return split_nul(await repo.git("ls-files", "-z", "--others", "--modified", "--exclude-standard"))
+
+
+def _too_big(repo: ShadowRepo, listed: list[str], max_bytes: int) -> list[str]:
+    """Those of ``listed`` that are files larger than ``max_bytes``."""
     big = []
-    for rel in dict.fromkeys(split_nul(listed)):
+    for rel in dict.fromkeys(listed):
         try:
             st = os.lstat(repo.workspace / rel)
         except OSError:
@@ -47,8 +51,10 @@ async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int
     """Stage the whole workspace in the shadow index and commit it (no commit when nothing changed)."""
     await repo.ensure()
     await drop_gitlinks(repo.git)
-    await index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes)
-    big = await _too_big(repo, max_file_bytes)
+    listed = await _listed(repo)
+    if await index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes, listed=listed):
+        listed = await _listed(repo)  # the nested repositories' files, now listed one by one
+    big = _too_big(repo, listed, max_file_bytes)
     specs = ["."] + [f":(exclude,literal){p}" for p in big]
     if big:  # a tracked file that grew too big leaves the index too
         await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(big))

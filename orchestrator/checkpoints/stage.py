@@ -70,10 +70,14 @@ async def drop_gitlinks(git: GitCall) -> list[str]:
     return links
 
 
-async def index_nested(git: GitCall, work_tree: Path, *, max_bytes: int | None = None) -> list[str]:
+async def index_nested(
+    git: GitCall, work_tree: Path, *, max_bytes: int | None = None, listed: Sequence[str] | None = None
+) -> list[str]:
     """Put the files of every nested repository git sees in ``work_tree`` into the index by name, so the next ``add``
-    walks them as plain directories; ignored ones are taken out again. The nested repositories' paths."""
-    listed = split_nul(await git("ls-files", "-z", "--others", "--exclude-standard"))
+    walks them as plain directories; ignored ones are taken out again. The nested repositories' paths. ``listed``:
+    the caller's own ``ls-files --others --exclude-standard`` (saves a walk of the work tree)."""
+    if listed is None:
+        listed = split_nul(await git("ls-files", "-z", "--others", "--exclude-standard"))
     nested = [p for p in listed if p.endswith("/")]
     if not nested:
         return []
