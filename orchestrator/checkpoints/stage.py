@@ -70,6 +70,27 @@ async def drop_gitlinks(git: GitCall) -> list[str]:
     return links
 
 
+async def new_gitlinks(git: GitCall, old_tree: str, new_tree: str) -> list[str]:
+    """Paths that are gitlinks in ``new_tree`` and were not in ``old_tree``: a nested repository that appeared between
+    the listing and the ``add`` (cheap: ``diff-tree`` skips the subtrees both share)."""
+    parts = split_nul(await git("diff-tree", "-r", "-z", "--no-renames", "--raw", old_tree, new_tree))
+    links = []
+    for meta, path in zip(parts[::2], parts[1::2], strict=False):
+        fields = meta.lstrip(":").split()
+        if len(fields) >= 2 and fields[1] == GITLINK_MODE:
+            links.append(path)
+    return links
+
+
+def index_stamp(index: Path) -> tuple[int, int, int, int] | None:
+    """What tells that an index file was rewritten: inode, size, modification and change times."""
+    try:
+        st = index.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 async def index_nested(
     git: GitCall, work_tree: Path, *, max_bytes: int | None = None, listed: Sequence[str] | None = None
 ) -> list[str]:

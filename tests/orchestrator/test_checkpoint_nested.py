@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.branches.workspace import BranchWorkspace
+from orchestrator.checkpoints import snapshot
 from orchestrator.checkpoints.git import ShadowRepo
 from orchestrator.checkpoints.snapshot import store_workspace
 
@@ -103,3 +104,28 @@ async def test_a_branch_copy_never_enters_a_repository_made_in_it(tmp_path: Path
     (ws / "made" / "f.txt").write_text("live\n")
     await second.merge_back([])
     assert not marker.exists()
+
+
+async def test_a_repository_made_between_the_listing_and_the_add_leaves_the_index_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    marker = tmp_path / "filter-ran"
+    repo = ShadowRepo(ws)
+    await store_workspace(repo, "first")  # the index is known clean from here on
+    _hostile_repo(ws / "late", marker)
+
+    async def too_late(*_args: object, **_kwargs: object) -> list[str]:
+        return []  # as if ``late`` appeared just after the workspace was listed: only ``add`` sees it
+
+    monkeypatch.setattr(snapshot, "index_nested", too_late)
+    raced = await store_workspace(repo, "raced")
+    assert "late" not in _stored(repo, raced.tree)
+    assert b"late" not in await repo.git("ls-files", "-s")  # no gitlink kept for the next add to ask
+    monkeypatch.undo()
+    (ws / "late" / "f.txt").write_text("three\n")
+    after = await store_workspace(repo, "after")
+    assert not marker.exists(), "the late repository's filter ran on the host"
+    assert _stored(repo, after.tree).keys() == {"a.txt", "late/.gitattributes", "late/f.txt"}
