@@ -46,9 +46,11 @@ async def _nothing(*_args: object, **_kwargs: object) -> list[str]:
 
 def use_rule(rule: str) -> None:
     """``today``: the staging steps of the content rule taken out of the snapshot (this process only)."""
-    real = snapshot.__dict__.setdefault("_real_steps", (snapshot.drop_gitlinks, snapshot.index_nested))
-    steps = (_nothing, _nothing) if rule == "today" else real
-    snapshot.drop_gitlinks, snapshot.index_nested = steps  # type: ignore[assignment]
+    real = snapshot.__dict__.setdefault(
+        "_real_steps", (snapshot.drop_gitlinks, snapshot.index_nested, snapshot.new_gitlinks)
+    )
+    steps = (_nothing, _nothing, _nothing) if rule == "today" else real
+    snapshot.drop_gitlinks, snapshot.index_nested, snapshot.new_gitlinks = steps  # type: ignore[assignment]
 
 
 def make_nested(ws: Path, count: int) -> None:
@@ -63,53 +65,68 @@ def make_nested(ws: Path, count: int) -> None:
         subprocess.run([*git, "commit", "-qm", "nested"], cwd=repo, check=True)
 
 
-async def bench(files: int, rounds: int, nested: int, rule: str) -> dict[str, float]:
-    use_rule(rule)
-    with tempfile.TemporaryDirectory(prefix="reasonix-turn-ckpt-") as tmp:
-        os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")  # the stores of this run only
-        ws = Path(tmp) / "ws"
-        ws.mkdir()
-        make_repo(ws, files)
-        make_nested(ws, nested)
-        turns = TurnCheckpoints(ws, notify=lambda text: print(f"notice: {text}"))
-        target = ws / "pkg00" / "sub0" / "mod00000.py"
-        number = 0
+class Workspace:
+    """One workspace of the bench and its turns, under one rule."""
 
-        async def turn(write: bool) -> float:
-            nonlocal number
-            number += 1
-            start = time.perf_counter()
-            before = await turns.before()
-            spent = time.perf_counter() - start
-            if write:  # what the agent does during the turn is not the checkpoint's cost
-                target.write_text(f"# turn {number}\n" + target.read_text())
-            start = time.perf_counter()
-            await turns.after(before, run_id="bench", number=number, note="bench")
-            return spent + time.perf_counter() - start
+    def __init__(self, root: Path, rule: str, files: int, nested: int) -> None:
+        self.rule = rule
+        self.ws = root / f"ws-{rule}"
+        self.ws.mkdir()
+        make_repo(self.ws, files)
+        make_nested(self.ws, nested)
+        self.turns = TurnCheckpoints(self.ws, notify=lambda text: print(f"notice ({rule}): {text}"))
+        self.target = self.ws / "pkg00" / "sub0" / "mod00000.py"
+        self.number = 0
 
-        first = await turn(True)
-        one = [await turn(True) for _ in range(rounds)]
-        lines = len(Ledger(ws).read())
-        none = [await turn(False) for _ in range(rounds)]
-        assert len(Ledger(ws).read()) == lines, "a turn that wrote nothing must record nothing"
-
-    print(f"rule {rule!r} — workspace: {files} files, {nested} nested repositories (git {git_version()})")
-    print(f"first turn of the workspace (every file hashed)  {first * 1000:8.1f} ms")
-    print(
-        f"a turn that writes one file (before + after)     {statistics.median(one) * 1000:8.1f} ms median, "
-        f"{min(one) * 1000:.1f} ms best of {rounds}"
-    )
-    print(
-        f"a turn that writes nothing (nothing recorded)    {statistics.median(none) * 1000:8.1f} ms median, "
-        f"{min(none) * 1000:.1f} ms best of {rounds}"
-    )
-    return {"first": first, "one": statistics.median(one), "none": statistics.median(none)}
+    async def turn(self, write: bool) -> float:
+        use_rule(self.rule)
+        self.number += 1
+        start = time.perf_counter()
+        before = await self.turns.before()
+        spent = time.perf_counter() - start
+        if write:  # what the agent does during the turn is not the checkpoint's cost
+            self.target.write_text(f"# turn {self.number}\n" + self.target.read_text())
+        start = time.perf_counter()
+        await self.turns.after(before, run_id="bench", number=self.number, note="bench")
+        return spent + time.perf_counter() - start
 
 
 async def compare(files: int, rounds: int, nested: int, rules: tuple[str, ...]) -> None:
-    figures = {}
+    """Each rule on its own copy of the same workspace, their turns interleaved (a shared machine's load then weighs
+    on both alike)."""
+    with tempfile.TemporaryDirectory(prefix="reasonix-turn-ckpt-") as tmp:
+        os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")  # the stores of this run only
+        spaces = [Workspace(Path(tmp), rule, files, nested) for rule in rules]
+        first = {w.rule: await w.turn(True) for w in spaces}
+        one: dict[str, list[float]] = {w.rule: [] for w in spaces}
+        none: dict[str, list[float]] = {w.rule: [] for w in spaces}
+        for n in range(rounds):
+            for w in spaces if n % 2 == 0 else spaces[::-1]:
+                one[w.rule].append(await w.turn(True))
+        lines = {w.rule: len(Ledger(w.ws).read()) for w in spaces}
+        for n in range(rounds):
+            for w in spaces if n % 2 == 0 else spaces[::-1]:
+                none[w.rule].append(await w.turn(False))
+        for w in spaces:
+            assert len(Ledger(w.ws).read()) == lines[w.rule], "a turn that wrote nothing must record nothing"
+    print(f"workspace: {files} files, {nested} nested repositories (git {git_version()}); turns interleaved")
+    figures: dict[str, dict[str, float]] = {}
     for rule in rules:
-        figures[rule] = await bench(files, rounds, nested, rule)
+        figures[rule] = {
+            "first": first[rule],
+            "one": statistics.median(one[rule]),
+            "none": statistics.median(none[rule]),
+        }
+        print(f"rule {rule!r}")
+        print(f"  first turn of the workspace (every file hashed)  {first[rule] * 1000:8.1f} ms")
+        print(
+            f"  a turn that writes one file (before + after)     {figures[rule]['one'] * 1000:8.1f} ms median, "
+            f"{min(one[rule]) * 1000:.1f} ms best of {rounds}"
+        )
+        print(
+            f"  a turn that writes nothing (nothing recorded)    {figures[rule]['none'] * 1000:8.1f} ms median, "
+            f"{min(none[rule]) * 1000:.1f} ms best of {rounds}"
+        )
     if len(rules) == 2:
         new, old = figures["content"], figures["today"]
         print(
