@@ -180,8 +180,9 @@ class SeedGit:
 
     def _own(self) -> None:
         what = f"the seed's git directory {self.git_dir}"
-        if self.git_dir.is_symlink() or not self.git_dir.is_dir():
-            raise TaskSourceError(f"{what} is not a plain directory any more; prepare the task again")
+        info = self.git_dir / "info"
+        if self.git_dir.is_symlink() or not self.git_dir.is_dir() or info.is_symlink():
+            raise TaskSourceError(f"{what} (or its info/) is not a plain directory any more; prepare the task again")
         for planted in ("commondir", "config.worktree", "gitdir"):
             if os.path.lexists(self.git_dir / planted):
                 raise TaskSourceError(f"{what} has a {planted!r} nobody should have written; prepare the task again")

@@ -10,6 +10,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from orchestrator.bench.run import changed_paths
+from orchestrator.bench.workspace import SeedGit, TaskSourceError
 from tests.support.bwrap import require_bwrap
 
 from .test_bench_cli import SUITE, bench
@@ -51,3 +55,28 @@ def test_check_on_a_suite_shipping_a_git_directory_runs_none_of_its_config_or_ho
     assert sorted(p.name for p in markers.iterdir()) == ["fsmonitor.sh"], "the suite's git ran on the host"
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ok calc-mean-empty" in done.stdout
+
+
+async def test_what_the_goal_writes_into_the_seeds_git_directory_configures_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    seed = SeedGit(ws)
+    await seed.init()
+    await seed("add", "--all")
+    await seed("commit", "--quiet", "-m", "seed")
+    marker = tmp_path / "fsmonitor-ran"
+    fsmonitor = tmp_path / "fsmonitor.sh"
+    fsmonitor.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fsmonitor.chmod(0o755)
+    # what a goal could write there (the file tools run on the host): an fsmonitor, a filter for every path
+    (ws / ".git" / "config").write_text(
+        f"[core]\n\tfsmonitor = {fsmonitor}\n[filter \"x\"]\n\tclean = sh -c 'touch {marker}; cat'\n"
+    )
+    (ws / ".gitattributes").write_text("* filter=x\n")
+    (ws / "a.txt").write_text("changed\n")
+    assert await changed_paths(ws) == (".gitattributes", "a.txt")
+    assert not marker.exists(), "the goal's git configuration ran on the host"
+    (ws / ".git" / "commondir").write_text(str(tmp_path / "elsewhere") + "\n")  # config read from elsewhere
+    with pytest.raises(TaskSourceError, match="commondir"):
+        await changed_paths(ws)
