@@ -121,7 +121,10 @@ async def stage_all(
     *,
     max_bytes: int | None = None,
 ) -> None:
-    """``git add --all`` of ``specs`` with every nested repository stored as content (see the module docstring)."""
+    """``git add --all`` of ``specs`` with every nested repository stored as content (see the module docstring); a
+    gitlink the ``add`` recorded all the same (a repository made meanwhile) leaves the index before anything reads it.
+    """
     await drop_gitlinks(git)
     await index_nested(git, work_tree, max_bytes=max_bytes)
     await git("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=join_nul(list(specs)))
+    await drop_gitlinks(git)
