@@ -4,9 +4,13 @@ the host. Real process against a real ``reasonix emulate``, a real git clone as 
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from orchestrator.batch.spec import GoalSpec
+from orchestrator.batch.workspace import clone, pack_local
 from tests.orchestrator.goal_support import call, reply
 from tests.orchestrator.run_support import clean_env, emulator_process, reasonix
 from tests.support.batch import OPS, goal_sessions, goals_file, results
@@ -50,3 +54,36 @@ def test_a_filter_the_goal_defines_in_its_copy_never_runs_when_the_batch_takes_i
     assert "+++ b/calc/ops.py" in diff and "+def add(a, b):" in diff  # the files as they are, byte for byte
     assert "+++ b/.gitattributes" in diff and "+* filter=pwn" in diff
     assert ".git/config" not in diff
+
+
+async def test_a_directory_that_is_no_repository_is_packed_without_entering_the_repositories_in_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plain"
+    nested = root / "vendor"
+    nested.mkdir(parents=True)
+    marker = tmp_path / "filter-ran-on-the-host"
+    git_env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def run(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=m", "-c", "user.email=m@x", *args], cwd=nested, check=True, env=git_env)
+
+    run("init", "-q")
+    run("config", "filter.x.clean", f"sh -c 'touch {marker}; cat'")
+    (nested / ".gitattributes").write_text("* filter=x\n")
+    (nested / "lib.py").write_text("one\n")
+    run("add", "-A")
+    run("commit", "-qm", "x")
+    marker.unlink(missing_ok=True)  # its own commit ran it, here on purpose
+    (nested / "lib.py").write_text("two\n")
+    (root / "main.py").write_text("print(1)\n")
+    seed = await pack_local(GoalSpec(workspace=str(root), objective="x"))
+    assert not marker.exists(), "a nested repository's filter ran on the host while the batch packed the workspace"
+    assert seed.bundle is not None
+    dest = tmp_path / "copy"
+    commit = await clone(seed, dest, "g1")
+    assert commit == seed.commit
+    assert (dest / "vendor" / "lib.py").read_text() == "two\n"  # its files, as content
+    assert (dest / "main.py").read_text() == "print(1)\n"
+    assert not (dest / "vendor" / ".git").exists()
+    assert not marker.exists()
