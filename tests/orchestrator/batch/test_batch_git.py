@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.batch.spec import GoalSpec
-from orchestrator.batch.workspace import clone, pack_local
+from orchestrator.batch.workspace import clone, goal_diff, pack_local
 from tests.orchestrator.goal_support import call, reply
 from tests.orchestrator.run_support import clean_env, emulator_process, reasonix
 from tests.support.batch import OPS, goal_sessions, goals_file, results
@@ -45,8 +45,8 @@ def test_a_filter_the_goal_defines_in_its_copy_never_runs_when_the_batch_takes_i
     with emulator_process({"sessions": _hostile_sessions("g1", marker)}, tmp_path, env) as url:
         proc = reasonix("batch", str(goals), "--base-url", url, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    copy = tmp_path / "goals.batch" / "goals" / "g1" / "workspace"
-    assert "filter" in (copy / ".git" / "config").read_text()  # the goal did write its copy's git configuration
+    # the goal wrote its copy's git configuration (until the file tools refuse .git: then the unit test below still
+    # holds the diff to the rule with a planted config)
     assert not marker.exists(), "the goal's filter ran on the host when the batch took its diff"
     result = results(tmp_path / "goals.batch" / "results.jsonl")["g1"]
     assert result["status"] == "complete", result
@@ -87,3 +87,20 @@ async def test_a_directory_that_is_no_repository_is_packed_without_entering_the_
     assert (dest / "main.py").read_text() == "print(1)\n"
     assert not (dest / "vendor" / ".git").exists()
     assert not marker.exists()
+
+
+async def test_goal_diff_reads_nothing_the_copy_says_about_git(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "a.txt").write_text("a\n")
+    seed = await pack_local(GoalSpec(workspace=str(user), objective="x"))
+    copy = tmp_path / "copy"
+    commit = await clone(seed, copy, "g1")
+    marker = tmp_path / "filter-ran-on-the-host"
+    (copy / ".git" / "config").write_text(CONFIG.format(marker=marker))  # what a goal could plant
+    (copy / ".gitattributes").write_text("* filter=pwn diff=pwn\n")
+    (copy / "a.txt").write_text("b\n")
+    (copy / "new.txt").write_text("new\n")
+    diff = await goal_diff(copy, commit)
+    assert not marker.exists(), "the copy's .git/config ran on the host when the diff was taken"
+    assert "-a\n+b" in diff and "+++ b/new.txt" in diff and "+* filter=pwn diff=pwn" in diff
