@@ -4,19 +4,31 @@ Every copy is a git clone, so it is the same on this machine and on a Ray node: 
 runs; a local directory is first packed into a git bundle here (:func:`pack_local`: the committed tree at ``ref`` or
 ``HEAD``; a directory that is no repository is snapshotted as one commit of its files, ``.gitignore`` honoured), and
 the bundle is cloned (on Ray it travels through the object store). The seed commit is where the goal starts;
-:func:`goal_diff` is what it changed since. Git runs without hooks, fsmonitor or the caller's ``GIT_*`` variables.
+:func:`goal_diff` is what it changed since. Git runs without hooks, fsmonitor or the caller's ``GIT_*`` variables;
+after the goal ran, never with its copy's ``.git`` (see :func:`goal_diff`).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
 from orchestrator.batch.spec import BatchError, GoalSpec
+from orchestrator.checkpoints.git import (
+    ALWAYS_EXCLUDED,
+    ATTRIBUTES,
+    SAFE_FLAGS,
+    config_text,
+    find_git,
+    scratch_env,
+    write_if_changed,
+)
+from orchestrator.checkpoints.stage import GitCall, stage_all
 
 _FLAGS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false", "-c", "advice.detachedHead=false")
 _IDENTITY = {
@@ -50,6 +62,11 @@ async def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
         words = proc.stderr.decode(errors="replace").strip().splitlines()
         raise BatchError(f"{what or 'git ' + args[0]} failed: {words[-1] if words else f'exit {proc.returncode}'}")
     return str(proc.stdout.decode(errors="replace"))
+
+
+DIFF_ATTRIBUTES = "* -text -crlf -eol -filter !diff -merge -ident -working-tree-encoding\n"
+"""The checkpoint store's attributes, but ``diff`` unspecified rather than unset (unset makes every file binary): a
+``diff=driver`` from the goal's ``.gitattributes`` names nothing, since the config defines no driver."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +118,52 @@ def _is_repo(root: Path) -> bool:
 
 
 async def _snapshot(root: Path, tmp: Path, bundle: Path, goal_id: str) -> str:
-    env = {"GIT_DIR": str(tmp / "snap.git"), "GIT_WORK_TREE": str(root), "GIT_INDEX_FILE": str(tmp / "index")}
+    """``root`` (no repository) as one commit, taken with a git of Reasonix's own (see :func:`_private_git`)."""
     what = f"goal {goal_id}: snapshotting {root}"
-    await git("init", "-q", "--bare", str(tmp / "snap.git"), what=what)
-    await git("add", "-A", "--", ".", ":(exclude).reasonix", cwd=root, env=env, what=what)
-    await git("commit", "-q", "--allow-empty", "-m", "seed", cwd=root, env=env, what=what)
-    await git("bundle", "create", str(bundle), "HEAD", cwd=root, env=env, what=what)
-    return (await git("rev-parse", "HEAD", cwd=root, env=env, what=what)).strip()
+    run = await _private_git(tmp, root, what)
+    await stage_all(run, root)
+    tree = (await run("write-tree")).decode().strip()
+    commit = (await run("commit-tree", tree, "-m", "seed")).decode().strip()
+    await run("update-ref", "HEAD", commit)
+    await run("bundle", "create", str(bundle), "HEAD")
+    return commit
+
+
+async def _private_git(
+    tmp: Path, work_tree: Path, what: str, *, alternates: Path | None = None, attributes: str = ATTRIBUTES
+) -> GitCall:
+    """Git on a fresh git directory and index under ``tmp`` with ``work_tree`` as its work tree: the checkpoint
+    store's config, attributes, excludes, flags and scratch environment, so nothing in ``work_tree`` configures it.
+    ``alternates``: an objects directory to read commits from."""
+    exe = find_git()
+    if exe is None:
+        raise BatchError(f"{what}: git is not installed (or not on PATH)")
+    git_dir = tmp / "git"
+    env = scratch_env(git_dir, work_tree, tmp / "index", home=tmp)
+    if alternates is not None:
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(alternates)
+
+    async def run(*args: str, stdin: bytes = b"", ok_codes: Sequence[int] = (0,)) -> bytes:
+        proc = await trio.run_process(
+            [exe, *SAFE_FLAGS, *args],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            cwd=str(work_tree),
+            env=env,
+        )
+        if proc.returncode not in ok_codes:
+            words = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise BatchError(f"{what} failed: {words[-1] if words else f'exit {proc.returncode}'}")
+        out: bytes = proc.stdout
+        return out
+
+    await run("init", "--quiet", "--template=")
+    write_if_changed(git_dir / "config", config_text())
+    write_if_changed(git_dir / "info" / "attributes", attributes)
+    write_if_changed(git_dir / "info" / "exclude", "".join(line + "\n" for line in ALWAYS_EXCLUDED))
+    return run
 
 
 def remote_seed(spec: GoalSpec) -> Seed:
@@ -145,7 +201,30 @@ async def clone(seed: Seed, dest: Path, goal_id: str) -> str:
 
 
 async def goal_diff(copy: Path, seed_commit: str) -> str:
-    """What the goal changed in its copy since ``seed_commit`` (new files included, ``.reasonix/`` aside)."""
+    """What the goal changed in its copy since ``seed_commit`` (new files included, ``.reasonix/`` aside).
+
+    The goal could write its copy's ``.git`` and ``.gitattributes`` and make repositories inside it, so none of that
+    is read as configuration: the diff is taken with a git directory and index of Reasonix's own in a temporary
+    directory (the checkpoint store's config, attributes and flags, no user or system config), the copy's objects
+    only borrowed as alternates, and nested repositories stored as plain files (:mod:`orchestrator.checkpoints.stage`).
+    """
     what = "reading the goal's diff"
-    await git("add", "-A", "--", ".", ":(exclude).reasonix", cwd=copy, what=what)
-    return await git("diff", "--cached", "--binary", seed_commit, "--", ".", ":(exclude).reasonix", cwd=copy, what=what)
+    objects = copy / ".git" / "objects"
+    if not (copy / ".git").is_dir() or (copy / ".git").is_symlink() or not objects.is_dir():
+        raise BatchError(f"{what}: {copy / '.git'} is no longer the clone's git directory; the goal replaced it")
+    with tempfile.TemporaryDirectory(prefix="reasonix-diff-") as tmp:
+        run = await _private_git(Path(tmp), copy, what, alternates=objects, attributes=DIFF_ATTRIBUTES)
+        await run("read-tree", seed_commit)
+        await stage_all(run, copy)
+        diff = await run(
+            "diff",
+            "--cached",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            seed_commit,
+            "--",
+            ".",
+            ":(exclude).reasonix",
+        )
+    return diff.decode(errors="replace")

@@ -6,6 +6,9 @@
 * ``git``: cloned, the pinned commit checked out, its tree copied without the clone's history;
 * ``files``: the task's ``files/`` copied.
 
+Any ``.git`` in the source is left out, and the seed is a fresh repository made by :class:`SeedGit`, whose config
+and attributes are Reasonix's own before every call.
+
 Then ``break.patch`` is applied with ``git apply``, the setup commands run in the sandbox (network off), and the seed
 is committed. Downloads and clones run on the host (they need the network); nothing the task says runs there.
 """
@@ -18,23 +21,23 @@ import shutil
 import sys
 import tarfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import trio
 
 from orchestrator.bench.sandboxed import run_script
 from orchestrator.bench.task import FILES_DIR, BenchError, FilesSource, GitSource, SdistSource, Task
+from orchestrator.checkpoints.git import ATTRIBUTES, SAFE_FLAGS, config_text, find_git, scratch_env, write_if_changed
+from orchestrator.checkpoints.stage import drop_gitlinks, is_dot_git, stage_all
 from sessions.sandbox import Sandbox
 
-SEED_AUTHOR = (
-    "-c",
-    "user.name=reasonix bench",
-    "-c",
-    "user.email=bench@reasonix.invalid",
-    "-c",
-    "commit.gpgsign=false",
-)
+SEED_IDENTITY = {
+    "GIT_AUTHOR_NAME": "reasonix bench",
+    "GIT_AUTHOR_EMAIL": "bench@reasonix.invalid",
+    "GIT_COMMITTER_NAME": "reasonix bench",
+    "GIT_COMMITTER_EMAIL": "bench@reasonix.invalid",
+}
 _ARCHIVES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 
 
@@ -159,8 +162,72 @@ async def _git_tree(task: Task, source: GitSource, scratch: Path) -> Path:
     return archive_root(clone, source.subdir) if source.subdir else clone
 
 
+class SeedGit:
+    """Git on a seed workspace's own ``.git``, made by :meth:`init` and never a suite's: before every call its
+    ``config`` and ``info/attributes`` are made the checkpoint store's again (no filter, driver or conversion; no
+    hooks or fsmonitor by flag), the environment is built from scratch (no system or global config), and a ``.git``
+    that is not a plain directory, or that points at another git directory, is refused. What a suite's files, its
+    setup commands or the goal wrote there configures nothing the host runs."""
+
+    def __init__(self, ws: Path) -> None:
+        self.ws = ws
+        self.git_dir = ws / ".git"
+
+    def _env(self) -> dict[str, str]:
+        env = scratch_env(self.git_dir, self.ws, self.git_dir / "index", home=self.git_dir)
+        env.update(SEED_IDENTITY)
+        return env
+
+    def _own(self) -> None:
+        what = f"the seed's git directory {self.git_dir}"
+        info = self.git_dir / "info"
+        if self.git_dir.is_symlink() or not self.git_dir.is_dir() or info.is_symlink():
+            raise TaskSourceError(f"{what} (or its info/) is not a plain directory any more; prepare the task again")
+        for planted in ("commondir", "config.worktree", "gitdir"):
+            if os.path.lexists(self.git_dir / planted):
+                raise TaskSourceError(f"{what} has a {planted!r} nobody should have written; prepare the task again")
+        write_if_changed(self.git_dir / "config", config_text())
+        write_if_changed(self.git_dir / "info" / "attributes", ATTRIBUTES)
+
+    async def init(self) -> None:
+        await self._run("init", "--quiet", "--template=", "--initial-branch=seed", fresh=True)
+
+    async def __call__(self, *args: str, stdin: bytes = b"", ok_codes: Sequence[int] = (0,)) -> bytes:
+        return await self._run(*args, stdin=stdin, ok_codes=ok_codes)
+
+    async def _run(self, *args: str, stdin: bytes = b"", ok_codes: Sequence[int] = (0,), fresh: bool = False) -> bytes:
+        exe = find_git()
+        if exe is None:
+            raise TaskSourceError("git is not installed (or not on PATH): the bench seeds every task as a repository")
+        if not fresh:
+            await trio.to_thread.run_sync(self._own)
+        proc = await trio.run_process(
+            [exe, *SAFE_FLAGS, *args],
+            stdin=stdin,
+            cwd=self.ws,
+            env=self._env(),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        if proc.returncode not in ok_codes:
+            tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()[-1500:]
+            raise TaskSourceError(f"git {args[0]} in {self.ws} failed (exit {proc.returncode}): {tail}")
+        if fresh:
+            await trio.to_thread.run_sync(self._own)
+        out: bytes = proc.stdout
+        return out
+
+
 async def git(ws: Path, *args: str) -> str:
-    return await _run(["git", *SEED_AUTHOR, *args], ws, f"git {args[0]} in {ws}")
+    """``git ARGS`` on the seed workspace ``ws`` (see :class:`SeedGit`): its stdout."""
+    return (await SeedGit(ws)(*args)).decode("utf-8", "replace")
+
+
+def _copy_source(tree: Path, ws: Path) -> None:
+    """The source's files into ``ws``, without any ``.git`` at any depth: a suite's repository (its config, hooks,
+    fsmonitor) is never copied where a git could enter it."""
+    shutil.copytree(tree, ws, symlinks=True, ignore=lambda _dir, names: [n for n in names if is_dot_git(n)])
 
 
 async def prepare_workspace(task: Task, ws: Path, *, cache: Path, sandbox: Sandbox, env: Mapping[str, str]) -> str:
@@ -177,10 +244,11 @@ async def prepare_workspace(task: Task, ws: Path, *, cache: Path, sandbox: Sandb
             tree = archive_root(scratch / "unpacked", source.subdir)
         else:
             tree = await _git_tree(task, source, scratch)
-        await trio.to_thread.run_sync(lambda: shutil.copytree(tree, ws, symlinks=True))
+        await trio.to_thread.run_sync(_copy_source, tree, ws)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    await git(ws, "init", "--quiet", "--initial-branch=seed")
+    seed = SeedGit(ws)
+    await seed.init()
     if task.break_patch is not None:
         try:
             await git(ws, "apply", "--whitespace=nowarn", str(task.break_patch))
@@ -192,8 +260,10 @@ async def prepare_workspace(task: Task, ws: Path, *, cache: Path, sandbox: Sandb
             raise TaskSourceError(
                 f"task {task.name!r}: the setup command {command!r} exited {outcome.exit_code}: {outcome.output[-800:]}"
             )
-    await git(ws, "add", "--all", "--force")
-    await git(ws, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", f"seed of {task.name}")
+    await stage_all(seed, ws)
+    await seed("add", "--all", "--force")  # what the setup built, ignored or not
+    await drop_gitlinks(seed)  # an ignored nested repository is left out, never recorded as one
+    await seed("commit", "--quiet", "--no-verify", "--allow-empty", "-m", f"seed of {task.name}")
     return (await git(ws, "rev-parse", "HEAD")).strip()
 
 

@@ -29,6 +29,7 @@ from orchestrator.branches.gitrun import BranchGit, exclude_line
 from orchestrator.branches.merge import merge_branch
 from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, split_nul
+from orchestrator.checkpoints.stage import stage_all
 
 BRANCHES_DIR = "branches"
 BASE_TREE = "base.tree"
@@ -103,7 +104,7 @@ class BranchWorkspace:
         if repo.index_file.is_file():  # the checkpoints' stat cache: only files changed since are hashed again
             await trio.to_thread.run_sync(shutil.copyfile, repo.index_file, base_index)
         live = BranchGit(repo, repo.git_dir, workspace, base_index)
-        await live("add", "--all", "--", ".")
+        await stage_all(live, workspace)
         base_tree = (await live("write-tree")).decode().strip()
         (state / BASE_TREE).write_text(base_tree + "\n", encoding="ascii")
         commit = (await live("commit-tree", base_tree, "-m", f"branch {step_id} base")).decode().strip()
@@ -151,12 +152,12 @@ class BranchWorkspace:
 
     async def _merge_back(self, declared_writes: Sequence[str]) -> MergeOutcome:
         theirs = self.branch_git()
-        await theirs("add", "--all", "--", ".")
+        await stage_all(theirs, self.path)
         theirs_tree = (await theirs("write-tree")).decode().strip()
         ours_index = self.state / "ours.index"
         await trio.to_thread.run_sync(shutil.copyfile, self.state / "base.index", ours_index)
         ours = BranchGit(self.repo, self.repo.git_dir, self.workspace, ours_index)
-        await ours("add", "--all", "--", ".")
+        await stage_all(ours, self.workspace)
         ours_tree = (await ours("write-tree")).decode().strip()
         return await merge_branch(
             ours,

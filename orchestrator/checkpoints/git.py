@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,12 +116,71 @@ def write_if_changed(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+MAX_EXCLUDE_BYTES = 1024 * 1024
+
+
+def read_plain(root: Path, parts: Sequence[str], limit: int = MAX_EXCLUDE_BYTES) -> bytes | None:
+    """The bytes of ``root/parts…`` when every component is a plain directory and the last a regular file (no
+    symlink anywhere below ``root``, opened one component at a time), at most ``limit`` bytes; else ``None``. A
+    workspace's ``.git/info/exclude`` that is a link (to a key the sandbox cannot read, say) is never copied into the
+    store, which the sandbox can read."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            try:
+                nxt = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            except OSError:
+                return None
+            os.close(fd)
+            fd = nxt
+        try:
+            leaf = os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+        except OSError:
+            return None
+        with os.fdopen(leaf, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            return f.read(limit)
+    finally:
+        os.close(fd)
+
+
 class CheckpointError(ReasonixError):
     """A checkpoint could not be taken or restored: git failed on the shadow store (the message has git's words)."""
 
 
 class GitUnavailableError(CheckpointError):
     """The machine has no ``git``: goals run without checkpoints, and undo cannot work."""
+
+
+def scratch_env(git_dir: Path, work_tree: Path, index_file: Path, *, home: Path) -> dict[str, str]:
+    """The environment of a git call on a Reasonix-owned git directory: built from scratch (none of the caller's
+    ``GIT_*`` variables), no system or global config or attributes, ``home`` as ``HOME``, a fixed identity."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(home),
+        "LC_ALL": "C",
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(work_tree),
+        "GIT_INDEX_FILE": str(index_file),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": AUTHOR,
+        "GIT_AUTHOR_EMAIL": EMAIL,
+        "GIT_COMMITTER_NAME": AUTHOR,
+        "GIT_COMMITTER_EMAIL": EMAIL,
+    }
+    for name in ("SYSTEMROOT", "TMPDIR"):  # what git itself may need on some systems
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
 
 
 def find_git() -> str | None:
@@ -145,27 +205,7 @@ class ShadowRepo:
         return self.store_dir / "index"
 
     def env(self) -> dict[str, str]:
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(self.store_dir),
-            "LC_ALL": "C",
-            "GIT_DIR": str(self.git_dir),
-            "GIT_WORK_TREE": str(self.workspace),
-            "GIT_INDEX_FILE": str(self.index_file),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_AUTHOR_NAME": AUTHOR,
-            "GIT_AUTHOR_EMAIL": EMAIL,
-            "GIT_COMMITTER_NAME": AUTHOR,
-            "GIT_COMMITTER_EMAIL": EMAIL,
-        }
-        for name in ("SYSTEMROOT", "TMPDIR"):  # what git itself may need on some systems
-            if name in os.environ:
-                env[name] = os.environ[name]
-        return env
+        return scratch_env(self.git_dir, self.workspace, self.index_file, home=self.store_dir)
 
     async def git(self, *args: str, stdin: bytes = b"", ok_codes: Sequence[int] = (0,)) -> bytes:
         """Run ``git ARGS`` on the shadow store; its stdout. Raises :class:`CheckpointError` with git's stderr."""
@@ -202,9 +242,9 @@ class ShadowRepo:
 
     def _excludes(self) -> str:
         lines = ["# written by reasonix: the workspace's own excludes, and its state", *ALWAYS_EXCLUDED]
-        user = self.workspace / ".git" / "info" / "exclude"
-        if user.is_file():
-            lines.append(user.read_text(encoding="utf-8", errors="replace"))
+        user = read_plain(self.workspace, (".git", "info", "exclude"))
+        if user is not None:
+            lines.append(user.decode("utf-8", "replace"))
         return "\n".join(lines) + "\n"
 
     async def head(self) -> str | None:

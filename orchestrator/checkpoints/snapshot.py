@@ -2,6 +2,7 @@
 
 Only what changed since the last checkpoint is hashed again: the index persists, so ``git add -A`` trusts its stat
 cache for the rest. Files over the size limit are left out (and named); ignored files are left out as git would.
+A repository nested in the workspace is stored as plain files, never entered (:mod:`~orchestrator.checkpoints.stage`).
 """
 
 from __future__ import annotations
@@ -10,12 +11,18 @@ import os
 import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from orchestrator.checkpoints.git import HEAD_REF, ShadowRepo, join_nul, split_nul
 from orchestrator.checkpoints.ledger import MAX_CHANGES, Checkpoint, FileChange, Kind, Ledger, StepRunRef
+from orchestrator.checkpoints.stage import drop_gitlinks, index_nested, index_stamp, new_gitlinks
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not checkpointed (and the checkpoint says so)."""
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_clean: dict[Path, tuple[int, int, int, int] | None] = {}
+"""Index files this process left without a gitlink, with their stamp then: while it holds, the snapshot need not
+list the whole index to look for one (``drop_gitlinks``); any other writer of the index changes the stamp."""
 
 
 @dataclass(frozen=True)
@@ -27,11 +34,15 @@ class Tree:
     skipped: tuple[str, ...] = ()
 
 
-async def _too_big(repo: ShadowRepo, max_bytes: int) -> list[str]:
-    """Changed or new files (not ignored) larger than ``max_bytes``."""
-    listed = await repo.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+async def _listed(repo: ShadowRepo) -> list[str]:
+    """Changed and new paths (not ignored); a nested repository git has not been shown as content yet is ``dir/``."""
+    return split_nul(await repo.git("ls-files", "-z", "--others", "--modified", "--exclude-standard"))
+
+
+def _too_big(repo: ShadowRepo, listed: list[str], max_bytes: int) -> list[str]:
+    """Those of ``listed`` that are files larger than ``max_bytes``."""
     big = []
-    for rel in dict.fromkeys(split_nul(listed)):
+    for rel in dict.fromkeys(listed):
         try:
             st = os.lstat(repo.workspace / rel)
         except OSError:
@@ -44,17 +55,27 @@ async def _too_big(repo: ShadowRepo, max_bytes: int) -> list[str]:
 async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int = MAX_FILE_BYTES) -> Tree:
     """Stage the whole workspace in the shadow index and commit it (no commit when nothing changed)."""
     await repo.ensure()
-    big = await _too_big(repo, max_file_bytes)
+    if _clean.get(repo.index_file) is None or _clean[repo.index_file] != index_stamp(repo.index_file):
+        await drop_gitlinks(repo.git)  # the index changed since this process last left it without any
+    _clean.pop(repo.index_file, None)
+    listed = await _listed(repo)
+    if await index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes, listed=listed):
+        listed = await _listed(repo)  # the nested repositories' files, now listed one by one
+    big = _too_big(repo, listed, max_file_bytes)
     specs = ["."] + [f":(exclude,literal){p}" for p in big]
     if big:  # a tracked file that grew too big leaves the index too
         await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(big))
     await repo.git("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=join_nul(specs))
     tree = (await repo.git("write-tree")).decode().strip()
     parent = await repo.head()
-    if parent is not None:
-        parent_tree = (await repo.git("rev-parse", f"{parent}^{{tree}}")).decode().strip()
-        if parent_tree == tree:
-            return Tree(commit=parent, tree=tree, skipped=tuple(big))
+    parent_tree = (await repo.git("rev-parse", f"{parent}^{{tree}}")).decode().strip() if parent else EMPTY_TREE
+    links = await new_gitlinks(repo.git, parent_tree, tree)
+    if links:  # a nested repository made while the workspace was listed: never kept as one
+        await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(links))
+        tree = (await repo.git("write-tree")).decode().strip()
+    _clean[repo.index_file] = index_stamp(repo.index_file)
+    if parent is not None and parent_tree == tree:
+        return Tree(commit=parent, tree=tree, skipped=tuple(big))
     args = ["commit-tree", tree, "-m", message]
     if parent is not None:
         args += ["-p", parent]
@@ -70,9 +91,6 @@ async def changes_between(repo: ShadowRepo, old: str, new: str) -> list[FileChan
     out = await repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
     parts = split_nul(out)
     return [FileChange(status=parts[i], path=parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 async def take_checkpoint(
