@@ -108,14 +108,22 @@ async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolRes
     Exception: KeyboardInterrupt, a group holding a Cancelled) propagates."""
     try:
         return await tool.run(args, ctx)
-    except ToolError as exc:
-        return ToolResult.error(exc.message, data={"failure": type(exc).__name__} if exc.counts_as_failure else None)
-    except OSError as exc:
-        # str(exc) would carry the absolute file name; the reason alone is stable.
-        reason = exc.strerror or type(exc).__name__
-        return ToolResult.error(f"{tool.name} failed: {reason}")
-    except Exception as exc:  # noqa: BLE001 — a tool's bug must never end the session; Cancelled is no Exception
+    except Exception as caught:  # noqa: BLE001 — a tool's bug must never end the session; Cancelled is no Exception
+        exc = sole(caught)
+        if isinstance(exc, ToolError):
+            failure = {"failure": type(exc).__name__} if exc.counts_as_failure else None
+            return ToolResult.error(exc.message, data=failure)
+        if isinstance(exc, OSError):
+            # str(exc) would carry the absolute file name; the reason alone is stable.
+            return ToolResult.error(f"{tool.name} failed: {exc.strerror or type(exc).__name__}")
         return ToolResult.error(unexpected(tool.name, exc), data={"failure": type(exc).__name__})
+
+
+def sole(exc: Exception) -> Exception:
+    """The one exception a nursery wrapped (a tool's own ToolError raised inside its nursery), else ``exc``."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def unexpected(tool_name: str, exc: Exception) -> str:
