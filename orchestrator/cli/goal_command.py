@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.build import GoalSetup, check_workspace
+from orchestrator.build import GoalSetup, check_session_workspace
 from orchestrator.cli.options import read_text_argument
 from orchestrator.errors import ReasonixError, ReviewUnavailableError, UsageError
 from orchestrator.events import TERMINAL_STATES, ReviewDecided
@@ -87,7 +87,7 @@ class GoalCommand:
         """What the command line asks for, checked."""
         args = self.args
         check_limits(args.budget_usd, args.max_requests, args.max_minutes)  # the first thing a user gets wrong
-        workspace = check_workspace(args.workspace)
+        workspace = check_session_workspace(args.workspace)
         resume: str | None = getattr(args, "resume", None)
         plan: Plan | None = None
         objective = ""

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import build_client, check_workspace
+    from orchestrator.build import build_client, check_session_workspace
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
-        workspace = check_workspace(args.workspace)
+        workspace = check_session_workspace(args.workspace)
         if interactive:
             offer_setup(workspace, args.base_url, os.environ)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
