@@ -8,8 +8,6 @@ so a second run in the same workspace sends the same prefix bytes and hits the c
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +23,7 @@ from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
+from orchestrator.policy.workspace_rule import workspace_refusal
 from orchestrator.review.reviewer import Reviewer
 from orchestrator.subagents.bundle import SessionExtensions
 from plans import Plan, StepStatus
@@ -88,57 +87,14 @@ def resolve_model(config: Config, choice: str) -> str:
     return choice
 
 
-def check_workspace(workspace: Path) -> Path:
+def check_workspace(workspace: Path, session: str | None = None) -> Path:
+    """The resolved directory; for a front end that runs a session (``session``: what to do instead) never ``$HOME``,
+    ``/`` or a system directory (:mod:`orchestrator.policy.workspace_rule`)."""
     path = workspace.expanduser().resolve()
     if not path.is_dir():
         raise WorkspaceError(f"the workspace {workspace} is not a directory; create it or pass --workspace DIR")
-    return path
-
-
-SYSTEM_TREES = tuple(
-    Path(f"/{p}")
-    for p in ["bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "sys", "usr"]
-)
-"""Directories that belong to the system, with everything under them: never a workspace."""
-CD_INTO_A_PROJECT = "cd into a project directory (or pass --workspace DIR) and start again"
-
-
-def _homes() -> list[Path]:
-    """The user's home: ``$HOME`` and the password database's, resolved (they may differ)."""
-    found = [Path(os.environ["HOME"])] if os.environ.get("HOME") else []
-    with contextlib.suppress(KeyError, ImportError):
-        import pwd
-
-        found.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    return [home.resolve() for home in found if home.is_absolute()]
-
-
-def workspace_refusal(path: Path) -> str | None:
-    """Why the resolved ``path`` may not hold a session (what it is and what that would expose), or None.
-
-    A session's commands write anywhere in their workspace: in ``$HOME`` that is ``~/.bashrc`` and ``~/.gitconfig``
-    (run by the user's next shell and git), in ``/`` or a system directory the system's own files. So ``/``, every
-    top-level directory (``/usr``, ``/etc``, ``/var``, ``/home``, ``/tmp`` …), everything in a system tree
-    (:data:`SYSTEM_TREES`), the user's home and each directory that holds it are refused, by every front end."""
-    if path == Path("/"):
-        return "is the root directory (a system directory): a session there could change any file of the system"
-    for home in _homes():
-        if path == home:
-            return "is your home directory: a session there could change every file in it, ~/.bashrc too"
-        if home.is_relative_to(path):
-            return f"holds your home directory ({home}): a session there could change every file in it"
-    if path.parent == Path("/") or any(path.is_relative_to(tree) for tree in SYSTEM_TREES):
-        return "is a system directory: a session there could change the system's own files"
-    return None
-
-
-def check_session_workspace(workspace: Path, next_step: str = CD_INTO_A_PROJECT) -> Path:
-    """:func:`check_workspace` for the front ends that run a session (``-p``, ``run``, ``code``, ``chat``, ``goal``,
-    ACP, ``serve``): also refuse ``$HOME``, ``/`` and system directories (:func:`workspace_refusal`)."""
-    path = check_workspace(workspace)
-    reason = workspace_refusal(path)
-    if reason is not None:
-        raise WorkspaceError(f"the workspace {path} {reason}; {next_step}")
+    if session is not None and (reason := workspace_refusal(path)) is not None:
+        raise WorkspaceError(f"the workspace {path} {reason}; {session}")
     return path
 
 

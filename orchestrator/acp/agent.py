@@ -45,7 +45,7 @@ from orchestrator.acp.protocol import (
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
 from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
 from orchestrator.acp.updates import UpdateMaker
-from orchestrator.build import build_client, check_session_workspace
+from orchestrator.build import build_client, check_workspace
 from orchestrator.config.model import load_config
 from orchestrator.errors import ReasonixError
 from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions
@@ -224,7 +224,7 @@ class AcpAgent:
 
     async def _open(self, cwd: str, resume: str | None) -> AcpSession:
         try:
-            workspace = check_session_workspace(Path(cwd), "open a project folder instead")
+            workspace = check_workspace(Path(cwd), "open a project folder instead")
             resolved = load_config(workspace=workspace, flags={"base_url": self.base_url}, env=self.env)
             holder: list[AcpSession] = []
 

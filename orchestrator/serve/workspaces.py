@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from orchestrator.build import workspace_refusal
+from orchestrator.policy.workspace_rule import workspace_refusal
 from orchestrator.serve.errors import InvalidRequestError
 from plans import write_atomic
 
@@ -26,7 +26,7 @@ def api_workspace(text: str, roots: Iterable[Path] = ()) -> Path:
     """The workspace a client named, resolved, or :class:`InvalidRequestError`: it must be an absolute path (never
     resolved against the service's own working directory) of an existing directory that is not ``/``, not a
     top-level directory (``/etc``, ``/home``, ``/tmp`` …), nor inside a system tree, nor ``$HOME`` or what holds it
-    (:func:`~orchestrator.build.workspace_refusal`); with
+    (:func:`~orchestrator.policy.workspace_rule.workspace_refusal`); with
     ``roots`` (``--workspace-root``), it must lie under one of them."""
     given = Path(text)
     if not given.is_absolute():

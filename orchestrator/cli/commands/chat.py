@@ -33,15 +33,16 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import build_client, check_session_workspace
+    from orchestrator.build import build_client, check_workspace
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
-        workspace = check_session_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         if interactive:
             offer_setup(workspace, args.base_url, os.environ)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
