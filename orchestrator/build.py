@@ -23,6 +23,7 @@ from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.policy.budget import Budget
 from orchestrator.policy.escalation import EscalationPolicy
+from orchestrator.policy.workspace_rule import workspace_refusal
 from orchestrator.review.reviewer import Reviewer
 from orchestrator.subagents.bundle import SessionExtensions
 from plans import Plan, StepStatus
@@ -86,10 +87,14 @@ def resolve_model(config: Config, choice: str) -> str:
     return choice
 
 
-def check_workspace(workspace: Path) -> Path:
+def check_workspace(workspace: Path, session: str | None = None) -> Path:
+    """The resolved directory; for a front end that runs a session (``session``: what to do instead) never ``$HOME``,
+    ``/`` or a system directory (:mod:`orchestrator.policy.workspace_rule`)."""
     path = workspace.expanduser().resolve()
     if not path.is_dir():
         raise WorkspaceError(f"the workspace {workspace} is not a directory; create it or pass --workspace DIR")
+    if session is not None and (reason := workspace_refusal(path)) is not None:
+        raise WorkspaceError(f"the workspace {path} {reason}; {session}")
     return path
 
 

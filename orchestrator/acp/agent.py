@@ -224,7 +224,7 @@ class AcpAgent:
 
     async def _open(self, cwd: str, resume: str | None) -> AcpSession:
         try:
-            workspace = check_workspace(Path(cwd))
+            workspace = check_workspace(Path(cwd), "open a project folder instead")
             resolved = load_config(workspace=workspace, flags={"base_url": self.base_url}, env=self.env)
             holder: list[AcpSession] = []
 

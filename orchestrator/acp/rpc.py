@@ -19,6 +19,8 @@ from typing import Any
 import trio
 from pydantic import ValidationError
 
+from orchestrator.text import json_nesting
+
 Handler = Callable[[str, Any], Awaitable[Any]]
 """``(method, params) -> result`` for requests; the result of a notification is ignored."""
 
@@ -134,7 +136,7 @@ class Connection:
 
     def _incoming(self, line: bytes, nursery: trio.Nursery) -> None:
         try:
-            message = json.loads(line)
+            message = json_nesting.loads(line)  # bounded in nesting: no RecursionError on 100 000 brackets
         except ValueError as exc:
             self._queue({"id": None, "error": RpcError(PARSE_ERROR, f"not JSON: {exc}").to_json()})
             return

@@ -34,6 +34,7 @@ from orchestrator.goal.runner import AnyEvent, GoalOutcome, GoalRunner
 from orchestrator.launch import GoalLaunch, LaunchedGoal, ReviewerFactory, check_limits, launch_goal, plan_estimate
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.verify import unconfined_reason
+from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
 from orchestrator.replay.recorder import Recorder, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.signals import hard_exit, run_interruptible, watch_interrupts
@@ -87,7 +88,7 @@ class GoalCommand:
         """What the command line asks for, checked."""
         args = self.args
         check_limits(args.budget_usd, args.max_requests, args.max_minutes)  # the first thing a user gets wrong
-        workspace = check_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resume: str | None = getattr(args, "resume", None)
         plan: Plan | None = None
         objective = ""

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.errors import UsageError
 from orchestrator.headless.events import ResultLine, StreamJsonEvent, dump
+from orchestrator.text import json_nesting
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -89,7 +90,7 @@ def parse_input_line(raw: str, number: int) -> str | None:
     if not raw.strip():
         return None
     try:
-        data: Any = json.loads(raw)
+        data: Any = json_nesting.loads(raw)  # nested past the bound: a ValueError, before json recursed to its end
         return StreamInputLine.model_validate(data).text()
     except (ValueError, ValidationError) as exc:
         first = str(exc).splitlines()[0]

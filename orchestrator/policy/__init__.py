@@ -1,6 +1,7 @@
 """The supervisor's rules, each a small unit with no IO of its own beyond what it must do: escalation from flash to
 pro (the ``<<<NEEDS_PRO>>>`` marker detector and the :class:`Escalator` reply source), goal budgets, the no-progress
-(stuck) detector, and running a step's verify commands. docs/DESIGN.md §5 states the rules these implement.
+(stuck) detector, running a step's verify commands, and where a session may not run (``workspace_rule``).
+docs/DESIGN.md §5 states the rules these implement.
 """
 
 from __future__ import annotations

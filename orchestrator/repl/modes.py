@@ -37,8 +37,10 @@ def mode_block(mode: Mode) -> TailBlock:
 
 
 def apply_mode(session: Session, gate: PermissionGate, mode: Mode) -> None:
-    """Make dispatch enforce ``mode``: read-only for ``plan``; the gate asks in ``ask``. No byte sent changes."""
+    """Make dispatch enforce ``mode``: read-only for ``plan``; the gate asks in ``ask``, and in ``plan`` for all that
+    ``ask`` asks for but a command the read-only sandbox confines (an MCP tool claiming ``readOnlyHint`` ran unasked
+    in plan mode while ask mode asked). No byte sent changes."""
     read_only = mode == "plan"
     if session.settings.read_only != read_only:
         session.settings = session.settings.model_copy(update={"read_only": read_only})
-    gate.mode = "ask" if mode == "ask" else "auto"
+    gate.mode = mode

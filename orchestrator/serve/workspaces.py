@@ -10,24 +10,23 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from orchestrator.policy.workspace_rule import workspace_refusal
 from orchestrator.serve.errors import InvalidRequestError
 from plans import write_atomic
 
 STATE_FILE = "workspaces.json"
 
 
-SYSTEM_TREES = tuple(
-    Path(f"/{p}")
-    for p in ["bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "sys", "usr"]
+WORKSPACE_HINT = (
+    "send the absolute path of an existing project directory (not /, not a system directory, not your home)"
 )
-"""Directories that belong to the system, with everything under them: never a workspace."""
-WORKSPACE_HINT = "send the absolute path of an existing project directory (not / and not a system directory)"
 
 
 def api_workspace(text: str, roots: Iterable[Path] = ()) -> Path:
     """The workspace a client named, resolved, or :class:`InvalidRequestError`: it must be an absolute path (never
     resolved against the service's own working directory) of an existing directory that is not ``/``, not a
-    top-level directory (``/etc``, ``/home``, ``/tmp`` …), nor inside a system tree (:data:`SYSTEM_TREES`); with
+    top-level directory (``/etc``, ``/home``, ``/tmp`` …), nor inside a system tree, nor ``$HOME`` or what holds it
+    (:func:`~orchestrator.policy.workspace_rule.workspace_refusal`); with
     ``roots`` (``--workspace-root``), it must lie under one of them."""
     given = Path(text)
     if not given.is_absolute():
@@ -38,8 +37,9 @@ def api_workspace(text: str, roots: Iterable[Path] = ()) -> Path:
     if not path.is_dir():
         what = "is not a directory" if path.exists() else "does not exist"
         raise InvalidRequestError(f"workspace {text!r} {what}", WORKSPACE_HINT)
-    if path == Path("/") or path.parent == Path("/") or any(path.is_relative_to(t) for t in SYSTEM_TREES):
-        raise InvalidRequestError(f"workspace {text!r} is a system directory; goals never run there", WORKSPACE_HINT)
+    reason = workspace_refusal(path)  # /, system directories, $HOME and what holds it: as in every front end
+    if reason is not None:
+        raise InvalidRequestError(f"workspace {text!r} {reason}; goals never run there", WORKSPACE_HINT)
     allowed = [r.expanduser().resolve() for r in roots]
     if allowed and not any(path.is_relative_to(r) for r in allowed):
         listed = ", ".join(str(r) for r in allowed)

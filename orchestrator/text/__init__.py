@@ -1,7 +1,7 @@
 """The words users read, below everything that writes them: the one plural helper (``counted``), the one
 text-shortening helper (``shorten``), and text from a model or a tool made safe to show on a terminal (``neutralise``
 and its ``Text`` and pydantic-model forms). ``wording`` is standard library only (``reasonix --help`` imports it);
-``safe_text`` uses rich and pydantic.
+``safe_text`` uses rich and pydantic; ``json_nesting`` parses JSON input bounded in nesting (standard library).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Approval modes (``--permissions``): ``auto`` runs what is not denied (commands sandboxed; without a sandbox every
 command asks), ``ask`` asks for every command, write and MCP call no rule allows, ``read-only`` is the session's
-read-only mode. An MCP tool's ``readOnlyHint`` is the server's claim: it decides what the planner is offered, never
+read-only mode; ``plan`` (the conversation's plan mode, never a setting) asks for what ``ask`` asks except a command
+the read-only sandbox confines, so a tool that claims to be read-only is asked for in plan mode as in ask mode. An MCP
+tool's ``readOnlyHint`` is the server's claim: it decides what the planner is offered, never
 whether a call asks (in ``read-only`` a hinted call asks instead of being refused). Paths are matched as the file tools
 resolve them, both as written and through symlinks (``deny`` when either matches, ``allow`` when the file actually
 opened is allowed); "always" saves the rule for that file.
@@ -27,7 +29,7 @@ from sessions.sandbox.base import describe
 from sessions.tools.errors import ToolInputError, WorkspaceEscapeError
 from sessions.tools.paths import display, resolve
 
-ApprovalMode = Literal["ask", "auto", "read-only"]
+ApprovalMode = Literal["ask", "auto", "read-only", "plan"]
 _WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 _READ_TOOLS = frozenset({"read_file", "list_dir", "grep", "glob"})
 
@@ -147,6 +149,10 @@ class PermissionGate:
             return False  # a host no rule allows asks, in every mode
         if kind == "mcp":
             return self.mode == "auto"  # whatever the server claims (readOnlyHint): auto runs it, ask asks
+        if self.mode == "plan":
+            # Plan mode asks for what ask asks: only a command the read-only sandbox confines (it can change
+            # nothing) runs unasked, as it did before.
+            return kind == "bash" and bool(ctx.sandbox.confines) and ctx.sandbox.policy.mode == "read-only"
         if self.mode == "auto":
             # A sandbox confines it, or the user chose full-access explicitly; an unavailable sandbox asks.
             return kind == "write" or bool(ctx.sandbox.confines) or ctx.sandbox.policy.mode == "full-access"

@@ -1,7 +1,7 @@
 """The bounds of one sandboxed command: the size of its private ``/tmp``, how many processes it may have, how much
 memory each may take; and, when a command fails, which bound it hit.
 
-* ``/tmp``: bubblewrap's ``--size`` on the tmpfs.
+* ``/tmp`` and ``/dev/shm``: bubblewrap's ``--size`` on each tmpfs (``/dev`` itself is read-only).
 * Memory: ``RLIMIT_DATA`` (heap and private writable mappings, so the address space that V8, Go or the JVM reserve
   without using does not count), set by ``prlimit`` inside the sandbox, per process.
 * Processes (threads count): an ordinary user's ``RLIMIT_NPROC`` is counted per user namespace, so inside the
@@ -183,8 +183,8 @@ def bound_hit(bounds: Bounds | None, exit_code: int | None, output: str) -> str 
         return f"the sandbox's memory bound was hit: at most {bounds.memory_mb} MB per process ([sandbox] memory_mb)"
     if bounds.tmp_mb and _TMP_TEXT.search(output):
         return (
-            f"no space left: the sandbox's private /tmp holds at most {bounds.tmp_mb} MB ([sandbox] tmp_mb); "
-            "large files can go in the workspace"
+            f"no space left: the sandbox's private /tmp holds at most {bounds.tmp_mb} MB ([sandbox] tmp_mb), "
+            "and /dev/shm as much; large files can go in the workspace"
         )
     return None
 

@@ -8,7 +8,10 @@
   ``reasonix.local.toml`` and its git directory stay read-only: a command cannot rewrite the supervisor's records,
   its own rules, or the git configuration and hooks the user's next ``git status`` runs;
 * ``forbid_read`` paths and :data:`~sessions.sandbox.policy.ALWAYS_HIDDEN` (``/etc/shadow``, shell histories)
-  masked: an empty tmpfs over a directory, ``/dev/null`` over a file; ``/home`` emptied but for the homes in use;
+  masked, also where ``$XDG_CONFIG_HOME`` (and the data and state homes) put them, and every history found by name:
+  an empty tmpfs over a directory, ``/dev/null`` over a file, at a symlink's target; ``/home`` emptied but for the
+  homes in use;
+* ``/dev/shm`` a tmpfs bounded like ``/tmp``, and ``/dev`` read-only (bubblewrap's is a tmpfs of half the RAM);
 * ``--cap-drop ALL`` always (as root too), and a user namespace of its own where the machine allows one, with
   ``--disable-userns``: no capability inside, so no mount can be undone or remounted writable;
 * the bounds of :mod:`sessions.sandbox.bounds`: processes, memory per process, the size of ``/tmp``;
@@ -32,7 +35,16 @@ from pathlib import Path
 from sessions.sandbox.base import Launch
 from sessions.sandbox.bounds import Bounds, enter_cgroup, new_pids_cgroup, prlimit, rlimit_prefix
 from sessions.sandbox.env import command_env
-from sessions.sandbox.hide import git_dirs, home_mounts, host_sockets, run_mounts
+from sessions.sandbox.hide import (
+    XDG_HOMES,
+    git_dirs,
+    histories,
+    home_mounts,
+    host_sockets,
+    mask,
+    relocated,
+    run_mounts,
+)
 from sessions.sandbox.policy import ALWAYS_HIDDEN, SandboxMode, SandboxPolicy
 from sessions.sandbox.probe import reports_exec, userns_works
 from sessions.sandbox.reaper import MARKER, new_marker
@@ -93,9 +105,11 @@ class BubblewrapSandbox:
     def mounts(self, workspace: Path, home: str | None) -> list[str]:
         """The filesystem arguments, in order (later mounts win)."""
         args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if self.policy.tmp_mb:
-            args += ["--size", str(self.policy.tmp_mb * 1024 * 1024)]
-        args += ["--tmpfs", "/tmp", *run_mounts()]
+        size = ["--size", str(self.policy.tmp_mb * 1024 * 1024)] if self.policy.tmp_mb else []
+        args += [*size, "--tmpfs", "/tmp", *run_mounts()]
+        # /dev is a tmpfs of half the RAM and /dev/shm a folder of it: /dev/shm gets a tmpfs bounded like /tmp, and
+        # /dev (its device nodes are mounts of their own) becomes read-only, so neither can fill the memory.
+        args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         write = self.policy.mode == "workspace-write"
         writable = [p for p in self.policy.writable if p.exists()] if write else []
         homes = home_mounts([workspace, *writable, *([Path(home)] if home else [])])
@@ -115,13 +129,21 @@ class BubblewrapSandbox:
                 if any(git == root or root in git.parents for root in (workspace, *writable)):
                     args += ["--ro-bind", str(git), str(git)]
         masked = list(homes.hidden)
+        host_env = os.environ if self.base_env is None else self.base_env
+        keep = [ws, *map(str, writable), sys.prefix]
+        hidden: list[str] = []
         for raw in (*self.policy.forbid_read, *ALWAYS_HIDDEN):
-            path = _expand(raw, home)
-            if path.is_dir():
-                args += ["--tmpfs", str(path)]
-                masked.append(str(path))
-            elif path.exists():
-                args += ["--ro-bind", "/dev/null", str(path)]
+            hidden.append(str(_expand(raw, home)))
+            elsewhere = relocated(raw, host_env)  # $XDG_CONFIG_HOME/reasonix, where `reasonix setup` keeps the key
+            if elsewhere is not None:
+                hidden.append(elsewhere)
+        also = [host_env.get(name, "") for name in ("ZDOTDIR", *(name for _, name in XDG_HOMES))]
+        hidden += histories(str(_expand("~", home)), also, keep)
+        for path in dict.fromkeys(hidden):
+            found = mask(path, keep)
+            args += found.args
+            if found.folder is not None:
+                masked.append(found.folder)
         for sock in host_sockets(masked, homes.kept):
             args += ["--ro-bind", "/dev/null", sock]
         return args

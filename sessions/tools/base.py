@@ -54,6 +54,8 @@ class ToolLimits:
     grep_line_max_chars: int = 300
     grep_timeout_s: float = 20.0
     """CPU seconds the Python fallback of grep may spend (ripgrep needs no such bound: its regexes never backtrack)."""
+    match_timeout_s: float = 20.0
+    """Seconds one glob or grep call may spend matching path patterns: the glob, grep's glob, ``.gitignore`` lines."""
     bash_timeout_s: float = 120.0
     bash_max_timeout_s: float = 600.0
     bash_head_bytes: int = 11_000

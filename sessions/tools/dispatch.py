@@ -7,6 +7,8 @@
 * The context's permission gate (rules, approval mode) is consulted before each call; a refusal is an error result
   like any other, appended to the conversation. A gate with an ``after`` method also sees each result and may add
   to it (post-tool hooks).
+* Any exception a tool raises becomes an error result (:func:`run_one`); only cancellation and other
+  BaseExceptions end the turn.
 * Consecutive calls to parallel-safe tools run concurrently in one nursery; any other call is a barrier that waits for
   the batch before it and runs alone. Results come back in call order whatever order they finish in.
 """
@@ -101,15 +103,38 @@ async def _gated(item: _Runnable, ctx: ToolContext) -> ToolResult:
 
 
 async def run_one(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolResult:
-    """Run a validated call; a :class:`ToolError` or an OS error becomes an error result. Cancellation propagates."""
+    """Run a validated call; a :class:`ToolError`, an OS error or any other exception (a tool's bug) becomes an error
+    result the model reads, never the end of the session. Cancellation (and any BaseException that is not an
+    Exception: KeyboardInterrupt, a group holding a Cancelled) propagates."""
     try:
         return await tool.run(args, ctx)
-    except ToolError as exc:
-        return ToolResult.error(exc.message, data={"failure": type(exc).__name__} if exc.counts_as_failure else None)
-    except OSError as exc:
-        # str(exc) would carry the absolute file name; the reason alone is stable.
-        reason = exc.strerror or type(exc).__name__
-        return ToolResult.error(f"{tool.name} failed: {reason}")
+    except Exception as caught:  # noqa: BLE001 — a tool's bug must never end the session; Cancelled is no Exception
+        exc = sole(caught)
+        if isinstance(exc, ToolError):
+            failure = {"failure": type(exc).__name__} if exc.counts_as_failure else None
+            return ToolResult.error(exc.message, data=failure)
+        if isinstance(exc, OSError):
+            # str(exc) would carry the absolute file name; the reason alone is stable.
+            return ToolResult.error(f"{tool.name} failed: {exc.strerror or type(exc).__name__}")
+        return ToolResult.error(unexpected(tool.name, exc), data={"failure": type(exc).__name__})
+
+
+def sole(exc: Exception) -> Exception:
+    """The one exception a nursery wrapped (a tool's own ToolError raised inside its nursery), else ``exc``."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def unexpected(tool_name: str, exc: Exception) -> str:
+    """What the model reads when a tool failed in a way it does not report itself (a bug, or input no check
+    foresaw): the kind of error, a bounded line of it, and what to do next."""
+    detail = " ".join(str(exc).split())[:200]
+    said = f": {detail}" if detail else ""
+    return (
+        f"{tool_name} failed unexpectedly ({type(exc).__name__}{said}); the session goes on. "
+        "Try different arguments or another tool"
+    )
 
 
 async def dispatch(

@@ -37,11 +37,12 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
-        workspace = check_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         if interactive:
             offer_setup(workspace, args.base_url, os.environ)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.commands import command_setup
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions
     from orchestrator.repl.loop import run_loop
     from orchestrator.repl.modes import Mode
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return renderer_of[0].renderer.call_args(question.tool, question.subject) if renderer_of else None
 
     try:
-        workspace = check_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         offer_setup(workspace, args.base_url, os.environ)
         if args.pick is not None:
             picked = _pick(workspace, args.pick)

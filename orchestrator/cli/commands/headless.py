@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.headless.output import Output, parse_input_line
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.signals import run_interruptible
 
     def fail(message: str, code: int) -> int:
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     mode = PERMISSION_MODES[args.permission_mode or "auto"]
     try:
-        workspace = check_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode)
         client = build_client(resolved)

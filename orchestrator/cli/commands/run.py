@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.exits import ExitCode
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.replay.recorder import Recorder
     from orchestrator.signals import run_interruptible
     from orchestrator.task.run import TaskRun, TaskSummary
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, soft_wrap=True)
     terminal = None if json_out is not None else TerminalRenderer(console)
     try:
-        workspace = check_workspace(args.workspace)
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         interactive = sys.stdin.isatty() and not args.json
         commands = command_setup(

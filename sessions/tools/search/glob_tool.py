@@ -11,7 +11,6 @@ import os
 import stat
 from pathlib import Path
 
-import pathspec
 import trio
 from pydantic import Field
 
@@ -19,6 +18,7 @@ from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.paths import resolve
 from sessions.tools.search.listing import fast_matcher, path_order, rg_files, walk_names
+from sessions.tools.search.patterns import MATCH_TIMEOUT_S, Deadline, bounded_spec
 from sessions.tools.search.ripgrep import find_rg
 from sessions.tools.search.walk import ALWAYS_SKIP, IgnoreRules
 
@@ -63,16 +63,19 @@ def _start(rules: IgnoreRules | None, base: Path, prefix: list[str]) -> Path | N
     return here
 
 
-def find(root: Path, pattern: str, raw: str, max_results: int, rg: str | None = None) -> str:
+def find(
+    root: Path, pattern: str, raw: str, max_results: int, rg: str | None = None, timeout_s: float = MATCH_TIMEOUT_S
+) -> str:
     target = resolve(root, raw)
     if not target.path.is_dir():
         raise ToolInputError(f"{target.rel!r} is not a directory; give a directory to search in")
+    deadline = Deadline(timeout_s)  # the glob and the .gitignore rules: within one budget (patterns.py)
     try:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        spec = bounded_spec([pattern], deadline, f"the glob {pattern!r}")
     except ValueError as exc:
         raise ToolInputError(f"invalid glob {pattern!r}: {exc}") from None
     real_root = root.resolve()
-    rules: IgnoreRules | None = IgnoreRules(real_root)
+    rules: IgnoreRules | None = IgnoreRules(real_root, deadline)
     if rules is not None and rules.ignored(target.path, is_dir=True):
         rules = None  # an ignored directory asked for explicitly: its contents are listed without ignore rules
     start = _start(rules, target.path, literal_prefix(pattern))
@@ -85,7 +88,7 @@ def find(root: Path, pattern: str, raw: str, max_results: int, rg: str | None = 
         )
     under = target.path.relative_to(real_root).as_posix()
     base = "" if under == "." else under + "/"
-    matches = fast_matcher(spec)
+    matches = fast_matcher(spec, deadline)
     found = sorted((n for n in names if matches(n[len(base) :])), key=path_order)
     if not found:
         return f"no files match {pattern!r} under {target.rel}"
@@ -112,6 +115,7 @@ class GlobTool(Tool[GlobArgs]):
             raise ToolError("glob is configured to use ripgrep, but rg is not installed; pip install ripgrep")
 
         def work() -> str:
-            return find(ctx.root, args.pattern, args.path, ctx.limits.glob_max_results, rg)
+            limits = ctx.limits
+            return find(ctx.root, args.pattern, args.path, limits.glob_max_results, rg, limits.match_timeout_s)
 
         return ToolResult(content=await trio.to_thread.run_sync(work, abandon_on_cancel=True))

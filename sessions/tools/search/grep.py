@@ -27,6 +27,7 @@ from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.files.textfile import is_binary, require_file, split_lines
 from sessions.tools.paths import WorkspacePath, display, resolve
 from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order
+from sessions.tools.search.patterns import Deadline, bounded_spec
 from sessions.tools.search.ripgrep import find_rg
 from sessions.tools.search.walk import IgnoreRules, walk_files
 
@@ -110,7 +111,8 @@ def _compile(args: GrepArgs) -> regex.Pattern[str]:
 
 def _matches(args: GrepArgs, limits: ToolLimits) -> Matches:
     try:
-        only = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
+        deadline = Deadline(limits.match_timeout_s)
+        only = bounded_spec([args.glob], deadline, f"the glob {args.glob!r}") if args.glob else None
     except ValueError as exc:
         raise ToolInputError(f"invalid glob {args.glob!r}: {exc}") from None
     return Matches(limits.grep_max_matches, limits.grep_line_max_chars, only)

@@ -8,7 +8,6 @@ the workspace root, POSIX, unsorted; :func:`path_order` sorts them the way the w
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pathspec
 
 from sessions.tools.errors import ToolError
+from sessions.tools.search.patterns import Deadline, TimedRegex, described
 from sessions.tools.search.walk import IgnoreRules, walk_files
 
 RG_FILTERS = (
@@ -30,15 +30,16 @@ def path_order(rel: str) -> str:
     return rel.replace("/", "\0")
 
 
-def fast_matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
-    """``spec.match_file`` as one compiled regex when no pattern negates (the usual case), else ``spec`` itself."""
+def fast_matcher(spec: pathspec.GitIgnoreSpec, deadline: Deadline | None = None) -> Callable[[str], bool]:
+    """``spec.match_file`` as one compiled regex when no pattern negates (the usual case), else ``spec`` itself;
+    matched within ``deadline`` (:mod:`sessions.tools.search.patterns`: ``spec`` from ``bounded_spec`` is too)."""
     active = [p for p in spec.patterns if p.include is not None]
     if any(not p.include for p in active):
         return spec.match_file
     if not active:
         return lambda rel: False
     combined = "|".join(f"(?:{p.regex.pattern.replace('(?P<ps_d>/)', '/')})" for p in active if p.regex is not None)
-    match = re.compile(combined).match
+    match = TimedRegex(combined, deadline or Deadline(), described(spec)).match
     return lambda rel: match(rel) is not None
 
 
@@ -54,7 +55,7 @@ class AboveRules:
             spec = rules.spec(directory)
             if spec is not None:
                 prefix = directory.relative_to(rules.root).as_posix()
-                self.specs.append(("" if prefix == "." else prefix + "/", fast_matcher(spec)))
+                self.specs.append(("" if prefix == "." else prefix + "/", fast_matcher(spec, rules.deadline)))
 
     def keeps(self, rel: str) -> bool:
         """Whether ``rel`` (relative to the root, under ``start``) is kept by those rules."""

@@ -13,14 +13,18 @@ from pathlib import Path
 
 import pathspec
 
+from sessions.tools.search.patterns import Deadline, bounded_spec
+
 ALWAYS_SKIP = frozenset({".git", ".reasonix"})
 
 
 class IgnoreRules:
     """The ``.gitignore`` rules of one workspace, loaded lazily per directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, deadline: Deadline | None = None) -> None:
         self.root = root.resolve()
+        self.deadline = deadline or Deadline()
+        """Every rule is matched within it: a repository's .gitignore may hold a line that backtracks without end."""
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
@@ -31,7 +35,8 @@ class IgnoreRules:
             except OSError:
                 text = ""
             if text.strip():
-                spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+                where = directory.relative_to(self.root).as_posix() if directory != self.root else ""
+                spec = bounded_spec(text.splitlines(), self.deadline, f"the rules of {where or '.'}/.gitignore")
             self._specs[directory] = spec
         return self._specs[directory]
 

@@ -12,6 +12,7 @@ and the media type and never carries a clock, so it is the same bytes whenever i
 
 from __future__ import annotations
 
+import codecs
 from urllib.parse import urlsplit
 
 import httpx
@@ -101,6 +102,16 @@ async def _refuse_private(url: str, ctx: ToolContext) -> None:
         )
 
 
+def text_codec(declared: str | None) -> str:
+    """The codec a page's declared charset names, when it is one that turns bytes into text; UTF-8 otherwise (an
+    unknown name, or ``rot13``/``base64``/``zlib``, which ``bytes.decode`` refuses with a LookupError)."""
+    try:
+        info = codecs.lookup(declared or "utf-8")
+    except LookupError:
+        return "utf-8"
+    return info.name if getattr(info, "_is_text_encoding", True) else "utf-8"
+
+
 async def _read(url: str, reply: httpx.Response, max_chars: int) -> ToolResult:
     media = reply.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if reply.status_code >= 400:
@@ -115,7 +126,7 @@ async def _read(url: str, reply: httpx.Response, max_chars: int) -> ToolResult:
             del body[MAX_BYTES:]
             cut = True
             break
-    text = body.decode(reply.encoding or "utf-8", "replace")
+    text = body.decode(text_codec(reply.encoding), "replace")
     if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:1000].lower()):
         text = html_to_text(text, url)
     head = f"{url} ({media or 'no content-type'})\n\n"

@@ -33,8 +33,8 @@ ROOT = os.geteuid() == 0
 PROCESSES = "the sandbox's process bound was hit: at most 7 processes and threads at once ([sandbox] max_processes)"
 MEMORY = "the sandbox's memory bound was hit: at most 64 MB per process ([sandbox] memory_mb)"
 TMP = (
-    "no space left: the sandbox's private /tmp holds at most 8 MB ([sandbox] tmp_mb); "
-    "large files can go in the workspace"
+    "no space left: the sandbox's private /tmp holds at most 8 MB ([sandbox] tmp_mb), "
+    "and /dev/shm as much; large files can go in the workspace"
 )
 
 

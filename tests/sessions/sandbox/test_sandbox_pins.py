@@ -37,7 +37,8 @@ def box(home: Path | None = None, *, userns: bool = False, **policy: object) -> 
 def head(tmp_bytes: str | None = "536870912") -> list[str]:
     """The arguments every launch starts with: the read-only root, /dev, /proc, the private /tmp, an empty /run."""
     size = ["--size", tmp_bytes] if tmp_bytes else []
-    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp", *run_mounts()]
+    dev = [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]  # /dev/shm bounded like /tmp, /dev read-only
+    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp", *run_mounts(), *dev]
 
 
 def kept(*readable: Path) -> list[str]:

@@ -79,6 +79,24 @@ class Fails(Tool[NapArgs]):
         raise ToolError(f"cannot do {args.label}; try something else")
 
 
+class Breaks(Tool[NapArgs]):
+    """Test-only: fails the way a bug does (what web_fetch's LookupError and outline's RecursionError were)."""
+
+    name = "breaks"
+    description = "raises what no tool reports itself"
+    args_model = NapArgs
+    read_only = True
+    parallel_safe = True
+
+    async def run(self, args: NapArgs, ctx: ToolContext) -> ToolResult:
+        errors: dict[str, Exception] = {
+            "lookup": LookupError("'rot13' is not a text encoding"),
+            "recursion": RecursionError("maximum recursion depth exceeded"),
+            "value": ValueError(""),
+        }
+        raise errors[args.label]
+
+
 def calls(*specs: tuple[str, dict[str, object]]) -> list[PreparedCall]:
     return [PreparedCall(id=f"call_{i}", name=name, args=dict(args)) for i, (name, args) in enumerate(specs)]
 
@@ -199,6 +217,22 @@ async def test_tool_errors_and_os_errors_become_error_results(
     assert result.is_error
     assert result.content.startswith("write_file failed: ")
     assert str(ws) not in result.content
+
+
+async def test_any_exception_a_tool_raises_is_a_result_and_the_other_calls_still_run(
+    ctx: ToolContext, autojump_clock: object
+) -> None:
+    log: Log = []
+    registry = ToolRegistry([Breaks(), Nap(log)])
+    specs = [("breaks", {"label": label}) for label in ("lookup", "recursion", "value")]
+    results = await dispatch(registry, calls(*specs, ("nap", {"label": "after"})), ctx, read_only=True)
+    assert [r.is_error for r in results] == [True, True, True, False] and results[3].content == "after"
+    assert results[0].content == (
+        "breaks failed unexpectedly (LookupError: 'rot13' is not a text encoding); the session goes on. "
+        "Try different arguments or another tool"
+    )
+    assert results[1].content.startswith("breaks failed unexpectedly (RecursionError: maximum recursion depth")
+    assert results[2].content.startswith("breaks failed unexpectedly (ValueError); the session goes on.")
 
 
 async def test_cancellation_propagates_out_of_a_batch(ctx: ToolContext, autojump_clock: object) -> None:

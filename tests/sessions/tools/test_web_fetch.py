@@ -32,6 +32,8 @@ class _Pages(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/big":
             body, media = b"x" * 3_000_000, "text/plain"
+        elif self.path.startswith("/charset/"):  # a page declaring a charset that is no text encoding, or none
+            body, media = "Caf\u00e9 ok".encode(), f"text/plain; charset={self.path.removeprefix('/charset/')}"
         elif self.path == "/away":
             self.send_response(302)
             self.send_header("Location", "http://localhost.invalid/elsewhere")
@@ -131,6 +133,14 @@ async def test_the_sandboxs_network_rule_forbids_it(tmp_path: Path, site: str) -
 async def test_a_redirect_to_another_host_is_not_followed(tmp_path: Path, site: str) -> None:
     text = await _call(site + "/away", _ctx(tmp_path, LOOPBACK_ALLOWED))
     assert text.startswith(f"{site}/away redirects to another host: http://localhost.invalid/elsewhere")
+
+
+@pytest.mark.parametrize("charset", ["rot13", "base64", "zlib_codec", "no-such-charset", "utf-8"])
+async def test_a_page_declaring_a_charset_that_is_no_text_encoding_is_read_as_utf8(
+    tmp_path: Path, site: str, charset: str
+) -> None:
+    text = await _call(f"{site}/charset/{charset}", _ctx(tmp_path, LOOPBACK_ALLOWED))
+    assert text.endswith("\n\nCaf\u00e9 ok")
 
 
 def test_web_fetch_is_off_by_default_and_the_tool_list_bytes_do_not_move() -> None:
