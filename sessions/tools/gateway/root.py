@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sessions.tools.errors import ToolInputError
+from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.gateway.names import RESERVED, components
 from sessions.tools.gateway.walk import DIR_FLAGS, Spot, kind_of, walk
 
@@ -151,6 +151,14 @@ class GatewayRoot:
         with handle:
             size = os.fstat(handle.fileno()).st_size
             return Read(data=handle.read(limit), size=size, rel=lexical)
+
+    def try_read(self, raw: str, *, limit: int) -> Read | None:
+        """:meth:`read`, or None when ``raw`` is missing, refused or not a regular file (for readers that look for
+        optional files: skills, profiles, memory files)."""
+        try:
+            return self.read(raw, limit=limit)
+        except ToolError:
+            return None
 
     def names(self, raw: str) -> list[str]:
         """The entries of the directory ``raw``, sorted ([] when it is missing or not a directory)."""
