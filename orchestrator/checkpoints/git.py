@@ -33,6 +33,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.errors import ReasonixError
+from sessions.tools.gateway import GatewayRoot
 
 STORES_DIR = Path("reasonix") / "checkpoints"
 """Under the user's state directory: one store per workspace."""
@@ -41,6 +42,7 @@ EMAIL = "checkpoints@reasonix.invalid"
 HEAD_REF = "refs/reasonix/head"
 """Every checkpoint commit has the previous one as parent, so this one ref keeps them all reachable."""
 ALWAYS_EXCLUDED = ("/.reasonix/", ".git")
+EXCLUDE_MAX_BYTES = 1024 * 1024
 SETTINGS = {
     "core.repositoryformatversion": "0",
     "core.autocrlf": "false",
@@ -202,9 +204,10 @@ class ShadowRepo:
 
     def _excludes(self) -> str:
         lines = ["# written by reasonix: the workspace's own excludes, and its state", *ALWAYS_EXCLUDED]
-        user = self.workspace / ".git" / "info" / "exclude"
-        if user.is_file():
-            lines.append(user.read_text(encoding="utf-8", errors="replace"))
+        # Read through the gateway (.git is entered on purpose here): a link out of the workspace is no exclude file.
+        user = GatewayRoot(self.workspace, refused=frozenset()).try_read(".git/info/exclude", limit=EXCLUDE_MAX_BYTES)
+        if user is not None:
+            lines.append(user.data.decode("utf-8", errors="replace"))
         return "\n".join(lines) + "\n"
 
     async def head(self) -> str | None:
