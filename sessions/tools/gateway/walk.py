@@ -67,6 +67,14 @@ def _link_target(dir_fd: int, name: str) -> str | None:
         raise
 
 
+def _is_dir_or_link(dir_fd: int, name: str) -> bool:
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        return stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
+    except OSError:
+        return False
+
+
 def walk(
     root_fd: int,
     real_root: str,
@@ -141,9 +149,15 @@ def walk(
                         raise
                     target = _link_target(top, name)
                     if target is None:
-                        raise ToolInputError(
-                            f"{raw!r}: {rel_of(name)} is not a directory; give a path whose parents are directories"
-                        ) from None
+                        if not _is_dir_or_link(top, name):
+                            raise ToolInputError(
+                                f"{raw!r}: {rel_of(name)} is not a directory; give a path whose parents are directories"
+                            ) from None
+                        links += 1  # swapped between the open and the readlink: look again, bounded
+                        if links > MAX_LINKS:
+                            raise ToolInputError(f"{raw!r} keeps changing while it is opened; try again") from None
+                        pending.append(name)
+                        continue
                 else:
                     stack.append((fd, name))
                     spot.owned.append(fd)
