@@ -169,7 +169,7 @@ class GatewayRoot:
                     return sorted(os.listdir(fd))
                 finally:
                     os.close(fd)
-        except (ToolInputError, OSError):
+        except (ToolError, OSError):
             return []
 
     def write(self, raw: str, data: bytes) -> tuple[str, bool]:

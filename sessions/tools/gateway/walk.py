@@ -127,6 +127,9 @@ def walk(
                     fd = os.open(name, DIR_FLAGS, dir_fd=top)
                 except FileNotFoundError:
                     if lenient:
+                        for later in pending:
+                            if later not in ("", ".", ".."):
+                                check_component(later, raw, refused)
                         rest = os.path.normpath("/".join([rel_of(), name, *reversed(pending)]))
                         if rest == ".." or rest.startswith("../"):
                             raise _escape(raw, what) from None
