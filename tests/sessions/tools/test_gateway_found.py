@@ -27,7 +27,9 @@ def _git(ws: Path, *args: str) -> str:
     return done.stdout
 
 
-async def test_git_config_hooks_and_nested_git_are_never_written(ws: Path, ctx: ToolContext, registry: ToolRegistry) -> None:  # fmt: skip
+async def test_git_config_hooks_and_nested_git_are_never_written(
+    ws: Path, ctx: ToolContext, registry: ToolRegistry
+) -> None:
     _git(ws, "init", "--quiet")
     (ws / "sub").mkdir()
     _git(ws / "sub", "init", "--quiet")
@@ -76,7 +78,10 @@ async def test_kept_outputs_are_read_and_tilde_words_get_a_clear_error(
     missing = await call(registry, ctx, "read_file", path="~outputs/0001-call_00_y.txt")
     assert missing.is_error and "no kept output '~outputs/0001-call_00_y.txt'" in missing.content
     for raw in ("~nosuchuser/x", "~outputs", "~root/.bashrc", "~/.bashrc", "~"):
-        for name, args in (("read_file", {}), ("write_file", {"content": "x"}), ("list_dir", {}), ("grep", {"pattern": "x"})):  # fmt: skip
+        tools: list[tuple[str, dict[str, str]]] = [
+            ("read_file", {}), ("write_file", {"content": "x"}), ("list_dir", {}), ("grep", {"pattern": "x"})
+        ]  # fmt: skip
+        for name, args in tools:
             result = await call(registry, ctx, name, path=raw, **args)
             assert result.is_error, (name, raw)
             assert "is not expanded here" in result.content and "relative to the workspace root" in result.content
@@ -110,7 +115,8 @@ def test_outline_of_an_8_gb_sparse_file_reads_a_bounded_part(ws: Path) -> None:
         from pathlib import Path
         from sessions.tools import ToolContext
         from sessions.tools.files.read_file import ReadFileArgs, ReadFileTool
-        result = trio.run(ReadFileTool().run, ReadFileArgs(path="big.py", outline=True), ToolContext(root=Path({str(ws)!r})))
+        args, ctx = ReadFileArgs(path="big.py", outline=True), ToolContext(root=Path({str(ws)!r}))
+        result = trio.run(ReadFileTool().run, args, ctx)
         print(result.content)
     """)  # fmt: skip
     # In a child under a 2 GiB address-space limit: reading the file whole fails there at once, not on this machine.
