@@ -84,14 +84,14 @@ class GatewayRoot:
 
     @contextlib.contextmanager
     def _spot(
-        self, raw: str, *, create: bool = False, to_dir: bool = False, lenient: bool = False
+        self, raw: str, *, create: bool = False, to_dir: bool = False, lenient: bool = False, follow_last: bool = True
     ) -> Iterator[tuple[Spot, str]]:
         with self._held() as (fd, real):
             parts = components(raw, real, what=self.what)
             try:
                 spot = walk(
                     fd, real, parts, raw, refused=self.refused, what=self.what, create=create, to_dir=to_dir,
-                    lenient=lenient,
+                    lenient=lenient, follow_last=follow_last,
                 )  # fmt: skip
             except OSError as exc:  # a directory without permission, a race the walk cannot name: still a tool error
                 raise ToolInputError(
@@ -105,10 +105,11 @@ class GatewayRoot:
         with self._spot(raw, lenient=True) as (spot, lexical):
             return Located(rel=lexical, real=spot.rel)
 
-    def stat(self, raw: str) -> os.stat_result | None:
-        """The file or directory ``raw`` leads to (symlinks followed beneath the root), None when it is missing."""
+    def stat(self, raw: str, *, follow_last: bool = True) -> os.stat_result | None:
+        """The file or directory ``raw`` leads to (symlinks followed beneath the root; with ``follow_last=False`` a
+        symlink at ``raw`` is itself what is looked at), None when it is missing."""
         try:
-            with self._spot(raw) as (spot, _):
+            with self._spot(raw, follow_last=follow_last) as (spot, _):
                 if not spot.name:
                     return os.stat(spot.dir_fd)
                 return os.stat(spot.name, dir_fd=spot.dir_fd, follow_symlinks=False)
@@ -172,21 +173,60 @@ class GatewayRoot:
         except (ToolError, OSError):
             return []
 
-    def write(self, raw: str, data: bytes) -> tuple[str, bool]:
+    def write(self, raw: str, data: bytes, *, mode: int | None = None, follow_last: bool = True) -> tuple[str, bool]:
         """Replace (or create) the file ``raw`` with ``data`` atomically, making missing parent directories; its path
-        as written and whether it existed."""
-        with self._spot(raw, create=True) as (spot, lexical):
+        as written and whether it existed. ``mode``: the new file's permission bits (default: the existing file's,
+        or ``0o666 & ~umask``). ``follow_last=False`` replaces a symlink at ``raw`` instead of writing where it
+        points."""
+        with self._spot(raw, create=True, follow_last=follow_last) as (spot, lexical):
             if not spot.name:
                 raise ToolInputError(f"{lexical!r} is a directory; give a file path")
-            try:
-                current = os.stat(spot.name, dir_fd=spot.dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                current = None
+            current = _lstat(spot)
             if current is not None and stat.S_ISDIR(current.st_mode):
                 raise ToolInputError(f"{lexical!r} is a directory; give a file path")
-            mode = stat.S_IMODE(current.st_mode) if current is not None and stat.S_ISREG(current.st_mode) else None
+            if mode is None and current is not None and stat.S_ISREG(current.st_mode):
+                mode = stat.S_IMODE(current.st_mode)
             _replace(spot.dir_fd, spot.name, data, mode)
             return lexical, current is not None
+
+    def symlink(self, raw: str, target: str) -> None:
+        """Make ``raw`` a symlink holding ``target`` (replacing what is there, never following it; the target is text
+        the gateway never follows by name)."""
+        with self._spot(raw, create=True, follow_last=False) as (spot, lexical):
+            if not spot.name:
+                raise ToolInputError(f"{lexical!r} is a directory; give a file path")
+            tmp = _temporary_name(spot.name)
+            os.symlink(target, tmp, dir_fd=spot.dir_fd)
+            try:
+                os.replace(tmp, spot.name, src_dir_fd=spot.dir_fd, dst_dir_fd=spot.dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=spot.dir_fd)
+                raise
+
+    def remove(self, raw: str) -> bool:
+        """Remove the file or symlink ``raw`` (a symlink itself, never what it points at), then its parent directories
+        that are left empty, up to the root. Whether something was removed."""
+        try:
+            with self._spot(raw, follow_last=False) as (spot, _):
+                if not spot.name:
+                    return False
+                os.unlink(spot.name, dir_fd=spot.dir_fd)
+        except FileNotFoundError:
+            return False
+        except ToolInputError as exc:
+            if exc.message.startswith("not found"):
+                return False
+            raise
+        parent = os.path.dirname(os.path.normpath(raw))
+        while parent not in ("", ".", "/"):
+            try:
+                with self._spot(parent, follow_last=False) as (spot, _):
+                    os.rmdir(spot.name, dir_fd=spot.dir_fd)  # never through a symlink: ENOTDIR
+            except (OSError, ToolError):
+                break
+            parent = os.path.dirname(parent)
+        return True
 
 
 def _lstat(spot: Spot) -> os.stat_result | None:
@@ -202,9 +242,13 @@ def _not_regular(rel: str, mode: int) -> ToolInputError:
     return ToolInputError(f"{rel!r} is {kind_of(mode)}, not a regular file; only regular files can be read or edited")
 
 
-def _replace(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
+def _temporary_name(name: str) -> str:
     stem = name.encode("utf-8", "surrogateescape")[: MAX_NAME_BYTES - 24].decode("utf-8", "ignore")
-    tmp = f".{stem}.{secrets.token_hex(6)}.tmp"
+    return f".{stem}.{secrets.token_hex(6)}.tmp"
+
+
+def _replace(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
+    tmp = _temporary_name(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(tmp, flags, 0o666 if mode is None else 0o600, dir_fd=dir_fd)
     try:

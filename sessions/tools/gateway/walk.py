@@ -86,6 +86,7 @@ def walk(
     create: bool = False,
     to_dir: bool = False,
     lenient: bool = False,
+    follow_last: bool = True,
 ) -> Spot:
     """Walk ``parts`` beneath ``root_fd``. The last component is looked at but not opened (unless ``to_dir``): a
     symlink there is followed like any other, anything else is left to the caller, which opens it relative to
@@ -93,7 +94,8 @@ def walk(
     that appears meanwhile, symlink or not, is walked like one found). Raises :class:`WorkspaceEscapeError` for a way
     out, :class:`ToolInputError` for a missing or non-directory component or a symlink loop. ``lenient``: a missing
     directory ends the walk instead, :attr:`Spot.rel` completed lexically (nothing there can be a symlink) and
-    :attr:`Spot.missing` set."""
+    :attr:`Spot.missing` set. ``follow_last=False``: a symlink as the last component is the spot itself (to replace or
+    remove the link, never what it points at)."""
     stack: list[tuple[int, str]] = [(root_fd, "")]
     pending = list(reversed(parts))
     links = 0
@@ -118,7 +120,7 @@ def walk(
             top = stack[-1][0]
             last = all(p in ("", ".") for p in pending)
             if last and not to_dir:
-                target = _link_target(top, name)
+                target = _link_target(top, name) if follow_last else None
                 if target is None:
                     spot.dir_fd, spot.name, spot.rel = top, name, rel_of(name)
                     return spot
