@@ -34,6 +34,7 @@ from orchestrator.review.reviewer import ReviewDecision, Reviewer
 from plans import Plan
 from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
 from scenarios.emulator import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
+from sessions.tools.gateway import GatewayRoot
 from sessions.wire import (
     ChatCompletion,
     DeepSeekError,
@@ -246,10 +247,11 @@ def derive_script(recorded: Sequence[RecordedExchange]) -> Script:
 def snapshot_workspace(root: Path) -> dict[str, str]:
     """The workspace's text files (path → text): what ``.gitignore`` ignores, tool and VCS folders, binary and large
     files are left out."""
-    ignore = root / ".gitignore"
+    gateway = GatewayRoot(root)  # the workspace after a run: read beneath it, never through a link by name
+    ignore = gateway.try_read(".gitignore", limit=MAX_FILE_BYTES)
     spec = (
-        pathspec.PathSpec.from_lines("gitwildmatch", ignore.read_text("utf-8").splitlines())
-        if ignore.is_file()
+        pathspec.PathSpec.from_lines("gitwildmatch", ignore.data.decode("utf-8", "replace").splitlines())
+        if ignore is not None
         else None
     )
     files: dict[str, str] = {}
@@ -261,10 +263,14 @@ def snapshot_workspace(root: Path) -> dict[str, str]:
             continue
         if path.stat().st_size > MAX_FILE_BYTES:
             continue
-        try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
+        found = gateway.try_read(rel.as_posix(), limit=MAX_FILE_BYTES)
+        if found is None:
             continue
+        try:
+            text = found.data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        files[rel.as_posix()] = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newline mode
         if len(files) >= MAX_FILES:
             break
     return files
