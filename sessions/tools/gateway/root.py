@@ -15,13 +15,13 @@ descriptor it ends on:
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import secrets
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.gateway.names import RESERVED, components
@@ -120,7 +120,7 @@ class GatewayRoot:
                 return None
             raise
 
-    def open_file(self, raw: str) -> tuple[BinaryIO, str]:
+    def open_file(self, raw: str) -> tuple[io.BufferedReader, str]:
         """A regular file opened for reading, and its path as written (normalised); the caller closes it."""
         with self._spot(raw) as (spot, lexical):
             if not spot.name:
