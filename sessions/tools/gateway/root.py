@@ -77,7 +77,7 @@ class GatewayRoot:
                 f"{self.what} cannot be opened ({exc.strerror}); nothing was read or written"
             ) from None
         try:
-            real = os.path.realpath(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(self.path)
+            real = _real_path(fd, self.path)
             yield fd, real
         finally:
             os.close(fd)
@@ -227,6 +227,14 @@ class GatewayRoot:
                 break
             parent = os.path.dirname(parent)
         return True
+
+
+def _real_path(fd: int, path: Path) -> str:
+    """Where the held root really is (absolute symlinks are compared with it): one readlink of ``/proc/self/fd``."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _lstat(spot: Spot) -> os.stat_result | None:
