@@ -96,6 +96,9 @@ def walk(
     directory ends the walk instead, :attr:`Spot.rel` completed lexically (nothing there can be a symlink) and
     :attr:`Spot.missing` set. ``follow_last=False``: a symlink as the last component is the spot itself (to replace or
     remove the link, never what it points at)."""
+    for name in parts:  # refused as written before anything is made (a symlink's target is checked as it is walked)
+        if name not in ("", ".", ".."):
+            check_component(name, raw, refused)
     stack: list[tuple[int, str]] = [(root_fd, "")]
     pending = list(reversed(parts))
     links = 0
