@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.acp.protocol import TOOL_KINDS, text_content
 from orchestrator.headless.events import AssistantLine, StreamEventLine, StreamJsonEvent, TextDelta, UserLine
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GatewayRoot
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file"})

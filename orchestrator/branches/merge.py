@@ -22,7 +22,7 @@ from orchestrator.branches.gitrun import BranchGit
 from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import split_nul
 from plans import paths_overlap
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 ZERO = "0" * 40

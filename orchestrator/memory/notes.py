@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sessions.prompt import TailBlock
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GatewayRoot
 
 HEADING = "## Remembered"

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.text.wording import shorten
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GatewayRoot
 
 #: Longer texts keep this many characters of their head and of their tail before normalizing.

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.tools.errors import ToolError, WorkspaceEscapeError
+from sessions.tools import ToolError, WorkspaceEscapeError
 from sessions.tools.gateway import GatewayRoot
 
 MAX_CHARS = 100_000

@@ -249,11 +249,8 @@ def snapshot_workspace(root: Path) -> dict[str, str]:
     files are left out."""
     gateway = GatewayRoot(root)  # the workspace after a run: read beneath it, never through a link by name
     ignore = gateway.try_read(".gitignore", limit=MAX_FILE_BYTES)
-    spec = (
-        pathspec.PathSpec.from_lines("gitwildmatch", ignore.data.decode("utf-8", "replace").splitlines())
-        if ignore is not None
-        else None
-    )
+    rules = ignore.data.decode("utf-8", "replace").splitlines() if ignore is not None else None
+    spec = pathspec.PathSpec.from_lines("gitwildmatch", rules) if rules is not None else None
     files: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
@@ -261,10 +258,8 @@ def snapshot_workspace(root: Path) -> dict[str, str]:
             continue
         if spec is not None and spec.match_file(rel.as_posix()):
             continue
-        if path.stat().st_size > MAX_FILE_BYTES:
-            continue
         found = gateway.try_read(rel.as_posix(), limit=MAX_FILE_BYTES)
-        if found is None:
+        if found is None or found.truncated:
             continue
         try:
             text = found.data.decode("utf-8")

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from sessions.tools.gateway import GIT_DIR, GatewayRoot
+from sessions.tools.gateway.names import GIT_DIR
+from sessions.tools.gateway.root import GatewayRoot
 
 MEMORY_FILE_NAMES: tuple[str, ...] = ("REASONIX.md", "REASONIX.local.md", "AGENTS.md")
 MAX_MEMORY_FILE_BYTES = 64 * 1024

@@ -14,7 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessions.tools.gateway import STATE_DIR, GatewayRoot
+from sessions.tools.gateway.names import STATE_DIR
+from sessions.tools.gateway.root import GatewayRoot
 
 
 @dataclass(frozen=True, slots=True)

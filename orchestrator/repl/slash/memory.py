@@ -15,7 +15,7 @@ from rich.text import Text
 
 from orchestrator.memory.notes import MEMORY_FILES, MemoryNoteError, remember_note
 from orchestrator.repl.conversation import Conversation
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GatewayRoot
 
 MAX_SHOWN_CHARS = 4_000

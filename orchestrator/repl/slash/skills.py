@@ -9,7 +9,7 @@ from rich.text import Text
 from orchestrator.extensions.skills import NAME, SKILL_DIRS, SKILL_TEMPLATE, find_skills
 from orchestrator.repl.conversation import Conversation
 from sessions.prompt import user_config_dir
-from sessions.tools.errors import ToolError
+from sessions.tools import ToolError
 from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 

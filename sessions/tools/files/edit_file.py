@@ -15,7 +15,7 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import EditMismatchError, ToolInputError
 from sessions.tools.files.textfile import encode_text, read_text, sha256_hex, shown, split_lines
-from sessions.tools.gateway import GatewayRoot
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
 MIN_SIMILARITY = 0.5

@@ -46,7 +46,7 @@ def python_outline(source: str) -> list[tuple[int, int, int, str]]:
     return entries
 
 
-class TooDeepError(ValueError):
+class _TooDeep(ValueError):
     """The source nests deeper than the parser can take (CPython reports that as RecursionError or MemoryError)."""
 
 
@@ -54,7 +54,7 @@ def _parse(source: str) -> ast.Module:
     try:
         return ast.parse(source)
     except (RecursionError, MemoryError):  # the parser's own bound on nesting, not memory running out: bounded input
-        raise TooDeepError("nested too deeply to parse") from None
+        raise _TooDeep("nested too deeply to parse") from None
 
 
 def _tree_sitter_outline(data: bytes, language: str) -> list[tuple[int, int, int, str]] | None:
@@ -90,7 +90,7 @@ def outline_text(data: bytes, rel: str) -> str:
     if suffix in (".py", ".pyi"):
         try:
             entries: list[tuple[int, int, int, str]] | None = python_outline(data.decode("utf-8", errors="replace"))
-        except TooDeepError:
+        except _TooDeep:
             return f"No outline: {rel} nests too deeply to parse. Read it with start_line/end_line."
         except (SyntaxError, ValueError) as exc:
             where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""

@@ -18,7 +18,8 @@ from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolRes
 from sessions.tools.errors import ToolInputError
 from sessions.tools.files.outline import outline_text
 from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, sha256_hex, shown
-from sessions.tools.gateway import KEPT_OUTPUTS, GatewayRoot
+from sessions.tools.gateway.names import KEPT_OUTPUTS
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileView
 
 

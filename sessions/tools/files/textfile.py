@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from sessions.tools.errors import ToolInputError
-from sessions.tools.gateway import GatewayRoot
+from sessions.tools.gateway.root import GatewayRoot
 
 BINARY_SNIFF_BYTES = 8192
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.files.textfile import encode_text, sha256_hex
-from sessions.tools.gateway import GatewayRoot
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
 HASH_MAX_BYTES = 32 * 1024 * 1024

@@ -25,7 +25,7 @@ from pydantic import Field
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.files.textfile import is_binary, split_lines
-from sessions.tools.gateway import GatewayRoot
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.paths import WorkspacePath, display, resolve
 from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order
 from sessions.tools.search.ripgrep import find_rg

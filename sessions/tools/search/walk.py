@@ -14,7 +14,7 @@ from pathlib import Path
 import pathspec
 
 from sessions.tools.errors import ToolError
-from sessions.tools.gateway import GatewayRoot
+from sessions.tools.gateway.root import GatewayRoot
 
 ALWAYS_SKIP = frozenset({".git", ".reasonix"})
 GITIGNORE_MAX_BYTES = 1024 * 1024
