@@ -33,8 +33,10 @@ from pydantic import BaseModel
 from orchestrator.acp.rpc import Connection, RpcError
 from sessions.sandbox import Launch, kill_launch, release
 from sessions.tools import Tool, ToolContext, ToolError, ToolResult
+from sessions.tools.gateway import GatewayRoot
 
 RELEASE_TIMEOUT_S = 10.0
+SYNC_MAX_BYTES = 32 * 1024 * 1024
 CREATE_TIMEOUT_S = 30.0
 
 
@@ -49,12 +51,12 @@ class EditorLink:
 
 
 def _inside(root: Path, raw: str) -> Path | None:
+    """Where ``raw`` leads inside the workspace, through the gateway (None: outside, refused, or the root itself)."""
     try:
-        path = (root / raw).resolve()
-        base = root.resolve()
-    except (OSError, RuntimeError):
+        located = GatewayRoot(root).locate(raw)
+    except ToolError:
         return None
-    return path if path.is_relative_to(base) and path != base else None
+    return None if located.real == "." else root.resolve() / located.real
 
 
 def _scratch_copy(content: str, rel: Path) -> tempfile.TemporaryDirectory[str]:
@@ -114,13 +116,16 @@ async def _buffer(link: EditorLink, path: Path) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def _sync(path: Path, text: str) -> None:
+def _sync(root: Path, rel: str, text: str) -> None:
+    """Write the editor's ``text`` of ``rel`` to the file when it differs, through the gateway."""
+    gateway = GatewayRoot(root)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        found = gateway.read(rel, limit=SYNC_MAX_BYTES + 1)
+        if found.truncated or found.data.decode("utf-8") == text:
             return
-    except (OSError, UnicodeDecodeError):
+        gateway.write(rel, text.encode("utf-8"))
+    except (ToolError, UnicodeDecodeError):
         return  # not a text file we could edit anyway: the own tool says what is wrong
-    path.write_text(text, encoding="utf-8", newline="")
 
 
 class EditorEditFile(_EditorTool):
@@ -133,10 +138,11 @@ class EditorEditFile(_EditorTool):
     parallel_safe = False
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
-        path = _inside(ctx.root, str(getattr(args, "path", "")))
+        raw = str(getattr(args, "path", ""))
+        path = _inside(ctx.root, raw)
         text = await _buffer(self.link, path) if path is not None and path.is_file() else None
         if path is not None and text is not None:
-            await trio.to_thread.run_sync(_sync, path, text)
+            await trio.to_thread.run_sync(_sync, ctx.root, raw, text)
         return await self.inner.run(args, ctx)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from orchestrator.acp.protocol import TOOL_KINDS, text_content
 from orchestrator.headless.events import AssistantLine, StreamEventLine, StreamJsonEvent, TextDelta, UserLine
+from sessions.tools import ToolError
+from sessions.tools.gateway import GatewayRoot
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file"})
 MAX_DIFF_CHARS = 1_000_000
@@ -28,15 +30,30 @@ class _Call:
     name: str
     input: dict[str, Any]
     path: Path | None = None
+    raw: str = ""
     before: str | None = None
 
 
-def _read(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+def _read(workspace: Path, raw: str) -> str | None:
+    """The text of the model's path for the editor's diff, through the gateway (a link out is never read)."""
+    found = GatewayRoot(workspace).try_read(raw, limit=4 * MAX_DIFF_CHARS)
+    if found is None or found.truncated:
         return None
-    return text if len(text) <= MAX_DIFF_CHARS else None
+    try:
+        text = found.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if len(text) <= MAX_DIFF_CHARS else None
+
+
+def _locate(workspace: Path, raw: str) -> Path | None:
+    """Where the model's path leads in the workspace (through the gateway), None when it leads nowhere inside."""
+    try:
+        located = GatewayRoot(workspace).locate(raw)
+    except ToolError:
+        return None
+    real = workspace.resolve()
+    return real if located.real == "." else real / located.real
 
 
 def _title(name: str, data: dict[str, Any]) -> str:
@@ -79,11 +96,12 @@ class UpdateMaker:
             "status": "in_progress",
             "rawInput": data,
         }
-        if isinstance(raw, str) and raw:
-            call.path = (self.workspace / raw).resolve()
+        located = _locate(self.workspace, raw) if isinstance(raw, str) and raw else None
+        if located is not None and isinstance(raw, str):
+            call.path, call.raw = located, raw
             body["locations"] = [{"path": str(call.path)}]
             if name in EDIT_TOOLS:
-                call.before = _read(call.path)
+                call.before = _read(self.workspace, raw)
         self._open[call_id] = call
         self._order.append(call_id)
         return body
@@ -94,7 +112,7 @@ class UpdateMaker:
             self._order.remove(call_id)
         content: list[dict[str, Any]] = [{"type": "content", "content": text_content(text)}]
         if call is not None and call.name in EDIT_TOOLS and call.path is not None and not is_error:
-            after = _read(call.path)
+            after = _read(self.workspace, call.raw)
             if after is not None:
                 content.append({"type": "diff", "path": str(call.path), "oldText": call.before, "newText": after})
                 self.written.append((call.path, after))

@@ -18,6 +18,9 @@ from typing import Any
 from orchestrator.bench.patch import FilePatch, apply_hunks, parse_patch
 from orchestrator.bench.task import Task
 from orchestrator.goal.prompts import EXECUTOR_SYSTEM_PROMPT, PLANNER_SYSTEM_PROMPT
+from sessions.tools.gateway import GatewayRoot
+
+ORACLE_MAX_BYTES = 32 * 1024 * 1024
 
 J = dict[str, Any]
 PLANNER_MARKER = PLANNER_SYSTEM_PROMPT.splitlines()[0][:40]
@@ -67,7 +70,8 @@ def _file_replies(ws: Path, patch: FilePatch) -> list[J]:
         return [_reply(_call("write_file", path=patch.path, content=patch.new_text))]
     if patch.deleted:
         return [_reply(_call("bash", command=f"rm -- '{patch.path}'"))]
-    text = (ws / patch.path).read_text(encoding="utf-8")
+    # The suite's files, through the gateway: a link out of the seeded workspace is refused, not followed.
+    text = GatewayRoot(ws).read(patch.path, limit=ORACLE_MAX_BYTES).data.decode("utf-8")
     # One call a file, its hunks in order (edit_file applies its edits one after another, all or none): a patch of
     # many hunks stays within the step's requests.
     edits = [{"old": old, "new": new} for old, new in apply_hunks(text, patch.hunks)]

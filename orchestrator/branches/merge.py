@@ -21,9 +21,11 @@ import trio
 
 from orchestrator.branches.caches import is_tool_cache
 from orchestrator.branches.gitrun import BranchGit
-from orchestrator.branches.outcome import MergeOutcome
+from orchestrator.branches.outcome import BranchError, MergeOutcome
 from orchestrator.checkpoints.git import split_nul
 from plans import paths_overlap
+from sessions.tools import ToolError
+from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 ZERO = "0" * 40
 LINK, GITLINK, EXEC = 0o120000, 0o160000, 0o100755
@@ -195,38 +197,23 @@ async def merge_branch(
 
 
 def _apply(workspace: Path, writes: Sequence[Write]) -> None:
-    for w in writes:
-        target = workspace / w.path
-        if w.mode == 0:
-            if os.path.lexists(target):
-                target.unlink()
-            _prune_empty(workspace, target.parent)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.reasonix-merge")
-        if os.path.lexists(tmp):
-            tmp.unlink()
-        if w.mode == LINK:
-            os.symlink(os.fsdecode(w.data), tmp)
-        else:
-            perms = 0o644
-            try:
-                st = os.lstat(target)
-                if stat.S_ISREG(st.st_mode):
-                    perms = stat.S_IMODE(st.st_mode) & ~0o111
-            except FileNotFoundError:
-                pass
-            if w.mode == EXEC:
-                perms |= (perms & 0o444) >> 2
-            tmp.write_bytes(w.data)
-            os.chmod(tmp, perms)
-        os.replace(tmp, target)
-
-
-def _prune_empty(workspace: Path, directory: Path) -> None:
-    while directory != workspace and workspace in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
+    """Write the merge into the live workspace through the gateway: beneath a descriptor held on the workspace, never
+    through a symlink by name (a directory swapped for a link meanwhile cannot send a byte outside), a link itself
+    replaced or removed rather than followed. ``.git`` is never entered (the store keeps none in a tree)."""
+    root = GatewayRoot(workspace, refused=frozenset({GIT_DIR}))
+    try:
+        for w in writes:
+            if w.mode == 0:
+                root.remove(w.path)
+            elif w.mode == LINK:
+                root.symlink(w.path, os.fsdecode(w.data))
+            else:
+                current = root.stat(w.path, follow_last=False)
+                perms = 0o644
+                if current is not None and stat.S_ISREG(current.st_mode):
+                    perms = stat.S_IMODE(current.st_mode) & ~0o111
+                if w.mode == EXEC:
+                    perms |= (perms & 0o444) >> 2
+                root.write(w.path, w.data, mode=perms, follow_last=False)
+    except ToolError as exc:
+        raise BranchError(f"merging into the workspace stopped: {exc.message}") from None

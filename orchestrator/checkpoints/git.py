@@ -26,7 +26,6 @@ import hashlib
 import os
 import re
 import shutil
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.errors import ReasonixError
+from sessions.tools.gateway import GatewayRoot
 
 STORES_DIR = Path("reasonix") / "checkpoints"
 """Under the user's state directory: one store per workspace."""
@@ -42,6 +42,7 @@ EMAIL = "checkpoints@reasonix.invalid"
 HEAD_REF = "refs/reasonix/head"
 """Every checkpoint commit has the previous one as parent, so this one ref keeps them all reachable."""
 ALWAYS_EXCLUDED = ("/.reasonix/", ".git")
+EXCLUDE_MAX_BYTES = 1024 * 1024
 SETTINGS = {
     "core.repositoryformatversion": "0",
     "core.autocrlf": "false",
@@ -114,39 +115,6 @@ def write_if_changed(path: Path, text: str) -> None:
     tmp.unlink(missing_ok=True)
     tmp.write_bytes(data)
     os.replace(tmp, path)
-
-
-MAX_EXCLUDE_BYTES = 1024 * 1024
-
-
-def read_plain(root: Path, parts: Sequence[str], limit: int = MAX_EXCLUDE_BYTES) -> bytes | None:
-    """The bytes of ``root/parts…`` when every component is a plain directory and the last a regular file (no
-    symlink anywhere below ``root``, opened one component at a time), at most ``limit`` bytes; else ``None``. A
-    workspace's ``.git/info/exclude`` that is a link (to a key the sandbox cannot read, say) is never copied into the
-    store, which the sandbox can read."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        for part in parts[:-1]:
-            try:
-                nxt = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
-            except OSError:
-                return None
-            os.close(fd)
-            fd = nxt
-        try:
-            leaf = os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
-        except OSError:
-            return None
-        with os.fdopen(leaf, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            return f.read(limit)
-    finally:
-        os.close(fd)
 
 
 class CheckpointError(ReasonixError):
@@ -242,9 +210,10 @@ class ShadowRepo:
 
     def _excludes(self) -> str:
         lines = ["# written by reasonix: the workspace's own excludes, and its state", *ALWAYS_EXCLUDED]
-        user = read_plain(self.workspace, (".git", "info", "exclude"))
+        # Read through the gateway (.git is entered on purpose here): a link out of the workspace is no exclude file.
+        user = GatewayRoot(self.workspace, refused=frozenset()).try_read(".git/info/exclude", limit=EXCLUDE_MAX_BYTES)
         if user is not None:
-            lines.append(user.decode("utf-8", "replace"))
+            lines.append(user.data.decode("utf-8", errors="replace"))
         return "\n".join(lines) + "\n"
 
     async def head(self) -> str | None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.extensions.allowed_tools import AllowedList
 from orchestrator.extensions.front_matter import parse_front_matter, text_of
+from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 COMMAND_DIRS = (Path(".reasonix") / "commands", Path(".claude") / "commands")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -48,21 +49,19 @@ class CustomCommand:
         return text.strip()
 
 
-def _read(path: Path, workspace: Path) -> CustomCommand | None:
-    try:
-        if path.stat().st_size > MAX_COMMAND_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _read(root: GatewayRoot, rel: str) -> CustomCommand | None:
+    found = root.try_read(rel, limit=MAX_COMMAND_BYTES)
+    if found is None or found.truncated:
         return None
+    text = found.data.decode("utf-8", errors="replace")
     meta, body = parse_front_matter(text)
     first = next((line.strip("# ").strip() for line in body.splitlines() if line.strip()), "")
     return CustomCommand(
-        name=path.stem,
+        name=PurePosixPath(rel).stem,
         description=text_of(meta, "description") or first[:80],
         body=body,
         model=text_of(meta, "model") if text_of(meta, "model") in ("flash", "pro") else "",
-        source=str(path.relative_to(workspace)),
+        source=rel,
         allowed=AllowedList.parse(meta["allowed_tools"]) if meta.get("allowed_tools") else None,
     )
 
@@ -70,14 +69,13 @@ def _read(path: Path, workspace: Path) -> CustomCommand | None:
 def find_custom_commands(workspace: Path, *, taken: frozenset[str] = frozenset()) -> dict[str, CustomCommand]:
     """The workspace's commands by name (without the slash), sorted; ``taken`` names (the built-ins) are left out."""
     found: dict[str, CustomCommand] = {}
+    root = GatewayRoot(workspace, refused=frozenset({GIT_DIR}))
     for folder in COMMAND_DIRS:
-        directory = workspace / folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.md")):
-            if not NAME.match(path.stem) or path.stem in found or path.stem in taken or not path.is_file():
+        for entry in root.names(folder.as_posix()):
+            stem = entry[: -len(".md")]
+            if not entry.endswith(".md") or not NAME.match(stem) or stem in found or stem in taken:
                 continue
-            command = _read(path, workspace)
+            command = _read(root, f"{folder.as_posix()}/{entry}")
             if command is not None:
                 found[command.name] = command
     return dict(sorted(found.items()))

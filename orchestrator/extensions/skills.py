@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.extensions.front_matter import parse_front_matter, text_of
+from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_SKILL_BYTES = 128 * 1024
@@ -35,13 +36,11 @@ class Skill:
     tools: tuple[str, ...] = ()
 
 
-def _read(path: Path, default_name: str, label: str) -> Skill | None:
-    try:
-        if path.stat().st_size > MAX_SKILL_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _read(root: GatewayRoot, rel: str, default_name: str, label: str) -> Skill | None:
+    found = root.try_read(rel, limit=MAX_SKILL_BYTES)
+    if found is None or found.truncated:
         return None
+    text = found.data.decode("utf-8", errors="replace")
     meta, body = parse_front_matter(text)
     name = text_of(meta, "name") or default_name
     if not NAME.match(name):
@@ -59,23 +58,29 @@ def _read(path: Path, default_name: str, label: str) -> Skill | None:
     )
 
 
-def _candidates(directory: Path) -> list[tuple[Path, str]]:
-    if not directory.is_dir():
-        return []
-    found = [(p, p.stem) for p in sorted(directory.glob("*.md")) if p.is_file()]
-    found += [(p, p.parent.name) for p in sorted(directory.glob("*/SKILL.md")) if p.is_file()]
+def _candidates(root: GatewayRoot, directory: str) -> list[tuple[str, str]]:
+    """``(path inside the directory, default name)``: ``NAME.md`` and ``NAME/SKILL.md``, sorted by name."""
+    found: list[tuple[str, str]] = []
+    for entry in root.names(directory):
+        if entry.endswith(".md"):
+            found.append((entry, entry[: -len(".md")]))
+        elif "SKILL.md" in root.names(f"{directory}/{entry}"):
+            found.append((f"{entry}/SKILL.md", entry))
     return sorted(found, key=lambda item: item[1])
 
 
 def find_skills(workspace: Path, config_dir: Path | None = None) -> dict[str, Skill]:
-    """Every skill by name, sorted by name."""
-    roots: list[tuple[Path, str]] = [(workspace / d, str(d)) for d in SKILL_DIRS]
+    """Every skill by name, sorted by name. Read through the gateway: a skill file that is a symlink out of the
+    workspace (or of the config directory), a FIFO or a device is no skill."""
+    workspace_root = GatewayRoot(workspace, refused=frozenset({GIT_DIR}))
+    roots: list[tuple[GatewayRoot, str, str]] = [(workspace_root, d.as_posix(), d.as_posix()) for d in SKILL_DIRS]
     if config_dir is not None:
-        roots.append((config_dir / "skills", "~config/skills"))
+        config_root = GatewayRoot(config_dir, refused=frozenset({GIT_DIR}), what="the config directory")
+        roots.append((config_root, "skills", "~config/skills"))
     skills: dict[str, Skill] = {}
-    for directory, label in roots:
-        for path, default in _candidates(directory):
-            skill = _read(path, default, f"{label}/{path.relative_to(directory).as_posix()}")
+    for root, directory, label in roots:
+        for inside, default in _candidates(root, directory):
+            skill = _read(root, f"{directory}/{inside}", default, f"{label}/{inside}")
             if skill is not None and skill.name not in skills:
                 skills[skill.name] = skill
     return dict(sorted(skills.items()))

@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plans import write_atomic
 from sessions.prompt import TailBlock
+from sessions.tools import ToolError
+from sessions.tools.gateway import GatewayRoot
 
 HEADING = "## Remembered"
 MEMORY_FILES = ("REASONIX.local.md", "REASONIX.md")
 MAX_NOTE_CHARS = 2_000
 UPDATE_TAG = "memory-update"
+NOTES_FILE_MAX_BYTES = 1024 * 1024
+"""A memory file larger than this is not rewritten with a note added (only its first 64 KiB is memory anyway)."""
 
 
 class MemoryNoteError(ValueError):
@@ -32,18 +35,25 @@ def remember_note(workspace: Path, note: str, *, file: str = "REASONIX.local.md"
         raise MemoryNoteError("the note is empty; say what to remember")
     if len(text) > MAX_NOTE_CHARS:
         raise MemoryNoteError(f"the note has {len(text)} characters; keep it under {MAX_NOTE_CHARS}")
-    path = workspace / file
+    root = GatewayRoot(workspace)
     try:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MemoryNoteError(f"cannot read {file}: {exc}; fix or remove it") from exc
+        found = root.read(file, limit=NOTES_FILE_MAX_BYTES + 1) if root.stat(file) is not None else None
+        current = "" if found is None else found.data.decode("utf-8")
+    except ToolError as exc:
+        raise MemoryNoteError(f"cannot read {file}: {exc.message}; fix or remove it") from None
+    except UnicodeDecodeError as exc:
+        raise MemoryNoteError(f"cannot read {file}: it is not UTF-8 ({exc.reason}); fix or remove it") from None
+    if found is not None and found.truncated:
+        raise MemoryNoteError(f"{file} is larger than {NOTES_FILE_MAX_BYTES} bytes; trim it before adding notes")
     if current and not current.endswith("\n"):
         current += "\n"
     if HEADING not in current.splitlines():
         current += ("\n" if current else "") + HEADING + "\n\n"
     line = f"- {text}"
     try:
-        write_atomic(path, current + line + "\n")
+        root.write(file, (current + line + "\n").encode("utf-8"))
+    except ToolError as exc:
+        raise MemoryNoteError(f"cannot write {file}: {exc.message}") from None
     except OSError as exc:
         raise MemoryNoteError(f"cannot write {file}: {exc.strerror or exc}") from exc
     return line

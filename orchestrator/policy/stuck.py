@@ -22,6 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.text.wording import shorten
+from sessions.tools import ToolError
+from sessions.tools.gateway import GatewayRoot
 
 #: Longer texts keep this many characters of their head and of their tail before normalizing.
 _KEEP = 4000
@@ -152,14 +154,18 @@ def _has_magic(path: str) -> bool:
     return any(ch in path for ch in "*?[")
 
 
-def _file_entry(path: Path, name: str) -> str:
+def _file_entry(root: GatewayRoot, rel: str, name: str) -> str:
+    """Evidence of one file's content, read through the gateway (a FIFO, a device or a link out is never read)."""
     try:
-        with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    except FileNotFoundError:
-        return f"file:{name}:absent"
-    except IsADirectoryError:
-        return f"file:{name}:directory"
+        handle, _ = root.open_file(rel)
+    except ToolError as exc:
+        if exc.message.startswith("not found"):
+            return f"file:{name}:absent"
+        if "is a directory" in exc.message:
+            return f"file:{name}:directory"
+        return f"file:{name}:unreadable"
+    with handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
     return f"file:{name}:{digest}"
 
 
@@ -169,18 +175,20 @@ def workspace_fingerprint(root: Path, paths: Iterable[str]) -> set[str]:
     Relative globs (``src/*.py``) expand to the files they match, in the workspace; a glob matching nothing is absent.
     """
     entries: set[str] = set()
+    gateway = GatewayRoot(root)
     for raw in paths:
         if _has_magic(raw) and not Path(raw).is_absolute():
             matches = sorted(p for p in root.glob(raw) if p.is_file())
             if not matches:
                 entries.add(f"file:{raw}:absent")
             for match in matches:
-                entries.add(_file_entry(match, match.relative_to(root).as_posix()))
+                rel = match.relative_to(root).as_posix()
+                entries.add(_file_entry(gateway, rel, rel))
             continue
         path = root / raw
         try:
             name = path.relative_to(root).as_posix()
         except ValueError:
             name = raw
-        entries.add(_file_entry(path, name))
+        entries.add(_file_entry(gateway, raw, name))
     return entries

@@ -7,7 +7,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sessions.tools import ToolError, WorkspaceEscapeError
+from sessions.tools.gateway import GatewayRoot
+
 MAX_CHARS = 100_000
+MAX_READ_BYTES = 4 * MAX_CHARS
+"""Read at most this much of a mentioned file (through the gateway: a link out, a FIFO or a device is no file)."""
 """A mentioned file's text is cut after this many characters, and says so."""
 _MENTION = re.compile(r"(?<!\S)@([^\s@]+)")
 
@@ -35,24 +40,26 @@ def attach(text: str, workspace: Path) -> Attached:
     """``text`` with the current text of every ``@path`` inside ``workspace`` appended as ``<file>`` blocks."""
     out = Attached(text=text)
     blocks: list[str] = []
-    root = workspace.resolve()
+    root = GatewayRoot(workspace)
     for name in mentioned(text):
-        path = (root / name).resolve()
-        if not path.is_relative_to(root):
+        try:
+            found = root.read(name, limit=MAX_READ_BYTES)
+        except WorkspaceEscapeError:
             out.problems.append(f"@{name}: outside the workspace, not attached")
             continue
-        if not path.is_file():
+        except ToolError:
             out.problems.append(f"@{name}: no such file, not attached")
             continue
         try:
-            body = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-            out.problems.append(f"@{name}: {reason}, not attached")
-            continue
-        if len(body) > MAX_CHARS:
-            body = body[:MAX_CHARS] + f"\n[cut: the file has {len(body)} characters; read_file reads the rest]"
-        rel = path.relative_to(root).as_posix()
+            body = found.data.decode("utf-8")
+        except UnicodeDecodeError:
+            if not found.truncated:
+                out.problems.append(f"@{name}: not UTF-8 text, not attached")
+                continue
+            body = found.data.decode("utf-8", errors="ignore")  # cut inside a character
+        if len(body) > MAX_CHARS or found.truncated:
+            body = body[:MAX_CHARS] + f"\n[cut: the file has {found.size} bytes; read_file reads the rest]"
+        rel = root.locate(name).real
         blocks.append(f'<file path="{rel}">\n{body.rstrip()}\n</file>')
         out.files.append(rel)
     if blocks:

@@ -18,6 +18,9 @@ from orchestrator.policy.verify import run_command
 from plans import VerifyCommand
 from scenarios import Expectations
 from sessions.accounting import RequestDiagnostics
+from sessions.tools.gateway import GatewayRoot
+
+CHECK_MAX_BYTES = 64 * 1024 * 1024
 
 COMMAND_TIMEOUT_S = 120.0
 FIRST_REQUEST = "first request of the session"
@@ -137,6 +140,13 @@ def cache_guard(floors: Mapping[str, float], observed: Observed, *, after_first:
     return failures
 
 
+def _text(workspace: Path, rel: str) -> str:
+    """A file the run left, through the gateway (a link out of the workspace reads as nothing)."""
+    found = GatewayRoot(workspace).try_read(rel, limit=CHECK_MAX_BYTES)
+    text = "" if found is None else found.data.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newline mode
+
+
 def file_failures(expect: Expectations, workspace: Path) -> list[str]:
     failures = []
     for rel, wanted in sorted(expect.files.items()):
@@ -144,7 +154,7 @@ def file_failures(expect: Expectations, workspace: Path) -> list[str]:
         if not path.is_file():
             failures.append(f"file {rel}: missing (expected {len(wanted.splitlines())} lines)")
             continue
-        actual = path.read_text(encoding="utf-8", errors="replace")
+        actual = _text(workspace, rel)
         if actual != wanted:
             diff = difflib.unified_diff(
                 wanted.splitlines(keepends=True),
@@ -157,7 +167,7 @@ def file_failures(expect: Expectations, workspace: Path) -> list[str]:
         path = workspace / rel
         if not path.is_file():
             failures.append(f"file {rel}: missing (expected to match /{pattern}/)")
-        elif re.search(pattern, path.read_text(encoding="utf-8", errors="replace")) is None:
+        elif re.search(pattern, _text(workspace, rel)) is None:
             failures.append(f"file {rel} does not match /{pattern}/")
     failures.extend(f"file {rel}: should be absent, but exists" for rel in expect.absent if (workspace / rel).exists())
     return failures

@@ -34,6 +34,7 @@ from orchestrator.review.reviewer import ReviewDecision, Reviewer
 from plans import Plan
 from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
 from scenarios.emulator import DropFault, HttpStatusFault, ReplySpec, Script, SessionSpec, ToolCallSpec
+from sessions.tools.gateway import GatewayRoot
 from sessions.wire import (
     ChatCompletion,
     DeepSeekError,
@@ -246,12 +247,10 @@ def derive_script(recorded: Sequence[RecordedExchange]) -> Script:
 def snapshot_workspace(root: Path) -> dict[str, str]:
     """The workspace's text files (path → text): what ``.gitignore`` ignores, tool and VCS folders, binary and large
     files are left out."""
-    ignore = root / ".gitignore"
-    spec = (
-        pathspec.PathSpec.from_lines("gitwildmatch", ignore.read_text("utf-8").splitlines())
-        if ignore.is_file()
-        else None
-    )
+    gateway = GatewayRoot(root)  # the workspace after a run: read beneath it, never through a link by name
+    ignore = gateway.try_read(".gitignore", limit=MAX_FILE_BYTES)
+    rules = ignore.data.decode("utf-8", "replace").splitlines() if ignore is not None else None
+    spec = pathspec.PathSpec.from_lines("gitwildmatch", rules) if rules is not None else None
     files: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
@@ -259,12 +258,14 @@ def snapshot_workspace(root: Path) -> dict[str, str]:
             continue
         if spec is not None and spec.match_file(rel.as_posix()):
             continue
-        if path.stat().st_size > MAX_FILE_BYTES:
+        found = gateway.try_read(rel.as_posix(), limit=MAX_FILE_BYTES)
+        if found is None or found.truncated:
             continue
         try:
-            files[rel.as_posix()] = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
+            text = found.data.decode("utf-8")
+        except UnicodeDecodeError:
             continue
+        files[rel.as_posix()] = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newline mode
         if len(files) >= MAX_FILES:
             break
     return files

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.extensions.front_matter import parse_front_matter, text_of
 from orchestrator.extensions.skills import find_skills
+from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_PROFILE_BYTES = 64 * 1024
@@ -49,15 +50,13 @@ def _flag(value: str, default: bool) -> bool:
     return default
 
 
-def _read(path: Path, label: str) -> Profile | None:
-    try:
-        if path.stat().st_size > MAX_PROFILE_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _read(root: GatewayRoot, label: str) -> Profile | None:
+    found = root.try_read(label, limit=MAX_PROFILE_BYTES)
+    if found is None or found.truncated:
         return None
+    text = found.data.decode("utf-8", errors="replace")
     meta, body = parse_front_matter(text)
-    name = text_of(meta, "name") or path.stem
+    name = text_of(meta, "name") or PurePosixPath(label).stem
     if not NAME.match(name) or not body.strip():
         return None
     first = next((line.strip("# ").strip() for line in body.splitlines() if line.strip()), "")
@@ -80,12 +79,10 @@ def _read(path: Path, label: str) -> Profile | None:
 def find_profiles(workspace: Path) -> dict[str, Profile]:
     """Every profile by name, sorted by name."""
     profiles: dict[str, Profile] = {}
+    root = GatewayRoot(workspace, refused=frozenset({GIT_DIR}))
     for directory in AGENT_DIRS:
-        root = workspace / directory
-        if not root.is_dir():
-            continue
-        for path in sorted(root.glob("*.md")):
-            profile = _read(path, f"{directory.as_posix()}/{path.name}") if path.is_file() else None
+        for entry in root.names(directory.as_posix()):
+            profile = _read(root, f"{directory.as_posix()}/{entry}") if entry.endswith(".md") else None
             if profile is not None and profile.name not in profiles:
                 profiles[profile.name] = profile
     return dict(sorted(profiles.items()))

@@ -1,7 +1,9 @@
 """Standing memory: REASONIX.md, REASONIX.local.md and AGENTS.md, folded into the prefix once per session.
 
 Files are looked for in the workspace root and each directory above it, and in the user's config directory. They are
-read once, when a session starts; a later edit reaches the model as a ``<memory-update>`` tail block, never by touching
+read once, when a session starts, each directory a root of the gateway (``sessions.tools.gateway``), so a memory file
+that is a symlink out of its directory, a FIFO or a device is skipped and no more than 64 KiB is read; a later
+edit reaches the model as a ``<memory-update>`` tail block, never by touching
 the frozen prefix (DESIGN §3).
 
 Each file is labelled by a path relative to the workspace (``AGENTS.md``, ``../AGENTS.md``) or ``~config/…`` for the
@@ -15,6 +17,9 @@ import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+
+from sessions.tools.gateway.names import GIT_DIR
+from sessions.tools.gateway.root import GatewayRoot
 
 MEMORY_FILE_NAMES: tuple[str, ...] = ("REASONIX.md", "REASONIX.local.md", "AGENTS.md")
 MAX_MEMORY_FILE_BYTES = 64 * 1024
@@ -42,14 +47,14 @@ class StandingMemory(BaseModel):
         return "\n\n".join(parts)
 
 
-def _read(path: Path, label: str) -> MemoryFile | None:
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+def _read(root: GatewayRoot, name: str, label: str) -> MemoryFile | None:
+    """``name`` in ``root`` through the gateway: a symlink out of the directory (``AGENTS.md -> /dev/zero``,
+    ``-> ~/.ssh/id_rsa``), a FIFO or a device is no memory file, and at most 64 KiB are read."""
+    found = root.try_read(name, limit=MAX_MEMORY_FILE_BYTES)
+    if found is None:
         return None
-    truncated = len(data) > MAX_MEMORY_FILE_BYTES
-    text = data[:MAX_MEMORY_FILE_BYTES].decode("utf-8", errors="replace")
-    return MemoryFile(label=label, text=text.replace("\r\n", "\n"), truncated=truncated)
+    text = found.data.decode("utf-8", errors="replace")
+    return MemoryFile(label=label, text=text.replace("\r\n", "\n"), truncated=found.truncated)
 
 
 def user_config_dir(env: dict[str, str] | None = None) -> Path:
@@ -77,14 +82,16 @@ def load_standing_memory(
         current = current.parent
     files: list[MemoryFile] = []
     if config_dir is not None:
+        config_root = GatewayRoot(config_dir, refused=frozenset({GIT_DIR}), what="the config directory")
         for name in MEMORY_FILE_NAMES:
-            found = _read(config_dir / name, f"~config/{name}")
+            found = _read(config_root, name, f"~config/{name}")
             if found is not None:
                 files.append(found)
     for depth, directory in reversed(list(enumerate(chain))):
         prefix = "../" * depth
+        here = GatewayRoot(directory, refused=frozenset({GIT_DIR}))
         for name in MEMORY_FILE_NAMES:
-            found = _read(directory / name, f"{prefix}{name}")
+            found = _read(here, name, f"{prefix}{name}")
             if found is not None:
                 files.append(found)
     return StandingMemory(files=tuple(files))

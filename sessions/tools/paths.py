@@ -1,10 +1,11 @@
-"""Confine file tools to the workspace root.
+"""Confine the search tools and the permission gate to the workspace root, through the gateway.
 
-A path is resolved (symlinks followed) and must stay inside the resolved root: ``..`` that climbs out, an absolute path
-elsewhere and a symlink whose target lies outside are all refused with a :class:`WorkspaceEscapeError`. Paths shown
-to the model are POSIX paths relative to the root (``.`` for the root itself), so results never carry absolute paths.
-:func:`resolve_for_write` also refuses the workspace's ``.reasonix/`` (Reasonix's own run state, which the sandbox
-keeps read-only for commands too).
+A path is walked beneath the root by :class:`~sessions.tools.gateway.GatewayRoot` (symlinks resolved by the walk
+itself, only while they stay beneath the root): ``..`` that climbs out, an absolute path elsewhere, ``~`` paths and a
+symlink whose target lies outside are all refused with a :class:`~sessions.tools.errors.ToolError` the model reads,
+and so are ``.git`` and ``.reasonix`` at any depth. Paths shown to the model are POSIX paths relative to the root
+(``.`` for the root itself), so results never carry absolute paths. The file tools read and write through the gateway
+directly; this module serves the tools that list and search, and the gate that matches path rules.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessions.tools.errors import ToolInputError, WorkspaceEscapeError
+from sessions.tools.gateway.names import STATE_DIR
+from sessions.tools.gateway.root import GatewayRoot
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,7 @@ class WorkspacePath:
     """A path checked to lie inside the workspace."""
 
     path: Path
-    """Absolute and resolved: what to open."""
+    """Absolute, through the symlinks it passes (resolved beneath the root): what to list or search."""
     rel: str
     """POSIX, relative to the workspace root, as the model should see it (``.`` for the root)."""
 
@@ -33,43 +35,16 @@ def display(root: Path, path: Path) -> str:
 
 
 def resolve(root: Path, raw: str) -> WorkspacePath:
-    """Resolve the model's ``raw`` path against the workspace ``root``, refusing anything that leads outside it."""
-    if not raw.strip():
-        raise ToolInputError("path is empty; give a path relative to the workspace root, e.g. 'src/main.py' or '.'")
-    if "\x00" in raw:
-        raise ToolInputError(f"path {raw!r} contains a NUL byte; give a plain relative path")
-    real_root = root.resolve()
-    given = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
-    candidate = given if given.is_absolute() else real_root / given
-    lexical = Path(os.path.normpath(candidate))
-    if not lexical.is_relative_to(real_root):
-        if given.is_absolute():
-            raise WorkspaceEscapeError(
-                f"refused: absolute path {raw!r} is outside the workspace; use a path relative to the workspace root"
-            )
-        raise WorkspaceEscapeError(
-            f"refused: path {raw!r} leads outside the workspace; use a path relative to the workspace root"
-        )
-    resolved = candidate.resolve()
-    if not resolved.is_relative_to(real_root):
-        raise WorkspaceEscapeError(
-            f"refused: path {raw!r} goes through a symlink that leads outside the workspace; "
-            "only files inside the workspace can be used"
-        )
-    return WorkspacePath(path=resolved, rel=display(real_root, lexical))
-
-
-STATE_DIR = ".reasonix"
+    """Resolve the model's ``raw`` path against the workspace ``root``, refusing anything that leads outside it or
+    into ``.git`` / ``.reasonix``. Raises only :class:`~sessions.tools.errors.ToolError` subclasses."""
+    located = GatewayRoot(root).locate(raw)
+    real_root = Path(os.path.realpath(root))
+    return WorkspacePath(path=real_root if located.real == "." else real_root / located.real, rel=located.rel)
 
 
 def resolve_for_write(root: Path, raw: str) -> WorkspacePath:
-    """:func:`resolve` for a path a tool writes: also refused inside the workspace's ``.reasonix/`` (reached directly
-    or through a symlink), where Reasonix keeps its run records."""
-    target = resolve(root, raw)
-    inside = target.path.relative_to(root.resolve()).parts
-    if inside and inside[0] == STATE_DIR:
-        raise WorkspaceEscapeError(
-            f"refused: {raw!r} is inside {STATE_DIR}/, where Reasonix keeps its own run state; tools do not write "
-            "there, write somewhere else in the workspace"
-        )
-    return target
+    """:func:`resolve` for a path a tool writes (the same refusals: ``.git`` and ``.reasonix`` are never entered)."""
+    return resolve(root, raw)
+
+
+__all__ = ["STATE_DIR", "WorkspacePath", "display", "resolve", "resolve_for_write"]

@@ -15,8 +15,11 @@ from rich.text import Text
 
 from orchestrator.memory.notes import MEMORY_FILES, MemoryNoteError, remember_note
 from orchestrator.repl.conversation import Conversation
+from sessions.tools import ToolError
+from sessions.tools.gateway import GatewayRoot
 
 MAX_SHOWN_CHARS = 4_000
+MAX_READ_BYTES = 1024 * 1024
 
 
 async def remember_command(conv: Conversation, arg: str) -> bool:
@@ -34,11 +37,9 @@ async def remember_command(conv: Conversation, arg: str) -> bool:
     return True
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _read(workspace: Path, name: str) -> str | None:
+    found = GatewayRoot(workspace).try_read(name, limit=MAX_READ_BYTES)
+    return None if found is None else found.data.decode("utf-8", errors="replace")
 
 
 async def memory_command(conv: Conversation, arg: str) -> bool:
@@ -46,7 +47,7 @@ async def memory_command(conv: Conversation, arg: str) -> bool:
         return await _edit(conv)
     shown = False
     for name in MEMORY_FILES:
-        text = _read(conv.workspace / name)
+        text = _read(conv.workspace, name)
         if text is None:
             continue
         shown = True
@@ -63,15 +64,22 @@ async def _edit(conv: Conversation) -> bool:
 
     file = conv.resolved.config.memory.file
     path = conv.workspace / file
-    before = _read(path) or ""
-    if not path.exists():
-        path.write_text("", encoding="utf-8")
+    before = _read(conv.workspace, file) or ""
+    root = GatewayRoot(conv.workspace)
+    try:
+        if root.stat(file) is None:
+            root.write(file, b"")
+        located = root.locate(file)
+    except ToolError as exc:
+        conv.say(f"/memory edit: {exc.message}", "red")
+        return True
+    path = conv.workspace / located.real
     try:
         await trio.run_process([*editor_command(), str(path)], check=False, stdin=None, stdout=None, stderr=None)
     except OSError as exc:
         conv.say(f"/memory edit: the editor did not start ({exc.strerror or exc}); set $EDITOR", "red")
         return True
-    after = _read(path) or ""
+    after = _read(conv.workspace, file) or ""
     if after == before:
         conv.say(f"{file} unchanged")
         return True

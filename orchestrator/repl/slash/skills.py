@@ -9,6 +9,8 @@ from rich.text import Text
 from orchestrator.extensions.skills import NAME, SKILL_DIRS, SKILL_TEMPLATE, find_skills
 from orchestrator.repl.conversation import Conversation
 from sessions.prompt import user_config_dir
+from sessions.tools import ToolError
+from sessions.tools.gateway import GIT_DIR, GatewayRoot
 
 
 async def skills_command(conv: Conversation, arg: str) -> bool:
@@ -33,11 +35,15 @@ async def skill_command(conv: Conversation, arg: str) -> bool:
     if not NAME.match(name):
         conv.say(f"/skill new: {name!r} is not a skill name (letters, digits, _ . -)", "red")
         return True
-    path = conv.workspace / SKILL_DIRS[0] / f"{name}.md"
-    if path.exists() or name in find_skills(conv.workspace, user_config_dir()):
-        conv.say(f"/skill new: a skill named {name} exists already", "yellow")
+    rel = f"{SKILL_DIRS[0].as_posix()}/{name}.md"
+    root = GatewayRoot(conv.workspace, refused=frozenset({GIT_DIR}))  # .reasonix/skills is where skills live
+    try:
+        if root.stat(rel) is not None or name in find_skills(conv.workspace, user_config_dir()):
+            conv.say(f"/skill new: a skill named {name} exists already", "yellow")
+            return True
+        root.write(rel, SKILL_TEMPLATE.format(name=name).encode("utf-8"))
+    except ToolError as exc:
+        conv.say(f"/skill new: {exc.message}", "red")
         return True
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SKILL_TEMPLATE.format(name=name), encoding="utf-8")
-    conv.say(f"wrote {path.relative_to(conv.workspace)}: fill in its description and steps")
+    conv.say(f"wrote {rel}: fill in its description and steps")
     return True

@@ -14,9 +14,8 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import EditMismatchError, ToolInputError
-from sessions.tools.files.atomic import atomic_write
 from sessions.tools.files.textfile import encode_text, read_text, sha256_hex, shown, split_lines
-from sessions.tools.paths import resolve_for_write
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
 MIN_SIMILARITY = 0.5
@@ -126,18 +125,18 @@ class EditFileTool(Tool[EditFileArgs]):
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> ToolResult:
-            target = resolve_for_write(ctx.root, args.path)
-            original = read_text(target)
+            root = GatewayRoot(ctx.root)
+            original, rel = read_text(root, args.path)
             crlf = "\r\n" in original
             text = original.replace("\r\n", "\n") if crlf else original
-            edited, replacements = apply_edits(text, args.edits, target.rel)
+            edited, replacements = apply_edits(text, args.edits, rel)
             data = encode_text(edited.replace("\n", "\r\n") if crlf else edited)
-            atomic_write(target.path, data)
+            root.write(args.path, data)
             before, after = len(split_lines(text)), len(split_lines(edited))
             return ToolResult(
-                content=f"edited {target.rel}: {replacements} replacement{'s' if replacements != 1 else ''}, "
+                content=f"edited {rel}: {replacements} replacement{'s' if replacements != 1 else ''}, "
                 f"{before} → {after} lines",
-                wrote=FileWrite(path=target.rel, before=sha256_hex(encode_text(original)), after=sha256_hex(data)),
+                wrote=FileWrite(path=rel, before=sha256_hex(encode_text(original)), after=sha256_hex(data)),
             )
 
         return await trio.to_thread.run_sync(work)

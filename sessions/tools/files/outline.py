@@ -42,8 +42,19 @@ def python_outline(source: str) -> list[tuple[int, int, int, str]]:
                 if isinstance(node, ast.ClassDef) and depth == 0:
                     visit(node.body, depth + 1)
 
-    visit(ast.parse(source).body, 0)
+    visit(_parse(source).body, 0)
     return entries
+
+
+class _TooDeep(ValueError):
+    """The source nests deeper than the parser can take (CPython reports that as RecursionError or MemoryError)."""
+
+
+def _parse(source: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except (RecursionError, MemoryError):  # the parser's own bound on nesting, not memory running out: bounded input
+        raise _TooDeep("nested too deeply to parse") from None
 
 
 def _tree_sitter_outline(data: bytes, language: str) -> list[tuple[int, int, int, str]] | None:
@@ -79,6 +90,8 @@ def outline_text(data: bytes, rel: str) -> str:
     if suffix in (".py", ".pyi"):
         try:
             entries: list[tuple[int, int, int, str]] | None = python_outline(data.decode("utf-8", errors="replace"))
+        except _TooDeep:
+            return f"No outline: {rel} nests too deeply to parse. Read it with start_line/end_line."
         except (SyntaxError, ValueError) as exc:
             where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
             return f"No outline: {rel} does not parse as Python{where}. Read it with start_line/end_line."

@@ -17,8 +17,9 @@ from pydantic import Field, model_validator
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolInputError
 from sessions.tools.files.outline import outline_text
-from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, open_regular, sha256_hex, shown
-from sessions.tools.paths import WorkspacePath, resolve
+from sessions.tools.files.textfile import BINARY_SNIFF_BYTES, is_binary, sha256_hex, shown
+from sessions.tools.gateway.names import KEPT_OUTPUTS
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileView
 
 
@@ -41,7 +42,9 @@ COUNT_MAX_BYTES = 32 * 1024 * 1024
 SKIP_CHUNK = 1024 * 1024
 TRACK_MAX_BYTES = 2 * 1024 * 1024
 """A file up to this size is remembered by the session, so a re-read can send only what is new (DESIGN §5)."""
-KEPT_PREFIX = "~outputs/"
+OUTLINE_MAX_BYTES = 4 * 1024 * 1024
+"""A file larger than this gets no outline (it is never read whole)."""
+KEPT_PREFIX = f"{KEPT_OUTPUTS}/"
 
 
 def _lines(fh: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -156,12 +159,12 @@ class ReadFileTool(Tool[ReadFileArgs]):
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> ToolResult:
-            target = kept_output_path(ctx, args.path) or resolve(ctx.root, args.path)
-            with open_regular(target) as fh:
+            fh, rel = open_for_read(ctx, args.path)
+            with fh:
                 if args.outline:
-                    return ToolResult(content=outline_text(fh.read(), target.rel))
-                shown_window = window(fh, target.rel, args.start_line, args.end_line, ctx.limits)
-                view = _view(fh, target.rel, shown_window, args, ctx.limits)
+                    return ToolResult(content=outline_of(fh, rel))
+                shown_window = window(fh, rel, args.start_line, args.end_line, ctx.limits)
+                view = _view(fh, rel, shown_window, args, ctx.limits)
             key = None if args.full else _range_key(args)
             return ToolResult(content=shown_window.text, unchanged_key=key, view=view)
 
@@ -190,14 +193,35 @@ def _view(fh: BinaryIO, rel: str, shown_window: Window, args: ReadFileArgs, limi
     )
 
 
-def kept_output_path(ctx: ToolContext, raw: str) -> WorkspacePath | None:
-    """``~outputs/NAME``: a command's full output the session kept (its folder beside the journal), else None."""
+def open_for_read(ctx: ToolContext, raw: str) -> tuple[BinaryIO, str]:
+    """The regular file ``raw`` names, opened through the gateway, and the path to show: ``~outputs/NAME`` is a
+    command's full output the session kept (its folder beside the journal, a root of its own), anything else a path
+    in the workspace."""
     if not raw.startswith(KEPT_PREFIX):
-        return None
+        return GatewayRoot(ctx.root).open_file(raw)
     name = raw[len(KEPT_PREFIX) :]
     if ctx.outputs is None or not name or "/" in name or name in (".", ".."):
-        raise ToolInputError(f"no kept output {raw!r} in this session")
-    return WorkspacePath(path=ctx.outputs / name, rel=raw)
+        raise ToolInputError(
+            f"no kept output {raw!r} in this session; give the name exactly as a result showed it, "
+            f"e.g. {KEPT_PREFIX}0003-call_1.txt"
+        )
+    kept = GatewayRoot(ctx.outputs, refused=frozenset(), what="the kept outputs")
+    try:
+        handle, _ = kept.open_file(name)
+    except ToolInputError:
+        raise ToolInputError(f"no kept output {raw!r} in this session; it may have been cleaned up") from None
+    return handle, raw
+
+
+def outline_of(fh: BinaryIO, rel: str) -> str:
+    """The outline of an open file, or why there is none: a file past :data:`OUTLINE_MAX_BYTES` is not read."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > OUTLINE_MAX_BYTES:
+        return (
+            f"No outline: {rel} has {size} bytes, more than the {OUTLINE_MAX_BYTES} an outline reads. "
+            "Read it with start_line/end_line, or grep for 'def |class '."
+        )
+    return outline_text(fh.read(OUTLINE_MAX_BYTES + 1)[:OUTLINE_MAX_BYTES], rel)
 
 
 def _range_key(args: ReadFileArgs) -> str:

@@ -2,19 +2,16 @@
 
 Text is decoded as UTF-8 with ``surrogateescape`` so that undecodable bytes survive a read-edit-write round trip.
 A file with a NUL byte in its first 8 KiB is treated as binary and refused. Only regular files are opened: a FIFO, a
-socket or a device is refused before anything waits on it (opening a FIFO for reading blocks until a writer comes).
+socket or a device is refused before anything waits on it (opening a FIFO for reading blocks until a writer comes):
+the gateway (``sessions.tools.gateway``) opens them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
-from pathlib import Path
-from typing import BinaryIO
 
 from sessions.tools.errors import ToolInputError
-from sessions.tools.paths import WorkspacePath
+from sessions.tools.gateway.root import GatewayRoot
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -23,54 +20,15 @@ def is_binary(head: bytes) -> bool:
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def check_regular(target: WorkspacePath, mode: int) -> None:
-    """Refuse anything but a regular file, saying what it is."""
-    if stat.S_ISDIR(mode):
-        raise ToolInputError(f"{target.rel!r} is a directory, not a file; use list_dir to see what it holds")
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-        raise ToolInputError(f"{target.rel!r} is {kind}, not a regular file; only regular files can be read or edited")
-
-
-def require_file(target: WorkspacePath) -> Path:
-    path = target.path
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise ToolInputError(f"not found: {target.rel!r}; use list_dir or glob to find the right path") from None
-    check_regular(target, mode)
-    return path
-
-
-def open_regular(target: WorkspacePath) -> BinaryIO:
-    """Open a regular file for reading without ever blocking on a FIFO: non-blocking open, then ``fstat`` the handle
-    (so the file checked is the file read)."""
-    require_file(target)
-    fd = os.open(target.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        check_regular(target, os.fstat(fd).st_mode)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_text(target: WorkspacePath) -> str:
-    with open_regular(target) as fh:
-        data = fh.read()
+def read_text(root: GatewayRoot, raw: str) -> tuple[str, str]:
+    """A workspace text file through the gateway (regular files only, never blocking on a FIFO) and its path as
+    written; a binary file is refused."""
+    handle, rel = root.open_file(raw)
+    with handle:
+        data = handle.read()
     if is_binary(data):
-        raise ToolInputError(f"{target.rel!r} looks like a binary file; only text files can be read or edited")
-    return data.decode("utf-8", errors="surrogateescape")
+        raise ToolInputError(f"{rel!r} looks like a binary file; only text files can be read or edited")
+    return data.decode("utf-8", errors="surrogateescape"), rel
 
 
 def encode_text(text: str) -> bytes:

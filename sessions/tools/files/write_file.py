@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import stat
 
 import trio
 from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
-from sessions.tools.errors import ToolInputError
-from sessions.tools.files.atomic import atomic_write
+from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.files.textfile import encode_text, sha256_hex
-from sessions.tools.paths import resolve_for_write
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
 HASH_MAX_BYTES = 32 * 1024 * 1024
@@ -36,29 +35,28 @@ class WriteFileTool(Tool[WriteFileArgs]):
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> ToolResult:
-            target = resolve_for_write(ctx.root, args.path)
-            if target.path.is_dir():
-                raise ToolInputError(f"{target.rel!r} is a directory; give a file path")
-            existed = target.path.exists()
-            before = _hash_of(target.path) if existed else None
+            root = GatewayRoot(ctx.root)
+            found = root.stat(args.path)
+            if found is not None and stat.S_ISDIR(found.st_mode):
+                raise ToolInputError(f"{root.locate(args.path).rel!r} is a directory; give a file path")
+            before = _hash_of(root, args.path) if found is not None else None
             data = encode_text(args.content)
-            atomic_write(target.path, data)
+            rel, existed = root.write(args.path, data)
             lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
             verb = "overwrote" if existed else "created"
             return ToolResult(
-                content=f"{verb} {target.rel} ({lines} lines, {len(data)} bytes)",
-                wrote=FileWrite(path=target.rel, before=before, after=sha256_hex(data)),
+                content=f"{verb} {rel} ({lines} lines, {len(data)} bytes)",
+                wrote=FileWrite(path=rel, before=before, after=sha256_hex(data)),
             )
 
         # Not abandoned on cancel: the write completes (atomically) before the cancellation propagates.
         return await trio.to_thread.run_sync(work)
 
 
-def _hash_of(path: Path) -> str | None:
+def _hash_of(root: GatewayRoot, raw: str) -> str | None:
     """The SHA-256 of a regular file's bytes (None for anything else, or one too large to hash here)."""
     try:
-        if not path.is_file() or path.stat().st_size > HASH_MAX_BYTES:
-            return None
-        return sha256_hex(path.read_bytes())
-    except OSError:
+        read = root.read(raw, limit=HASH_MAX_BYTES + 1)
+    except ToolError:
         return None
+    return None if read.truncated or len(read.data) > HASH_MAX_BYTES else sha256_hex(read.data)

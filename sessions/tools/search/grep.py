@@ -24,7 +24,8 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
-from sessions.tools.files.textfile import is_binary, require_file, split_lines
+from sessions.tools.files.textfile import is_binary, split_lines
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.paths import WorkspacePath, display, resolve
 from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order
 from sessions.tools.search.patterns import Deadline, bounded_spec
@@ -32,6 +33,8 @@ from sessions.tools.search.ripgrep import find_rg
 from sessions.tools.search.walk import IgnoreRules, walk_files
 
 RG_MAX_COLUMNS = 4_000
+GREP_MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The Python search reads at most this much of one file (through the gateway)."""
 
 
 class GrepArgs(ToolArgs):
@@ -128,6 +131,7 @@ def python_grep(
     found = _matches(args, limits)
     budget = limits.grep_timeout_s
     began = time.thread_time()
+    gateway = GatewayRoot(real_root)
     for file in walk_files(real_root, target.path):
         if cancelled is not None and cancelled.is_set():
             break
@@ -140,8 +144,8 @@ def python_grep(
         if not found.wanted(rel):
             continue
         try:
-            data = file.read_bytes()
-        except OSError:
+            data = gateway.read(rel, limit=GREP_MAX_FILE_BYTES).data
+        except ToolError:  # gone, swapped for a symlink out, not a regular file: not searched
             continue
         if is_binary(data):
             continue
@@ -265,7 +269,8 @@ class GrepTool(Tool[GrepArgs]):
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         target = resolve(ctx.root, args.path)
         if not target.path.is_dir():
-            require_file(target)  # missing, or a FIFO that would block the search: a clear error instead
+            # missing, or a FIFO that would block the search: a clear error instead
+            GatewayRoot(ctx.root).open_file(args.path)[0].close()
         rg = self._rg()
         if rg is not None:
             found = await ripgrep(rg, ctx.root, target, args, ctx.limits)

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pathspec
 
+from sessions.tools.errors import ToolError
+from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.search.patterns import Deadline, bounded_spec
 
 ALWAYS_SKIP = frozenset({".git", ".reasonix"})
+GITIGNORE_MAX_BYTES = 1024 * 1024
 
 
 class IgnoreRules:
@@ -25,14 +28,16 @@ class IgnoreRules:
         self.root = root.resolve()
         self.deadline = deadline or Deadline()
         """Every rule is matched within it: a repository's .gitignore may hold a line that backtracks without end."""
+        self._gateway = GatewayRoot(self.root)
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def spec(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._specs:
             spec = None
             try:
-                text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                rel = (directory / ".gitignore").relative_to(self.root).as_posix()
+                text = self._gateway.read(rel, limit=GITIGNORE_MAX_BYTES).data.decode("utf-8", errors="replace")
+            except (ToolError, ValueError):  # missing, not a regular file, or a symlink out: no rules
                 text = ""
             if text.strip():
                 where = directory.relative_to(self.root).as_posix() if directory != self.root else ""

@@ -97,6 +97,20 @@ class Breaks(Tool[NapArgs]):
         raise errors[args.label]
 
 
+class OpensMissing(Tool[NapArgs]):
+    """A tool whose real ``open`` fails: the OSError a tool lets through (the file tools' own now come back as
+    ToolErrors from the gateway)."""
+
+    name = "opens_missing"
+    description = "opens a file that is not there"
+    args_model = NapArgs
+    read_only = True
+    parallel_safe = True
+
+    async def run(self, args: NapArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(content=(ctx.root / "missing" / args.label).read_text())
+
+
 def calls(*specs: tuple[str, dict[str, object]]) -> list[PreparedCall]:
     return [PreparedCall(id=f"call_{i}", name=name, args=dict(args)) for i, (name, args) in enumerate(specs)]
 
@@ -212,10 +226,11 @@ async def test_tool_errors_and_os_errors_become_error_results(
 ) -> None:
     [failed] = await dispatch(ToolRegistry([Fails()]), calls(("fails", {"label": "x"})), ctx, read_only=True)
     assert failed.is_error and failed.content == "cannot do x; try something else"
-    (ws / "file.txt").write_text("")
-    result = await call(registry, ctx, "write_file", path="file.txt/inner.txt", content="x")
+    [result] = await dispatch(
+        ToolRegistry([OpensMissing()]), calls(("opens_missing", {"label": "x"})), ctx, read_only=True
+    )
     assert result.is_error
-    assert result.content.startswith("write_file failed: ")
+    assert result.content.startswith("opens_missing failed: ")
     assert str(ws) not in result.content
 
 
