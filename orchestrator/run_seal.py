@@ -68,9 +68,15 @@ def user_key(env: Mapping[str, str] | None = None) -> bytes:
     found = _read_key(path)
     if found is not None:
         return found
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise RunKeyError(
+            f"cannot make {path} ({exc.strerror}), the key that marks runs as yours: make its directory writable "
+            "(or set XDG_STATE_HOME to one that is) and run again"
+        ) from exc
     try:
         os.write(fd, secrets.token_bytes(_KEY_BYTES))
         os.fsync(fd)
