@@ -40,7 +40,6 @@ _PASSED_ENV = ("DEEPSEEK_", "REASONIX_", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 """What of the driver's environment a task gets (its key and Reasonix's settings); the rest is the node's own."""
 
 
-
 def _reseal(goal_dir: Path) -> None:
     """The batch's own copy came back from another node (another key, another directory): its run, the one
     ``copy.json`` names, is sealed again here so that it resumes (:mod:`orchestrator.run_seal`)."""
@@ -52,6 +51,7 @@ def _reseal(goal_dir: Path) -> None:
         seal_run(goal_dir / "workspace", copy.run_id)
     except (OSError, ValueError):
         return  # no run was created yet: the goal starts from its seed
+
 
 def _loopback(address: str) -> bool:
     host = address.rsplit(":", 1)[0].strip("[]") if ":" in address else address
