@@ -5,8 +5,10 @@ continued as the user's own, and ``runs show`` prints a plan's and an event's te
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from orchestrator.goal.store import GoalRecord, RunStore
@@ -14,7 +16,7 @@ from plans import Plan
 from tests.support.goal_cli import VERDICT, goal_script
 
 from .goal_support import call, reply, step
-from .run_support import clean_env, emulator_process, reasonix
+from .run_support import ROOT, clean_env, emulator_process, reasonix
 
 SHIPPED = "20261201-120000-abcdef"
 
@@ -107,3 +109,27 @@ def test_runs_show_prints_plan_and_event_text_neutralised(tmp_path: Path, monkey
     assert "Tidy␛[2K␛[1A" in shown.stdout and "rm -rf ~ ␛[8m" in shown.stdout and "stop␛[2J" in shown.stdout
     listed = reasonix("runs", "--workspace", str(ws), env=env)
     assert listed.returncode == 0 and "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+
+
+def test_a_repl_json_naming_a_shipped_conversation_is_not_continued(tmp_path: Path) -> None:
+    """The same for ``reasonix code --continue``: ``repl.json`` names another user's conversation."""
+    ws = _workspace(tmp_path)
+    script = {"sessions": [{"key": "executor", "replies": [{"content": "hello"}]}]}
+    with emulator_process(script, tmp_path, _env(tmp_path)) as url:
+        theirs = reasonix("-p", "hi", "--workspace", str(ws), "--base-url", url, env=_env(tmp_path, "attacker"))
+        assert theirs.returncode == 0, theirs.stderr
+        shipped = json.loads((ws / ".reasonix" / "headless.json").read_text())["session_id"]
+        (ws / ".reasonix" / "repl.json").write_text(json.dumps({"run_id": shipped}))
+        mine = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator", "code", "--continue", "--workspace", str(ws), "--base-url", url],
+            env={**_env(tmp_path), "TERM": "xterm", "COLUMNS": "200", "LINES": "40"},
+            cwd=str(ROOT),
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(40, 200),
+        )
+        mine.expect(pexpect.EOF)
+        mine.close()
+    assert mine.exitstatus == 2, mine.before
+    assert "was not made by you" in " ".join(str(mine.before).split())
