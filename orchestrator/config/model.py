@@ -44,6 +44,7 @@ from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_
 from orchestrator.config.messages import validate_layer
 from orchestrator.config.trust import ignored_notice, is_trusted, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
+from orchestrator.run_seal import key_path
 from sessions.accounting import FamilyPrice, PriceBook, default_price_book
 from sessions.sandbox import (
     DEFAULT_FORBID_READ,
@@ -293,7 +294,7 @@ class Config(_Section):
         return SandboxPolicy(
             mode=chosen,
             network=s.network,
-            forbid_read=tuple(s.forbid_read),
+            forbid_read=(*s.forbid_read, str(key_path())),  # the key that seals runs: no command reads it
             writable=tuple(Path(p).expanduser() for p in s.writable),
             env=tuple(s.env),
             secret_env=tuple(dict.fromkeys((self.api_key_env, "DEEPSEEK_API_KEY"))),

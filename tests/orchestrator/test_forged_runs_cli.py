@@ -13,10 +13,11 @@ import pytest
 
 from orchestrator.goal.store import GoalRecord, RunStore
 from plans import Plan
+from tests.support.bwrap import require_bwrap
 from tests.support.goal_cli import VERDICT, goal_script
 
 from .goal_support import call, reply, step
-from .run_support import ROOT, clean_env, emulator_process, reasonix
+from .run_support import ROOT, clean_env, emulator_process, json_lines, reasonix
 
 SHIPPED = "20261201-120000-abcdef"
 
@@ -133,3 +134,23 @@ def test_a_repl_json_naming_a_shipped_conversation_is_not_continued(tmp_path: Pa
         mine.close()
     assert mine.exitstatus == 2, mine.before
     assert "was not made by you" in " ".join(str(mine.before).split())
+
+
+def test_no_sandboxed_command_reads_the_key_that_seals_runs(tmp_path: Path) -> None:
+    """The model could otherwise read the key and seal a run it writes into a subdirectory the user later opens. As
+    an ordinary user (CI's ``.ci/sandbox-as-user``) the key's directory is the user's own inside the sandbox, so only
+    the mask keeps it out; as root the user namespace maps the owner away and it is unreadable either way."""
+    require_bwrap()
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    env.pop("XDG_STATE_HOME", None)
+    key = tmp_path / ".local" / "state" / "reasonix" / "run-key"  # in the home, which commands see read-only
+    size = {"tool_calls": [{"name": "bash", "arguments": {"command": f"wc -c < {key}"}}]}
+    script = {"sessions": [{"key": "executor", "replies": [size, {"content": "done"}]}]}
+    with emulator_process(script, tmp_path, env) as url:
+        proc = reasonix(
+            "-p", "look", "--output-format", "stream-json", "--workspace", str(ws), "--base-url", url, env=env
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert len(key.read_bytes()) == 32  # made before the command ran
+    (result,) = [x["message"]["content"][0] for x in json_lines(proc.stdout) if x["type"] == "user"]
+    assert result["content"].split()[0] != "32", result  # 0 (masked) or a refusal, never the key's size
