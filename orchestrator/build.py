@@ -26,6 +26,7 @@ from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.policy.workspace_rule import workspace_refusal
 from orchestrator.review.reviewer import Reviewer
 from orchestrator.subagents.bundle import SessionExtensions
+from orchestrator.subagents.task_tool import charge_to
 from plans import Plan, StepStatus
 from sessions import Session, SessionEvent, SessionSettings
 from sessions.accounting import PriceBook, PriceError
@@ -240,7 +241,7 @@ def build_executor(
         read_only=options.read_only,
         on_event=on_event,
     )
-    return builder(
+    session = builder(
         name=EXECUTOR_SESSION,
         system_prompt=system_prompt,
         registry=tools,
@@ -250,6 +251,8 @@ def build_executor(
         reply_source=reply_source,
         resume=resume,
     )
+    charge_to(tools, session)  # its subagents ask whatever budget the front end puts on it
+    return session
 
 
 def goal_options(

@@ -18,6 +18,7 @@ journal is mended and the next prompt goes on from it).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -235,6 +236,8 @@ class AcpAgent:
             client = build_client(resolved)
         except ReasonixError as exc:
             raise RpcError(AGENT_ERROR, str(exc)) from None
+        if resolved.notice:  # what the workspace's untrusted file may not set: standard error, never the protocol
+            print(f"reasonix acp: {resolved.notice}", file=sys.stderr, flush=True)
         await self.stack.enter_async_context(client)
         session = AcpSession(workspace=workspace, commands=commands, maker=UpdateMaker(workspace))
         session.extra.update(resolved=resolved, client=client)

@@ -40,6 +40,19 @@ _PASSED_ENV = ("DEEPSEEK_", "REASONIX_", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 """What of the driver's environment a task gets (its key and Reasonix's settings); the rest is the node's own."""
 
 
+def _reseal(goal_dir: Path) -> None:
+    """The batch's own copy came back from another node (another key, another directory): its run, the one
+    ``copy.json`` names, is sealed again here so that it resumes (:mod:`orchestrator.run_seal`)."""
+    from orchestrator.batch.goal_run import COPY_FILE, GoalCopy
+    from orchestrator.run_seal import seal_run
+
+    try:
+        copy = GoalCopy.model_validate_json((goal_dir / COPY_FILE).read_text(encoding="utf-8"))
+        seal_run(goal_dir / "workspace", copy.run_id)
+    except (OSError, ValueError):
+        return  # no run was created yet: the goal starts from its seed
+
+
 def _loopback(address: str) -> bool:
     host = address.rsplit(":", 1)[0].strip("[]") if ":" in address else address
     try:
@@ -152,6 +165,7 @@ def _goal_task(
     if archive is not None:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             tar.extractall(goal_dir, filter="data")
+        _reseal(goal_dir)
 
     async def main() -> GoalResult:
         return await run_one_goal(

@@ -5,20 +5,22 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from orchestrator.config.field_trust import anything
+
 
 class ContextConfig(BaseModel):
     """How a long conversation is kept inside its context window (DESIGN §3.6)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    tiers: bool = False
+    tiers: bool = Field(False, json_schema_extra=anything())
     """Snip stale large tool results when it pays, compact, force; originals archived, the ``recall`` tool added.
     Off (the default): one tier, compaction at ``compact_ratio``, the prefix without ``recall``."""
-    snip_ratio: float = Field(0.6, gt=0, le=1, allow_inf_nan=False)
+    snip_ratio: float = Field(0.6, gt=0, le=1, allow_inf_nan=False, json_schema_extra=anything())
     """With tiers: past this share of the window, stale large tool results are snipped when that pays."""
-    compact_ratio: float = Field(0.8, gt=0, le=1, allow_inf_nan=False)
+    compact_ratio: float = Field(0.8, gt=0, le=1, allow_inf_nan=False, json_schema_extra=anything())
     """Past this share of the window, the older part of the log is compacted (with or without tiers)."""
-    force_ratio: float = Field(0.9, gt=0, le=1, allow_inf_nan=False)
+    force_ratio: float = Field(0.9, gt=0, le=1, allow_inf_nan=False, json_schema_extra=anything())
     """With tiers: past this share, old tool results collapse to placeholders without a request."""
 
     @model_validator(mode="after")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from orchestrator.config.field_trust import nothing
 from orchestrator.errors import ConfigProblem
 
 HookEvent = Literal[
@@ -51,14 +52,14 @@ class HookConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    event: HookEvent
-    matcher: str | None = None
+    event: HookEvent = Field(json_schema_extra=nothing())
+    matcher: str | None = Field(None, json_schema_extra=nothing())
     """For ``pre_tool`` / ``post_tool``: a regular expression the whole tool name must match (``bash``,
     ``write_file|edit_file``, ``mcp__.*``); unset, empty or ``*``: every tool."""
-    command: str = Field(min_length=1)
-    timeout_s: float = Field(60.0, gt=0, le=3600, allow_inf_nan=False)
+    command: str = Field(min_length=1, json_schema_extra=nothing())
+    timeout_s: float = Field(60.0, gt=0, le=3600, allow_inf_nan=False, json_schema_extra=nothing())
     """A hook still running after this many seconds is killed, and the session says so."""
-    sandbox: bool = True
+    sandbox: bool = Field(True, json_schema_extra=nothing())
     """Run the hook in the sandbox commands run in (``false``: as it is; your user config only)."""
 
     @field_validator("event", mode="before")

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from orchestrator.config.field_trust import nothing, tighter
 from orchestrator.errors import ConfigError, ConfigProblem
 
 MCP_FILE = ".mcp.json"
@@ -35,21 +36,21 @@ class McpServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    command: str | None = Field(None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    command: str | None = Field(None, min_length=1, json_schema_extra=nothing())
+    args: list[str] = Field(default_factory=list, json_schema_extra=nothing())
+    env: dict[str, str] = Field(default_factory=dict, json_schema_extra=nothing())
     """Variables added to the SDK's minimal default environment (your API key is never passed)."""
-    cwd: str | None = None
+    cwd: str | None = Field(None, json_schema_extra=nothing())
     """The server's working directory, relative to the workspace (``"."``: the workspace itself). Unset, it starts
     in an empty directory of its own, so nothing the workspace holds is imported or run by it."""
-    sandbox: bool = True
+    sandbox: bool = Field(True, json_schema_extra=nothing())
     """Run the server in the sandbox (user config only)."""
-    network: bool = False
+    network: bool = Field(False, json_schema_extra=nothing())
     """Give the sandboxed server the network (user config only)."""
-    writable: list[str] = Field(default_factory=list)
+    writable: list[str] = Field(default_factory=list, json_schema_extra=nothing())
     """Paths the sandboxed server may write besides the workspace (``~`` is your home; user config only)."""
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    url: str | None = Field(None, json_schema_extra=nothing())
+    headers: dict[str, str] = Field(default_factory=dict, json_schema_extra=nothing())
 
     @field_validator("url")
     @classmethod
@@ -80,9 +81,9 @@ class McpConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    start_timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
-    call_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict, json_schema_extra=nothing())
+    start_timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False, json_schema_extra=tighter("smaller"))
+    call_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False, json_schema_extra=tighter("smaller"))
 
     @field_validator("servers")
     @classmethod

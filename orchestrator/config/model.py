@@ -37,12 +37,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.config.context import ContextConfig
 from orchestrator.config.durations import parse_duration
+from orchestrator.config.field_trust import anything, merge_untrusted, nothing, tighter
 from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
 from orchestrator.config.hooks import HookConfig, collect_hooks
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
-from orchestrator.config.trust import is_trusted, tighten, trust_path, untrusted_problems
+from orchestrator.config.trust import ignored_notice, is_trusted, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
+from orchestrator.run_seal import key_path
 from sessions.accounting import FamilyPrice, PriceBook, default_price_book
 from sessions.sandbox import (
     DEFAULT_FORBID_READ,
@@ -69,6 +71,11 @@ ENV_SOURCE = "environment"
 FLAG_SOURCE = "command line"
 
 
+SANDBOX_STRICTEST_FIRST = ("read-only", "workspace-write", "full-access")
+PERMISSIONS_STRICTEST_FIRST = ("read-only", "ask", "auto", None)
+MAX_AGENT_REQUESTS = 1000  # the most requests the subagents of one session may send together: no file raises it
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -76,20 +83,20 @@ class _Section(BaseModel):
 class ModelsConfig(_Section):
     """Model ids. They change more often than the code: keep them here."""
 
-    flash: str = Field("deepseek-v4-flash", min_length=1)
-    pro: str = Field("deepseek-v4-pro", min_length=1)
+    flash: str = Field("deepseek-v4-flash", min_length=1, json_schema_extra=nothing())  # it decides every price
+    pro: str = Field("deepseek-v4-pro", min_length=1, json_schema_extra=nothing())
 
 
 class ClientConfig(_Section):
     """Maps one to one onto ``sessions.wire.client.ClientSettings``."""
 
-    deadline_s: float = Field(600.0, gt=0, allow_inf_nan=False)
+    deadline_s: float = Field(600.0, gt=0, allow_inf_nan=False, json_schema_extra=tighter("smaller"))
     """Whole-request deadline in seconds (DeepSeek drops a request that has not started inference after 10 min)."""
-    stall_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+    stall_timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False, json_schema_extra=tighter("smaller"))
     """Seconds without real data (keep-alives do not count) before a stream is declared stalled."""
-    max_attempts: int = Field(4, ge=1, le=20)
+    max_attempts: int = Field(4, ge=1, le=20, json_schema_extra=tighter("smaller"))
     """Attempts per request, the first included, for retryable failures (429, 500, 503, connection errors)."""
-    max_reply_chars: int = Field(4_000_000, ge=1_000)
+    max_reply_chars: int = Field(4_000_000, ge=1_000, json_schema_extra=tighter("smaller"))
     """The largest reply accepted (content, reasoning and tool-call arguments together); a longer one is abandoned."""
 
 
@@ -100,9 +107,11 @@ class PricesConfig(_Section):
     model ids to a family. Overrides are flat unless ``off_peak_multiplier`` is set (then DeepSeek's peak windows).
     """
 
-    families: dict[str, FamilyPrice] = Field(default_factory=dict)
-    aliases: dict[str, str] = Field(default_factory=dict)
-    off_peak_multiplier: Decimal | None = Field(None, gt=0, le=1, strict=False, allow_inf_nan=False)
+    families: dict[str, FamilyPrice] = Field(default_factory=dict, json_schema_extra=nothing())  # $0: no budget
+    aliases: dict[str, str] = Field(default_factory=dict, json_schema_extra=nothing())
+    off_peak_multiplier: Decimal | None = Field(
+        None, gt=0, le=1, strict=False, allow_inf_nan=False, json_schema_extra=nothing()
+    )
 
 
 ParallelSteps = Annotated[int, Field(ge=1, le=16)]
@@ -114,17 +123,17 @@ TextCalls = Annotated[int, Field(ge=0, le=20)]
 class GoalConfig(_Section):
     """How the goal loop works on the workspace."""
 
-    retry_from_checkpoint: bool = True
+    retry_from_checkpoint: bool = Field(True, json_schema_extra=anything())
     """A step retried after failing verification starts from its checkpoint, not from the failed attempt's files."""
-    parallel: ParallelSteps = 3
+    parallel: ParallelSteps = Field(3, json_schema_extra=tighter("smaller"))
     """Ready steps with disjoint declared writes run at once, up to this many (1: one step at a time)."""
-    preset: Literal["flash", "auto", "pro"] = "auto"
+    preset: Literal["flash", "auto", "pro"] = Field("auto", json_schema_extra=anything())
     """How goals escalate from flash to pro when ``--preset`` is not given (``reasonix setup`` sets it)."""
-    unattended: bool = False
+    unattended: bool = Field(False, json_schema_extra=tighter("false-wins"))
     """Never ask anything: wait out DeepSeek's outages, end blocked where a person is needed (``--unattended``)."""
-    max_runtime: str | None = None
+    max_runtime: str | None = Field(None, json_schema_extra=tighter("shorter-duration"))
     """An unattended goal's longest wall time, waits included: ``90m``, ``8h`` (``--max-runtime``)."""
-    notify_cmd: str | None = None
+    notify_cmd: str | None = Field(None, json_schema_extra=nothing())
     """A command run when an unattended goal ends (``--notify-cmd``); needs ``reasonix trust`` in a workspace's file."""
 
     @field_validator("max_runtime")
@@ -138,100 +147,101 @@ class GoalConfig(_Section):
 class RepairConfig(_Section):
     """Tool-call repair (``sessions.repair``)."""
 
-    max_text_calls: TextCalls = 3
-    """The most tool calls taken from one reply's text when the model wrote them there instead of calling the tools;
-    0 takes none (the model is asked to call the tools)."""
+    max_text_calls: TextCalls = Field(3, json_schema_extra=anything())
+    """The most tool calls taken from one reply's text (the model wrote them there); 0: none, it is asked to call."""
 
 
 class SandboxConfig(_Section):
     """How commands are confined (``sessions.sandbox``)."""
 
-    mode: Literal["workspace-write", "read-only", "full-access"] = "workspace-write"
-    network: bool = False
-    forbid_read: list[str] = Field(default_factory=lambda: list(DEFAULT_FORBID_READ))
-    writable: list[str] = Field(default_factory=list)
-    env: list[str] = Field(default_factory=list)
+    mode: Literal["workspace-write", "read-only", "full-access"] = Field(
+        "workspace-write", json_schema_extra=tighter("order", SANDBOX_STRICTEST_FIRST)
+    )
+    network: bool = Field(False, json_schema_extra=tighter("false-wins"))
+    forbid_read: list[str] = Field(default_factory=lambda: list(DEFAULT_FORBID_READ), json_schema_extra=tighter("more"))
+    writable: list[str] = Field(default_factory=list, json_schema_extra=nothing())
+    env: list[str] = Field(default_factory=list, json_schema_extra=nothing())
     """Environment variables passed to commands besides PATH, HOME, LANG, TERM, USER, SHELL and TMPDIR."""
-    tmp_mb: int = Field(DEFAULT_TMP_MB, ge=0)
+    tmp_mb: int = Field(DEFAULT_TMP_MB, ge=0, json_schema_extra=tighter("smaller-bound"))
     """The size of a command's private /tmp in MB (0: unbounded)."""
-    max_processes: int = Field(DEFAULT_MAX_PROCESSES, ge=0)
+    max_processes: int = Field(DEFAULT_MAX_PROCESSES, ge=0, json_schema_extra=tighter("smaller-bound"))
     """Processes and threads a command may run at once (0: unbounded)."""
-    memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=0)
+    memory_mb: int = Field(DEFAULT_MEMORY_MB, ge=0, json_schema_extra=tighter("smaller-bound"))
     """Memory each process of a command may allocate, in MB (0: unbounded)."""
 
 
 class PermissionsConfig(_Section):
     """Rules such as ``bash(git status)``, ``bash(npm test:*)``, ``write(src/**)``, ``read(secrets/**)``."""
 
-    mode: Literal["ask", "auto", "read-only"] | None = None
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    mode: Literal["ask", "auto", "read-only"] | None = Field(
+        None, json_schema_extra=tighter("order", PERMISSIONS_STRICTEST_FIRST)
+    )
+    allow: list[str] = Field(default_factory=list, json_schema_extra=nothing())
+    ask: list[str] = Field(default_factory=list, json_schema_extra=tighter("more"))
+    deny: list[str] = Field(default_factory=list, json_schema_extra=tighter("more"))
 
 
 class ToolsConfig(_Section):
     """Optional tools. Each is off by default: a tool joins the prefix, so turning one on changes the bytes every new
     session sends (their first request misses the cache once)."""
 
-    web_fetch: bool = False
+    web_fetch: bool = Field(False, json_schema_extra=tighter("false-wins"))
     """``web_fetch``: read a URL's page as text; each host asks unless ``web(HOST)`` is allowed in [permissions]."""
 
 
 class ConversationConfig(_Section):
     """``reasonix code`` and ``reasonix chat``: reply language, output style, and when the price on screen warns."""
 
-    language: str | None = Field(None, min_length=1, max_length=60)
+    language: str | None = Field(None, min_length=1, max_length=60, json_schema_extra=anything())
     """The language of replies and reasoning (``"French"``): a block in front of the next user message, never in the
     prefix, so changing it costs nothing cached."""
-    style: str | None = Field(None, min_length=1)
+    style: str | None = Field(None, min_length=1, json_schema_extra=anything())
     """A named output style (built in: ``concise``, ``explanatory``; or one of ``styles``), folded into the system
     prompt once at session start: changing it starts a new session."""
-    styles: dict[str, str] = Field(default_factory=dict)
+    styles: dict[str, str] = Field(default_factory=dict, json_schema_extra=anything())
     """Output styles of your own: name -> the text folded into the system prompt."""
-    turn_warn_usd: float = Field(0.05, ge=0, allow_inf_nan=False)
+    turn_warn_usd: float = Field(0.05, ge=0, allow_inf_nan=False, json_schema_extra=anything())
     """The status line shows a turn costing more than this in yellow."""
-    turn_alert_usd: float = Field(0.20, ge=0, allow_inf_nan=False)
+    turn_alert_usd: float = Field(0.20, ge=0, allow_inf_nan=False, json_schema_extra=anything())
     """... and more than this in red."""
-    session_warn_usd: float = Field(1.00, ge=0, allow_inf_nan=False)
+    session_warn_usd: float = Field(1.00, ge=0, allow_inf_nan=False, json_schema_extra=anything())
     """The conversation's total in yellow past this."""
-    session_alert_usd: float = Field(5.00, ge=0, allow_inf_nan=False)
+    session_alert_usd: float = Field(5.00, ge=0, allow_inf_nan=False, json_schema_extra=anything())
     """... and in red past this."""
 
 
 class MemoryConfig(_Section):
     """Memory the agent keeps (:mod:`orchestrator.memory`)."""
 
-    remember: bool = False
+    remember: bool = Field(False, json_schema_extra=tighter("false-wins"))
     """Give the executor the ``remember`` tool (it joins the prefix: off, the bytes sent are as before)."""
-    file: Literal["REASONIX.local.md", "REASONIX.md"] = "REASONIX.local.md"
+    file: Literal["REASONIX.local.md", "REASONIX.md"] = Field("REASONIX.local.md", json_schema_extra=anything())
     """Where ``remember`` and ``/remember`` write (``REASONIX.md`` is the shared, committed one)."""
 
 
 class JobsConfig(_Section):
     """Background jobs (``bash`` with ``background = true``, ``job_output``, ``job_kill``)."""
 
-    enabled: bool = False
-    """Give the executor background jobs (the parameter and the two tools join the prefix: off, the bytes sent are
-    as before)."""
-    max_running: int = Field(4, ge=1, le=32)
+    enabled: bool = Field(False, json_schema_extra=tighter("false-wins"))
+    """Give the executor background jobs (the parameter and two tools join the prefix; off, bytes are as before)."""
+    max_running: int = Field(4, ge=1, le=32, json_schema_extra=tighter("smaller"))
     """Jobs one session may run at once."""
 
 
 class AgentsConfig(_Section):
-    """Subagents (:mod:`orchestrator.subagents`): how many read-only ones run at once, and the requests all the
-    subagents of one session may send together."""
+    """Subagents (:mod:`orchestrator.subagents`): how many run at once, the requests all of a session's may send."""
 
-    max_parallel: int = Field(3, ge=1, le=16)
-    max_requests: int = Field(200, ge=1)
+    max_parallel: int = Field(3, ge=1, le=16, json_schema_extra=tighter("smaller"))
+    max_requests: int = Field(200, ge=1, le=MAX_AGENT_REQUESTS, json_schema_extra=tighter("smaller"))
 
 
 class Config(_Section):
-    base_url: str = "https://api.deepseek.com"
-    api_key_env: str = "DEEPSEEK_API_KEY"
+    base_url: str = Field("https://api.deepseek.com", json_schema_extra=nothing())
+    api_key_env: str = Field("DEEPSEEK_API_KEY", json_schema_extra=nothing())
     """The name of the environment variable that holds the key (else ``api_key`` in the user file, from setup)."""
-    thinking: bool = True
+    thinking: bool = Field(True, json_schema_extra=anything())
     """Thinking mode. Fixed for the life of a session."""
-    reasoning_effort: ReasoningEffort = "high"
+    reasoning_effort: ReasoningEffort = Field("high", json_schema_extra=anything())
     """Fixed for the life of a session."""
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     client: ClientConfig = Field(default_factory=ClientConfig)
@@ -248,7 +258,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     jobs: JobsConfig = Field(default_factory=JobsConfig)
-    hooks: list[HookConfig] = Field(default_factory=list)
+    hooks: list[HookConfig] = Field(default_factory=list, json_schema_extra=nothing())
     """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
 
     @field_validator("base_url")
@@ -284,7 +294,7 @@ class Config(_Section):
         return SandboxPolicy(
             mode=chosen,
             network=s.network,
-            forbid_read=tuple(s.forbid_read),
+            forbid_read=(*s.forbid_read, str(key_path())),  # the key that seals runs: no command reads it
             writable=tuple(Path(p).expanduser() for p in s.writable),
             env=tuple(s.env),
             secret_env=tuple(dict.fromkeys((self.api_key_env, "DEEPSEEK_API_KEY"))),
@@ -312,6 +322,9 @@ class ResolvedConfig:
     """Dotted key -> ``default``, a file path, ``environment`` or ``command line``; ``api_key`` -> its env var."""
     files: tuple[Path, ...] = ()
     """The configuration files that were read, lowest precedence first."""
+    notice: str | None = None
+    """What untrusted workspace files set and did not get, in one sentence naming the keys and ``reasonix trust``
+    (every front end that sets up commands shows it: :func:`orchestrator.policy.commands.command_setup`)."""
 
     def __repr__(self) -> str:
         key = "None" if self.api_key is None else "'***'"
@@ -408,9 +421,11 @@ def load_config(
     merged: dict[str, Any] = {}
     defaults = Config().model_dump(mode="python")
     sources = dict.fromkeys(flatten(defaults), DEFAULT_SOURCE)
+    ignored: dict[str, list[str]] = {}
     for source, data in layers:
         if source in untrusted:
-            below, merged = merged, tighten(merged, data, defaults)
+            below = merged
+            merged, ignored[source] = merge_untrusted(merged, data, defaults, Config)
             changed = [k for k in flatten(data) if _leaf(merged, k) != _leaf(below, k)]
             sources.update(dict.fromkeys(changed, source))
             continue
@@ -431,4 +446,5 @@ def load_config(
     sources["api_key"] = f"${config.api_key_env}" if key else f"${config.api_key_env} (not set)"
     if key is None and file_key is not None:
         key, sources["api_key"] = file_key, str(user_file)
-    return ResolvedConfig(config=config, api_key=key, sources=sources, files=tuple(files))
+    notice = ignored_notice(ignored, workspace)
+    return ResolvedConfig(config=config, api_key=key, sources=sources, files=tuple(files), notice=notice)

@@ -6,11 +6,12 @@ the file's SHA-256 in the user's configuration directory (``trusted.json``), the
 message naming the key, why, and the command to run; a changed file is untrusted again. The user's own file, the
 environment (``DEEPSEEK_BASE_URL``) and flags are always the user's.
 
-Without trust, the rest of such a file merges *only tighter* (:func:`tighten`): rule lists and hidden paths are added
-to what is below (``deny = []`` removes nothing), a mode wins only when it is stricter (``read-only`` over
-``workspace-write`` over ``full-access``; ``read-only`` over ``ask`` over ``auto``), ``network = false`` wins, and
-``writable`` / ``env`` are left as they are below. With trust, the file merges as the user's own would: its values
-replace (:func:`orchestrator.config.files.deep_merge`).
+Without trust, the rest of such a file merges by what each field declares
+(:mod:`orchestrator.config.field_trust`): a cosmetic field replaces, a field it may only tighten counts where it is
+tighter (rule lists and hidden paths are added, ``deny = []`` removes nothing; a mode wins only when it is stricter;
+a smaller limit wins; ``network = false`` wins), and a field it may not set at all (prices, model ids, ``[jobs]
+enabled``, ``writable``, ``env``, …) is ignored; what was ignored is said once (:func:`ignored_notice`). With trust,
+the file merges as the user's own would: its values replace (:func:`orchestrator.config.files.deep_merge`).
 
 A trust record is a file's hash as the user accepted it, or as Reasonix itself last wrote it (:func:`record_hash`,
 after an "always" answer): nothing else extends it.
@@ -24,7 +25,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.config.files import deep_merge
 from orchestrator.errors import ConfigProblem
 
 TRUST_FILE = "trusted.json"
@@ -47,18 +47,6 @@ _GUARDED: dict[str, tuple[Any, str]] = {
     ),
     "hooks": (lambda v: bool(v), "a hook runs a program on your machine at every event it names"),
 }
-
-
-#: dotted key -> how an untrusted value combines with the one below it (only ever the tighter of the two).
-_STRICTER_FIRST = {
-    "sandbox.mode": ("read-only", "workspace-write", "full-access"),
-    "permissions.mode": ("read-only", "ask", "auto", None),
-}
-_UNION = ("permissions.allow", "permissions.ask", "permissions.deny", "sandbox.forbid_read")
-_BOUNDS = ("sandbox.tmp_mb", "sandbox.max_processes", "sandbox.memory_mb")
-"""Resource bounds of a command: the smaller wins, and 0 (no bound) is the loosest of all."""
-_KEPT = ("sandbox.writable", "sandbox.env")
-"""Never widened without trust: a non-empty value is refused (above), an empty one is ignored."""
 
 
 def bytes_hash(data: bytes) -> str:
@@ -150,65 +138,14 @@ def untrusted_problems(path: Path, data: Mapping[str, Any], store: Path) -> list
     ]
 
 
-def replacing_keys(data: Mapping[str, Any]) -> list[str]:
-    """The keys of ``data`` that merge only tighter while it is untrusted, and replace the user's once trusted."""
-    return [key for key in _SPECIAL if _lookup(data, key)[0]]
-
-
-_SPECIAL = (*_STRICTER_FIRST, *_UNION, "sandbox.network", *_BOUNDS, *_KEPT)
-
-
-def _stricter(order: tuple[object, ...], below: object, top: object) -> object:
-    rank = {value: i for i, value in enumerate(order)}
-    return top if rank.get(top, len(order)) < rank.get(below, len(order)) else below
-
-
-def _tightened(key: str, below: Any, top: Any) -> Any:
-    if key in _STRICTER_FIRST:
-        return _stricter(_STRICTER_FIRST[key], below, top)
-    if key in _UNION:
-        return list(dict.fromkeys([*(below or []), *top]))
-    if key == "sandbox.network":
-        return bool(below) and bool(top)
-    if key in _BOUNDS:
-        bounded = [v for v in (below, top) if isinstance(v, int) and v > 0]
-        return min(bounded) if bounded else 0
-    return below  # _KEPT
-
-
-def _drop(data: Mapping[str, Any], dotted: str) -> dict[str, Any]:
-    head, _, rest = dotted.partition(".")
-    out = dict(data)
-    if head in out:
-        if rest and isinstance(out[head], Mapping):
-            out[head] = _drop(out[head], rest)
-        elif not rest:
-            del out[head]
-    return out
-
-
-def _put(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    node = data
-    for part in parents:
-        node[part] = dict(node.get(part) or {})
-        node = node[part]
-    node[leaf] = value
-
-
-def tighten(below: Mapping[str, Any], top: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """``top``, an untrusted workspace file, over ``below``: the keys that confine commands only ever tighten (see
-    the module docstring); any other key replaces as usual. ``defaults`` gives the value below a key nobody set."""
-    rest: Mapping[str, Any] = top
-    for key in _SPECIAL:
-        rest = _drop(rest, key)
-    out = deep_merge(below, rest)
-    for key in _SPECIAL:
-        present, value = _lookup(top, key)
-        if not present:
-            continue
-        found, under = _lookup(below, key)
-        if not found:
-            under = _lookup(defaults, key)[1]
-        _put(out, key, _tightened(key, under, value))
-    return out
+def ignored_notice(ignored: Mapping[str, list[str]], workspace: Path) -> str | None:
+    """The one sentence a user reads about what untrusted workspace files set and did not get: ``ignored`` maps each
+    file to its keys that did not take effect. ``None`` when there are none."""
+    named = {path: keys for path, keys in ignored.items() if keys}
+    if not named:
+        return None
+    files = "; ".join(f"{Path(path).name}: {', '.join(keys)}" for path, keys in named.items())
+    return (
+        f"ignored what an untrusted workspace file may not set or loosen ({files}); your own settings hold. Check "
+        f"the file, then run `{TRUST_COMMAND} --workspace {workspace}` if it should count"
+    )

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
 from orchestrator.events import GoalState
+from orchestrator.run_seal import check_sealed, seal_run
 from plans import Plan, StepStatus, load_latest, save_revision, write_atomic
 
 RUNS_DIR = Path(".reasonix") / "runs"
@@ -215,11 +216,22 @@ def ensure_state_dir(workspace: Path) -> Path:
 
 def run_state_dir(workspace: Path, run_id: str) -> Path:
     """``<workspace>/.reasonix/runs/<run_id>``, made or checked for what Reasonix writes there: no symlink on the
-    way, none in it (:class:`StateDirError` otherwise)."""
+    way, none in it (:class:`StateDirError` otherwise); made, it is sealed as this user's, and one that was there
+    already must carry this user's seal (:class:`~orchestrator.run_seal.ForgedRunError` otherwise)."""
     ensure_state_dir(workspace)
-    path = state_subdir(workspace, *RUNS_DIR.parts[1:], check_run_id(run_id))
+    existed = os.path.lexists(workspace / RUNS_DIR / check_run_id(run_id))
+    path = state_subdir(workspace, *RUNS_DIR.parts[1:], run_id)
     check_no_links(path)
+    _claim(workspace, run_id, existed)
     return path
+
+
+def _claim(workspace: Path, run_id: str, existed: bool) -> None:
+    """Seal a run directory Reasonix just made; refuse one it found there unsealed (a repository may ship it)."""
+    if existed:
+        check_sealed(workspace, run_id)
+    else:
+        seal_run(workspace, run_id)
 
 
 def new_run_id() -> str:
@@ -238,7 +250,9 @@ class RunStore:
     def create(cls, workspace: Path, run_id: str | None = None) -> RunStore:
         store = cls(workspace, check_run_id(run_id) if run_id else new_run_id())
         ensure_state_dir(workspace)
+        existed = os.path.lexists(store.dir)
         state_subdir(workspace, *RUNS_DIR.parts[1:], store.run_id)
+        _claim(workspace, store.run_id, existed)
         return store
 
     @classmethod
@@ -247,6 +261,7 @@ class RunStore:
         state_subdir(workspace, *RUNS_DIR.parts[1:], run_id, create=False)
         if (store.dir / "goal.json").is_file():
             check_no_links(store.dir)
+            check_sealed(workspace, run_id)
             return store
         known = sorted(p.name for p in (workspace / RUNS_DIR).glob("*") if (p / "goal.json").is_file())
         hint = f" Known runs: {', '.join(known[-5:])}." if known else " There are no runs in this workspace."

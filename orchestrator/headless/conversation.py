@@ -23,6 +23,7 @@ from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir, sta
 from orchestrator.headless.events import ResultLine, ResultSubtype, StreamJsonEvent, SystemInit, TokenUsage
 from orchestrator.headless.limits import AllowedTools, BudgetCap, MaxBudgetReachedError
 from orchestrator.headless.translate import Translator
+from orchestrator.subagents.task_tool import subagent_figures
 from orchestrator.summary import ratio
 from plans import write_atomic
 from sessions import RequestStarted, Session, SessionEvent, UsageReported
@@ -149,7 +150,13 @@ class HeadlessConversation:
 
     @property
     def cost_usd(self) -> float:
-        return self.session.cost_usd - self._base[2]
+        """What this conversation spent in this process: its own requests and its subagents' (``total_cost_usd``)."""
+        return self.session.cost_usd + self.subagent_cost_usd - self._base[2]
+
+    @property
+    def subagent_cost_usd(self) -> float:
+        """What the ``task`` tool's subagents spent in this process (their sessions are built anew by each)."""
+        return sum(cost for _, _, cost in subagent_figures(self.session.registry).values())
 
     # ------------------------------------------------------------------------------------------------ events
 

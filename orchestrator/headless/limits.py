@@ -22,20 +22,31 @@ class MaxBudgetReachedError(ReasonixError):
 
 @dataclass
 class BudgetCap:
-    """A request gate: refuses a request when what this run has spent plus the request's prompt (priced as if nothing
-    hit the cache, an upper bound) would pass ``cap_usd``."""
+    """A request gate: refuses a request when what this run has spent (its subagents' requests included) plus the
+    prompts of the requests admitted and still in flight (subagents run at once) plus this request's prompt (priced as
+    if nothing hit the cache, an upper bound) would pass ``cap_usd``."""
 
     cap_usd: float
     spent: Callable[[], float]
+    in_flight_usd: float = 0.0
 
     def admit(self, estimate: RequestEstimate) -> Callable[[], None]:
-        spent = self.spent()
+        spent = self.spent() + self.in_flight_usd
         if spent + estimate.prompt_usd > self.cap_usd:
             raise MaxBudgetReachedError(
                 f"the run has spent ${spent:.4f} and the next request could cost ${estimate.prompt_usd:.4f}, over "
                 f"--max-budget-usd {self.cap_usd:g}; continue with a higher cap (reasonix -p --resume ID)"
             )
-        return lambda: None
+        self.in_flight_usd += estimate.prompt_usd
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.in_flight_usd -= estimate.prompt_usd
+
+        return release
 
 
 def parse_allowed(values: Iterable[str]) -> frozenset[str]:

@@ -81,6 +81,8 @@ def command_setup(
             f"no sandbox available ({reason}); every command will ask first, and a goal's verify commands run only "
             "once you approve them at the plan review or pass --allow-unconfined-verify"
         )
+    if resolved.notice:  # what an untrusted workspace file set and did not get: said once, with the rest
+        notice = f"{resolved.notice}\n{notice}" if notice else resolved.notice
     store = trust_path(user_config_path(os.environ if env is None else env))
 
     def say(text: str) -> None:

@@ -28,6 +28,7 @@ from orchestrator.goal.store import (
     read_jsonl,
     usage_events,
 )
+from orchestrator.run_seal import is_sealed
 from orchestrator.text.wording import shorten
 from plans import Plan, load_latest
 
@@ -168,7 +169,10 @@ def _command(run_dir: Path, record: GoalRecord) -> Command:
 
 
 def summarize(run_dir: Path) -> RunSummary | None:
-    """One run directory, summarized; ``None`` for a directory that is not a run."""
+    """One run directory, summarized; ``None`` for a directory that is not a run, or not this user's (no valid seal:
+    a repository may ship one, :mod:`orchestrator.run_seal`)."""
+    if not is_sealed(run_dir.parent.parent.parent, run_dir.name):
+        return None
     sessions = session_costs(run_dir)
     prompt = sum(s.prompt_tokens for s in sessions.values())
     hit = sum(s.hit_tokens for s in sessions.values())

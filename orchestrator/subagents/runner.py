@@ -7,7 +7,8 @@ its report its changes are merged back the same way, three ways and all or nothi
 leaves the parent's workspace as it was and the parent reads which files and why. Without a run directory (nothing
 journaled) or where no copy can be made, a writing subagent works in the parent's workspace, one at a time.
 Every subagent's requests are asked of one :class:`SharedRequests` gate: a bound on all of them together, which also
-asks the parent's own gate (a goal's budget) when there is one, so subagents spend from the parent's budget.
+asks the parent's own gate when there is one (a goal's budget, or whatever gate the front end installed on the parent
+session: ``-p --max-budget-usd``), so subagents spend from the parent's budget.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class SharedRequests:
     limit: int = DEFAULT_TOTAL_REQUESTS
     parent: RequestGate | None = None
     used: int = 0
+    follow: Callable[[], RequestGate | None] | None = None
+    """Without ``parent``: the parent session's gate as it is when a request is asked (a front end installs its
+    budget on the session after building it)."""
 
     def admit(self, estimate: RequestEstimate) -> Callable[[], None]:
         if self.used >= self.limit:
@@ -75,7 +79,8 @@ class SharedRequests:
                 f"the subagents of this session used all {self.limit} requests they may send together; "
                 "finish the work yourself or start a new session"
             )
-        release = self.parent.admit(estimate) if self.parent is not None else (lambda: None)
+        parent = self.parent if self.parent is not None else (self.follow() if self.follow is not None else None)
+        release = parent.admit(estimate) if parent is not None else (lambda: None)
         self.used += 1
         return release
 

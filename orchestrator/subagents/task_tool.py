@@ -135,3 +135,12 @@ def subagent_figures(registry: ToolRegistry) -> dict[str, tuple[int, Usage, floa
     if not isinstance(tool, TaskTool):
         return {}
     return {s.name: (s.requests, s.usage, s.cost_usd) for s in tool.runner.sessions}
+
+
+def charge_to(registry: ToolRegistry, session: Session) -> None:
+    """The subagents of ``registry``'s ``task`` tool ask ``session``'s request gate, as it is at each request, besides
+    their own bound (unless built with a parent gate already): a budget the front end installs on the session after
+    building it (``-p --max-budget-usd``) bounds them too."""
+    tool = registry.get(TaskTool.name)
+    if isinstance(tool, TaskTool) and tool.runner.gate.parent is None:
+        tool.runner.gate.follow = lambda: session.in_flight.gate

@@ -239,8 +239,8 @@ def test_bad_env_and_flags_name_their_source(dirs: tuple[Path, Path]) -> None:
 
 def test_price_overrides_win_and_price_new_models(dirs: tuple[Path, Path]) -> None:
     workspace, user = dirs
-    write(
-        workspace / "reasonix.toml",
+    write(  # the user's own file: a workspace's prices count only once trusted (issue 43 item 8)
+        user / "config.toml",
         "[prices.families.flash]\nhit = 0.01\nmiss = 0.5\noutput = 2\n"
         '[prices.families."my-model"]\nhit = 0\nmiss = 1\noutput = 1\n'
         '[prices.aliases]\n"ds-alias" = "pro"\n',
@@ -260,7 +260,7 @@ def test_price_overrides_win_and_price_new_models(dirs: tuple[Path, Path]) -> No
 
 def test_price_alias_to_unknown_family_is_a_config_error(dirs: tuple[Path, Path]) -> None:
     workspace, user = dirs
-    path = write(workspace / "reasonix.toml", '[prices.aliases]\n"x" = "ultra"\n')
+    path = write(user / "config.toml", '[prices.aliases]\n"x" = "ultra"\n')
     err = error_of(workspace, user)
     assert (err.source, err.key) == (str(path), "prices.aliases.x")
     assert "'ultra'" in str(err) and "flash, pro" in str(err)
@@ -286,12 +286,13 @@ def test_any_valid_file_round_trips(
     tmp_path_factory: pytest.TempPathFactory, deadline: float, attempts: int, effort: str, thinking: bool
 ) -> None:
     workspace = tmp_path_factory.mktemp("ws")
-    write(
-        workspace / "reasonix.toml",
+    (workspace / "user").mkdir()
+    write(  # the user's own file: an untrusted workspace's could only shorten the deadline or lower the attempts
+        workspace / "user" / "config.toml",
         f'thinking = {"true" if thinking else "false"}\nreasoning_effort = "{effort}"\n'
         f"[client]\ndeadline_s = {deadline!r}\nmax_attempts = {attempts}\n",
     )
-    c = load_config(workspace=workspace, user_config_dir=workspace / "none", env={}).config
+    c = load_config(workspace=workspace, user_config_dir=workspace / "user", env={}).config
     assert (c.thinking, c.reasoning_effort, c.client.deadline_s, c.client.max_attempts) == (
         thinking,
         effort,

@@ -158,7 +158,9 @@ def test_config_files_are_listed(home: Path, tmp_path: Path, capsys: pytest.Capt
 
 
 def test_unpriced_model_fails_with_the_override_to_add(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (home / "reasonix.toml").write_text('[models]\npro = "deepseek-v5-pro"\n')
+    user = home.parent / "xdg" / "reasonix"  # the user's own: an untrusted workspace's model ids are ignored
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text('[models]\npro = "deepseek-v5-pro"\n')
     code, lines = doctor(capsys, "--offline", "--workspace", str(home))
     assert code == 1
     assert line(lines, "prices").startswith("✗")

@@ -284,7 +284,8 @@ def test_parallel_comes_from_the_goal_section_of_the_config(tmp_path: Path, text
     from orchestrator.build import goal_options
     from orchestrator.config.model import load_config
 
-    (tmp_path / "reasonix.toml").write_text(text)
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "config.toml").write_text(text)  # the user's: an untrusted workspace may only lower it
     resolved = load_config(workspace=tmp_path, env={}, user_config_dir=tmp_path / "none")
     assert goal_options(resolved.config).parallel == expected
 

@@ -47,12 +47,13 @@ def test_the_real_api_needs_a_key_and_a_local_server_gets_a_placeholder(tmp_path
 
 def test_model_choice_and_settings_come_from_the_config(tmp_path: Path) -> None:
     ws = _project(tmp_path)
-    (ws / "reasonix.toml").write_text('thinking = false\n[models]\npro = "deepseek-pro-next"\n')
+    (ws / "cfg").mkdir()
+    (ws / "cfg" / "config.toml").write_text('thinking = false\n[models]\npro = "deepseek-pro-next"\n')
     resolved = _resolved(ws, base_url="http://127.0.0.1:9")
     client = build_client(resolved)
     with pytest.raises(ModelChoiceError, match=r"--model pro: no price for model 'deepseek-pro-next'"):
         build_executor(resolved, ws, client, journal_path=None, options=RunOptions(model="pro"))
-    (ws / "reasonix.toml").write_text(
+    (ws / "cfg" / "config.toml").write_text(
         'thinking = false\n[models]\npro = "deepseek-pro-next"\n[prices.aliases]\n"deepseek-pro-next" = "pro"\n'
     )
     resolved = _resolved(ws, base_url="http://127.0.0.1:9")

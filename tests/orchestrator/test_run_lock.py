@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.goal.store import RunNotFoundError, RunStore
+from orchestrator.run_seal import seal_run
 
 HOLD = """
 import sys
@@ -35,6 +36,7 @@ print("locked")
 def _run(ws: Path) -> None:
     (ws / ".reasonix" / "runs" / "run-1").mkdir(parents=True)
     (ws / ".reasonix" / "runs" / "run-1" / "goal.json").write_text('{"run_id": "run-1", "objective": "x"}')
+    seal_run(ws, "run-1")  # this user's run, as Reasonix makes them
 
 
 def test_a_second_process_is_refused_while_the_first_holds_the_run(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import trio
 
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.budget import Budget
+from orchestrator.run_seal import seal_run
 from tests.support.goal_cli import VERDICT, calc_executor, calc_planning, calc_workspace, goal_script
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
@@ -71,6 +72,7 @@ async def _runs(ws: Path) -> None:
     task = ws / ".reasonix" / "runs" / TASK
     task.mkdir()
     shutil.copy(ws / ".reasonix" / "runs" / DONE / "executor.jsonl", task / "executor.jsonl")
+    seal_run(ws, TASK)  # as `reasonix run` seals the run directory it makes
 
 
 def test_runs_lists_every_run_newest_first_as_text_and_json(workspace: Path, tmp_path: Path) -> None:
@@ -172,7 +174,9 @@ def test_goal_resume_without_an_id_resumes_the_latest_resumable_run(tmp_path: Pa
     assert summary["run_id"] == run_id and summary["status"] == "complete"
 
 
-async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: Path, tmp_path: Path) -> None:
+async def test_the_review_shows_the_expected_cost_beside_the_budget(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from io import StringIO
 
     from rich.console import Console
@@ -189,6 +193,7 @@ async def test_the_review_shows_the_expected_cost_beside_the_budget(workspace: P
         }
     )
     book = default_price_book()
+    monkeypatch.setenv("XDG_STATE_HOME", str(_state_home(workspace)))  # whose key sealed the fixture's runs
     here = estimate_plan(workspace, plan, model="deepseek-v4-flash", book=book)
     assert here.requests == 12 and here.basis.startswith("4.0 requests a step in 1 finished run here")
     assert here.usd is not None and here.usd > 0

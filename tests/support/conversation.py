@@ -48,12 +48,16 @@ def record_bodies(emu: RunningEmulator, bodies: list[bytes]) -> None:
 
 
 def conversation_workspace(tmp_path: Path, config: str = "") -> Path:
-    """``tmp_path/ws`` with a ``.git`` (standing memory stops there) and, when given, its ``reasonix.toml``."""
+    """``tmp_path/ws`` with a ``.git`` (standing memory stops there) and, when given, ``config`` as the user's own
+    configuration (an untrusted workspace file may not turn on jobs or memory): in both config homes the helpers
+    use, :func:`conversation`'s ``cfg`` and ``clean_env``'s ``.config``."""
     ws = tmp_path / "ws"
     ws.mkdir(parents=True)
     (ws / ".git").mkdir()
     if config:
-        (ws / "reasonix.toml").write_text(config)
+        for home in (tmp_path / "cfg", tmp_path / ".config"):
+            (home / "reasonix").mkdir(parents=True, exist_ok=True)
+            (home / "reasonix" / "config.toml").write_text(config)
     return ws
 
 

@@ -61,6 +61,7 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
 
 
 def _list(runs: list[RunSummary], as_json: bool) -> int:
+    from orchestrator.text.safe_text import neutralise
     from orchestrator.text.wording import shorten
 
     if as_json:
@@ -80,7 +81,7 @@ def _list(runs: list[RunSummary], as_json: bool) -> int:
             str(r.requests),
             _pct(r.hit_ratio),
             f"${r.cost_usd:.4f}",
-            shorten(r.objective, 50),
+            shorten(neutralise(r.objective), 50),  # the model's or a repository's text: never executed
         )
         for r in runs
     ]
@@ -136,8 +137,12 @@ def _subagent_line(event: dict[str, Any]) -> str:
 
 
 def _event_line(event: dict[str, Any]) -> str | None:
+    """The event's line, its control characters shown instead of executed (a title, summary or reason may carry the
+    model's escape sequences)."""
+    from orchestrator.text.safe_text import neutralise
+
     line = EVENT_LINES.get(str(event.get("kind")))
-    return line(event) if line is not None else None
+    return neutralise(line(event)) if line is not None else None
 
 
 def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
@@ -145,6 +150,7 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
 
     from orchestrator.checkpoints.ledger import Ledger
     from orchestrator.runs.history import run_events, run_plan
+    from orchestrator.text.safe_text import neutralise, neutralise_model
     from orchestrator.text.wording import shorten
     from orchestrator.ui.goal_lines import print_whole
     from plans import plan_tree
@@ -162,13 +168,13 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
     print(f"run {run.run_id} · {run.command} · {run.status} · started {_when(run)} UTC")
-    print(f"objective: {shorten(run.objective, 200)}")
+    print(f"objective: {shorten(neutralise(run.objective), 200)}")
     print(f"steps {_steps(run)} · {run.requests} requests · cache {_pct(run.hit_ratio)} · ${run.cost_usd:.4f}")
     if run.resumable:
         print(f"resume with: reasonix goal --resume {run.run_id}")
     if plan is not None:
         print(f"\nplan r{plan.revision}")
-        print_whole(Console(highlight=False), plan_tree(plan, detail=True))
+        print_whole(Console(highlight=False), plan_tree(neutralise_model(plan), detail=True))  # as the live view
     lines = [line for e in events if (line := _event_line(e)) is not None]
     if lines:
         print("\nevents")
@@ -178,8 +184,8 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
         print("\ncost per session")
         for name, s in run.sessions.items():
             print(
-                f"  {name:<9} {s.requests} requests · {s.prompt_tokens} prompt tokens · cache {_pct(s.hit_ratio)}"
-                f" · {s.completion_tokens} output tokens · ${s.cost_usd:.4f}"
+                f"  {neutralise(name):<9} {s.requests} requests · {s.prompt_tokens} prompt tokens · cache "
+                f"{_pct(s.hit_ratio)} · {s.completion_tokens} output tokens · ${s.cost_usd:.4f}"
             )
     if checkpoints:
         print(f"\ncheckpoints ({len(checkpoints)}): reasonix checkpoints --run {run.run_id}")

@@ -20,10 +20,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
+    from orchestrator.config.field_trust import restricted_keys
     from orchestrator.config.files import read_toml
     from orchestrator.config.mcp import MCP_FILE, read_mcp_json
-    from orchestrator.config.model import LOCAL_FILE, PROJECT_FILE, user_config_path
-    from orchestrator.config.trust import file_hash, guarded_keys, record_hash, replacing_keys, trust_path
+    from orchestrator.config.model import LOCAL_FILE, PROJECT_FILE, Config, user_config_path
+    from orchestrator.config.trust import file_hash, guarded_keys, record_hash, trust_path
     from orchestrator.errors import ReasonixError
 
     workspace = args.workspace.expanduser().resolve()
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: " + ("no keys that need trust" if not keys else "trusting:"))
             for key, why in keys:
                 print(f"  {key}: {why}")
-            replacing = replacing_keys(data)
+            replacing = restricted_keys(data, Config)  # the fields not declared cosmetic
             if replacing:
                 print("  once trusted, these replace yours instead of only tightening: " + ", ".join(replacing))
     except ReasonixError as exc:

@@ -27,8 +27,9 @@ def _workspace(tmp_path: Path, config: str = "") -> Path:
     ws = tmp_path / "ws"
     ws.mkdir(parents=True)
     (ws / ".git").mkdir()
-    if config:
-        (ws / "reasonix.toml").write_text(config)
+    if config:  # the user's own file: an untrusted workspace's may not give the model the remember tool
+        (tmp_path / "cfg" / "reasonix").mkdir(parents=True)
+        (tmp_path / "cfg" / "reasonix" / "config.toml").write_text(config)
     return ws
 
 

@@ -40,7 +40,9 @@ def _workspace(tmp_path: Path, *, extensions: bool) -> Path:
         (ws / ".claude" / "agents" / "reviewer.md").write_text(PROFILE.format(limit=5))
         (ws / ".reasonix" / "skills").mkdir(parents=True)
         (ws / ".reasonix" / "skills" / "deploy.md").write_text(SKILL)
-        (ws / "reasonix.toml").write_text("[memory]\nremember = true\n")
+        user = tmp_path / ".config" / "reasonix"  # the user's own: a workspace file may not turn the tool on
+        user.mkdir(parents=True)
+        (user / "config.toml").write_text("[memory]\nremember = true\n")
     return ws
 
 
