@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         PlanStorageError,
         PlanValidationError,
     )
+    from plans.evidence import acceptance_commands, evidence_problems, unverified_writers
     from plans.graph import PlanGraph, find_issues, paths_overlap, validate
     from plans.lenient import LenientPlan, read_plan
     from plans.loader import load_plan_file
@@ -67,9 +68,11 @@ __all__ = [
     "Step",
     "StepStatus",
     "VerifyCommand",
+    "acceptance_commands",
     "diff",
     "diff_text",
     "dump_plan",
+    "evidence_problems",
     "find_issues",
     "load_latest",
     "load_plan_file",
@@ -87,6 +90,7 @@ __all__ = [
     "step_prompt_text",
     "to_markdown",
     "to_mermaid",
+    "unverified_writers",
     "validate",
     "verify_text",
     "write_atomic",
@@ -112,9 +116,11 @@ _HOME = {
     "Step": "schema",
     "StepStatus": "schema",
     "VerifyCommand": "schema",
+    "acceptance_commands": "evidence",
     "diff": "revision",
     "diff_text": "revision",
     "dump_plan": "storage",
+    "evidence_problems": "evidence",
     "find_issues": "graph",
     "load_latest": "storage",
     "load_plan_file": "loader",
@@ -132,6 +138,7 @@ _HOME = {
     "step_prompt_text": "render",
     "to_markdown": "render",
     "to_mermaid": "render",
+    "unverified_writers": "evidence",
     "validate": "graph",
     "verify_text": "render",
     "write_atomic": "storage",

@@ -13,16 +13,26 @@ from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Replanning
+from orchestrator.goal.turn_evidence import files_fingerprint, problems_feedback, turn_problems
 from orchestrator.hooks.goal_events import goal_hook, with_context
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
 from plans import Step, StepStatus
+from plans.evidence import NO_VERIFY_HINT
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
     "the step asks for more output than one reply can hold; split it into smaller steps"
 )
+
+
+def unverified_feedback(step: Step) -> str:
+    """Why a step that writes files and names no verify command is sent back to the planner without running."""
+    return (
+        f"{step.id} writes {', '.join(step.writes)} but names no verify command, so nothing the supervisor runs "
+        f"could show it done; it was not run: {NO_VERIFY_HINT}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +73,17 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     said = await goal_hook(lane.session, "step_start", {"step_id": step.id, "title": step.title, "attempt": attempt})
     text = with_context(text, said)
     failed_verifications = 0
+    if step.writes and not step.verify:  # an edited or loaded plan: the planner's tool would have refused it
+        ctx.update_step(step.id, status=StepStatus.FAILED)
+        ctx.save()
+        return Replanning(step, unverified_feedback(step), blocked=False)
+    watched = (lane.session.name, lane.step_id)
+    # What the declared writes held when the step started here (a retry starts from the same files, restored from
+    # the step's checkpoint); a resumed step's start was in an earlier process, so its change cannot be judged.
+    before = None if resumed else files_fingerprint(lane.workspace, step.writes)
     while True:
         logged = len(lane.session.log)
+        ctx.turn_watch.begin(watched)
         try:
             turn = await ctx.turn(
                 "executor",
@@ -101,8 +120,14 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             env=lane.env,
             unconfined=ctx.unconfined,
         )
-        ok = all(o.ok for o in outcomes)
-        ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
+        problems = turn_problems(
+            ctx.turn_watch.calls(watched),
+            turn.text,
+            writes=step.writes,
+            changed=before is None or files_fingerprint(lane.workspace, step.writes) != before,
+        )
+        ok = all(o.ok for o in outcomes) and not problems
+        ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes, problems=tuple(problems)))
         await goal_hook(lane.session, "step_verified", {"step_id": step.id, "ok": ok})
         if ok and not lane.main:
             summary = report.summary if report is not None else ""
@@ -123,7 +148,9 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             if no_progress is not None:
                 return ctx.held(no_progress.reason)
             return ctx.over_budget() or Executing()
-        feedback = verify_feedback(outcomes)
+        feedback = "\n\n".join(
+            part for part in (problems_feedback(problems) if problems else "", verify_feedback(outcomes)) if part
+        )
         failed_verifications += 1
         stuck = ctx.progress.record_failure(step.id, feedback, "\n" + failure_digest(outcomes))
         if stuck is not None:

@@ -80,7 +80,7 @@ def pro_marker_line(event: ProAskedForPro) -> Text:
 def _verify_failure(event: StepVerified) -> str:
     failed = [o for o in event.outcomes if not o.ok]
     if not failed:
-        return "failed"
+        return "; ".join(event.problems) if event.problems else "failed"
     first = failed[0]
     shown = verify_text(VerifyCommand(command=first.command))
     how = "timed out" if first.timed_out else f"exit {first.exit_code}, expected {first.expected}"
