@@ -9,6 +9,7 @@ Standalone: ``reasonix emulate``. The script format: ``scenarios/README.md``; th
 """
 
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator
+from scenarios.emulator.conversation import ModelLimits
 from scenarios.emulator.errors import ApiError, EmulatorError, ScriptExhausted, ScriptInvalid
 from scenarios.emulator.latency import LatencyModel
 from scenarios.emulator.script import (
@@ -30,6 +31,7 @@ __all__ = [
     "EmulatorError",
     "HttpStatusFault",
     "LatencyModel",
+    "ModelLimits",
     "ReplySpec",
     "RunningEmulator",
     "Script",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scenarios.emulator.accounting import Accountant
+from scenarios.emulator.conversation import ModelLimits, check_context
 from scenarios.emulator.errors import ApiError, InjectedFault, ScriptExhausted
 from scenarios.emulator.faults import Attempt, Generated, generate, plan_attempt
 from scenarios.emulator.latency import LatencyModel
@@ -100,8 +101,11 @@ class Emulator:
         latency: LatencyModel | None = None,
         models: tuple[str, ...] | None = DEFAULT_MODELS,
         reject_keys: tuple[str, ...] = (),
+        limits: ModelLimits | None = None,
     ) -> None:
         self.script = script
+        self.limits = limits or ModelLimits()
+        """The emulated model's context window and output limit (DESIGN §6: requests past them get DeepSeek's 400)."""
         self.reject_keys = reject_keys
         """Keys answered with 401 (``reasonix emulate --reject-key``), besides the script's ``reject_keys``."""
         self.latency = latency
@@ -206,7 +210,9 @@ class Emulator:
 
     def _chat(self, headers: Mapping[str, str], raw: bytes) -> Response:
         check_auth(headers, self._rejected())
-        req = validate(parse_json(raw), models=self.models)
+        req = validate(parse_json(raw), models=self.models, limits=self.limits)
+        prompt = sum(seg.count for seg in self.accountant.input_segments(req.body, thinking=req.thinking))
+        check_context(self.limits, prompt, req.body.get("max_tokens"))
         key, reply, index, cursor = self._session(req)
         if self.intercept is not None and self.intercept(key):
             return Plain(status=200, drop=True)

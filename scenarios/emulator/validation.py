@@ -1,5 +1,6 @@
-"""Request validation the way DeepSeek answers it (DESIGN §4): 401 without a bearer key, 400 for a malformed body or
-a broken conversation, 422 for a parameter out of range."""
+"""Request validation the way DeepSeek answers it (DESIGN §4, §6): 401 without a bearer key, 400 for a malformed body,
+a broken conversation (:mod:`scenarios.emulator.conversation`) or ``max_tokens`` out of range, 422 for another
+parameter out of range."""
 
 from __future__ import annotations
 
@@ -8,13 +9,19 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from scenarios.emulator.conversation import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    ModelLimits,
+    check_max_tokens,
+    check_tool_pairing,
+)
 from scenarios.emulator.errors import ClientRequestError
 
 REASONING_ROUND_TRIP = "The reasoning_content in the thinking mode must be passed back to the API."
 ROLES = ("system", "user", "assistant", "tool")
 EFFORTS = ("low", "medium", "high", "max")
 NON_THINKING_MODELS = ("deepseek-chat",)
-MAX_OUTPUT_TOKENS = 393_216
+MAX_OUTPUT_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +136,6 @@ def _check_ranges(body: Mapping[str, Any]) -> None:
         v = body.get(name)
         if v is not None and (not _is_number(v) or not lo <= v <= hi):
             raise _range(f"Invalid {name} value: {v!r}, it must be a number between {lo} and {hi}", name)
-    mt = body.get("max_tokens")
-    if mt is not None and (not isinstance(mt, int) or isinstance(mt, bool) or not 1 <= mt <= MAX_OUTPUT_TOKENS):
-        raise _range(
-            f"Invalid max_tokens value: {mt!r}, it must be an integer between 1 and {MAX_OUTPUT_TOKENS}", "max_tokens"
-        )
     tl = body.get("top_logprobs")
     if tl is not None and (not isinstance(tl, int) or isinstance(tl, bool) or not 0 <= tl <= 20):
         raise _range(f"Invalid top_logprobs value: {tl!r}, it must be an integer between 0 and 20", "top_logprobs")
@@ -142,7 +144,7 @@ def _check_ranges(body: Mapping[str, Any]) -> None:
         raise _range(f"Invalid n value: {n!r}, only 1 is supported", "n")
 
 
-def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
+def validate(body: Any, *, models: tuple[str, ...] | None, limits: ModelLimits | None = None) -> ValidRequest:
     if not isinstance(body, Mapping):
         raise _bad("Failed to deserialize the JSON body into the target type: expected an object")
     model = body.get("model")
@@ -155,6 +157,7 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
         raise _bad("messages must be a non-empty array", "messages")
     for i, m in enumerate(messages):
         _check_message(i, m)
+    check_tool_pairing(messages)
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -178,6 +181,7 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
         raise _bad(
             f"reasoning_effort: unknown variant `{effort}`, expected one of {', '.join(EFFORTS)}", "reasoning_effort"
         )
+    check_max_tokens(limits or ModelLimits(), body.get("max_tokens"))
     _check_ranges(body)
     choice = body.get("tool_choice")
     if choice is not None:
