@@ -9,10 +9,11 @@ events; :func:`turn_problems` says what is wrong with a finished turn, in words 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.policy.marker import find_marker
 from sessions.events import SessionEvent, ToolFinished, ToolStarted
@@ -63,11 +64,25 @@ class TurnWatch:
         return tuple(self._calls.get(key, ()))
 
 
-def failed_edits(calls: Iterable[CallSeen]) -> list[CallSeen]:
-    """The failed writing calls that no later successful writing call on the same path made good."""
+def declared(path: str, writes: tuple[str, ...]) -> bool:
+    """Whether ``path`` (as a tool call named it) is one the step declares it writes: the path itself, a file under a
+    declared folder, or a match of a declared glob. Everything when the step declares nothing."""
+    if not writes:
+        return True
+    name = PurePosixPath(path.removeprefix("./"))
+    for raw in writes:
+        pattern = raw.removeprefix("./").rstrip("/")
+        if name.as_posix() == pattern or name.is_relative_to(pattern) or fnmatch.fnmatch(name.as_posix(), pattern):
+            return True
+    return False
+
+
+def failed_edits(calls: Iterable[CallSeen], writes: tuple[str, ...] = ()) -> list[CallSeen]:
+    """The failed writing calls on the step's declared writes that no later successful writing call on the same path
+    made good (a refused write elsewhere, such as outside the workspace, is the tool's business, not the step's)."""
     failed: dict[str, CallSeen] = {}
     for call in calls:
-        if call.name not in WRITING_TOOLS:
+        if call.name not in WRITING_TOOLS or not declared(call.path, writes):
             continue
         if call.is_error:
             failed[call.path] = call
@@ -102,7 +117,7 @@ def files_fingerprint(root: Path, paths: Iterable[str]) -> frozenset[str]:
 def turn_problems(calls: Iterable[CallSeen], final_text: str, *, writes: tuple[str, ...], changed: bool) -> list[str]:
     """Why the turn does not show its step done, each a sentence for the executor; empty when nothing is wrong."""
     problems = []
-    for call in failed_edits(calls):
+    for call in failed_edits(calls, writes):
         first = call.preview.strip().splitlines()[0] if call.preview.strip() else "an error"
         problems.append(f"{call.name} on {call.path or 'a file'} failed ({first}) and no later call made it good")
     marker = find_marker(final_text)
