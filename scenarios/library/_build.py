@@ -2,10 +2,10 @@
 
 The JSON files are what ``reasonix replay`` and the tests read; the builders are how they are written, one module a
 family of scenarios (``_build_flagship``, ``_build_plans``, ``_build_escalations``, ``_build_faults``, ``_build_long``,
-``_build_regressions``, ``_build_repairs``), all of them written with the pieces of ``_script``; the repositories they
-work on are in ``_repos`` (and ``_conf_rules``, ``_conf_repo`` for the long session). A change to a workspace or a
-reply is made there and the files regenerated here. Stdlib only. Every scenario is ``origin: scripted``: the replies
-are written by hand to exercise one behaviour of the orchestrator; they are not a model.
+``_build_regressions``, ``_build_repairs``, ``_build_evidence``), all of them written with the pieces of ``_script``;
+the repositories they work on are in ``_repos`` (and ``_conf_rules``, ``_conf_repo`` for the long session). A change
+to a workspace or a reply is made there and the files regenerated here. Stdlib only. Every scenario is ``origin:
+scripted``: the replies are written by hand to exercise one behaviour of the orchestrator; they are not a model.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from scenarios.library._build_escalations import executor_escalation, failure_escalation, planner_escalation
+from scenarios.library._build_evidence import BUILDERS as EVIDENCE
 from scenarios.library._build_faults import (
     api_faults,
     budget_pause_resume,
@@ -45,6 +46,7 @@ BUILDERS: list[Callable[[], J]] = [
     long_session,
     *REGRESSIONS,
     *REPAIRS,
+    *EVIDENCE,
 ]
 
 
