@@ -50,9 +50,10 @@ def verify_retry_replan() -> J:
         reply(edit("csvsum.py", loop, CSVSUM_SKIP_BLANK), reasoning="Skip lines that are only whitespace."),
         reply(call("bash", command="python3 test_csvsum.py 2>&1 | tail -n 3")),
         *report("S1", "blank lines are skipped", "test_blank_lines_are_skipped passes"),
-        # attempt 2, after the supervisor's failed verification
+        # attempt 2, after the supervisor's failed verification: the retry starts from the step's checkpoint, so
+        # the loop is as it was before attempt 1
         reply(
-            edit("csvsum.py", CSVSUM_SKIP_BLANK, CSVSUM_STRIP_QUOTES),
+            edit("csvsum.py", loop, CSVSUM_STRIP_QUOTES),
             reasoning="The quoted test fails: strip the quotes before splitting.",
         ),
         reply(call("bash", command="python3 test_csvsum.py 2>&1 | tail -n 3")),
