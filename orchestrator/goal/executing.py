@@ -56,6 +56,10 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     failed too often. The main executor marks the step done; a branch returns :class:`BranchVerified` (the step is
     done once the branch is merged)."""
     record, options = ctx.record, ctx.options
+    if step.writes and not step.verify:  # an edited or loaded plan: the planner's tool would have refused it
+        ctx.update_step(step.id, status=StepStatus.FAILED)
+        ctx.save()
+        return Replanning(step, unverified_feedback(step), blocked=False)
     resumed = lane.main and record.current_step == step.id
     current = record.current_step
     attempt = record.attempts.get(step.id, 0) + 1
@@ -73,10 +77,6 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     said = await goal_hook(lane.session, "step_start", {"step_id": step.id, "title": step.title, "attempt": attempt})
     text = with_context(text, said)
     failed_verifications = 0
-    if step.writes and not step.verify:  # an edited or loaded plan: the planner's tool would have refused it
-        ctx.update_step(step.id, status=StepStatus.FAILED)
-        ctx.save()
-        return Replanning(step, unverified_feedback(step), blocked=False)
     watched = (lane.session.name, lane.step_id)
     # What the declared writes held when the step started here (a retry starts from the same files, restored from
     # the step's checkpoint); a resumed step's start was in an earlier process, so its change cannot be judged.
