@@ -28,6 +28,7 @@ TEST_CALC = (
 OBJECTIVE = "add() in calc.py subtracts: make it add, so that python3 -m unittest passes."
 UNITTEST = "python3 -m unittest"
 WEAK = "python3 -c 'import calc'"
+STILL_SUBTRACTS = "grep -q 'return a - b' calc.py"
 
 
 def _workspace() -> dict[str, str]:
@@ -62,6 +63,7 @@ def unverified_plan() -> J:
             "status": "failed",
             "steps_done": 0,
             "files": {"calc.py": CALC},
+            "commands": [STILL_SUBTRACTS],
             "events": {"plan_rejected": 3},
             "no_events": ["step_started"],
             "tool_results": [
@@ -108,6 +110,7 @@ def silent_edit_failure() -> J:
             "status": "failed",
             "steps_done": 0,
             "files": {"calc.py": CALC},
+            "commands": [STILL_SUBTRACTS],
             "tool_results": [{"tool": "edit_file", "is_error": True, "session": "executor"}],
             "text_pattern": "verdict instead of revising the plan",
         },
@@ -130,6 +133,7 @@ def verdict_without_evidence() -> J:
             "status": "blocked",
             "steps_done": 0,
             "files": {"calc.py": CALC},
+            "commands": [STILL_SUBTRACTS],
             "no_events": ["step_started"],
             "text_pattern": "no command the supervisor ran shows it",
         },
@@ -182,6 +186,7 @@ def acceptance_rerun() -> J:
             "replans": 1,
             "steps_done": 1,
             "files": {"calc.py": broken},
+            "commands": [STILL_SUBTRACTS],
             "text_pattern": "S2 keeps undoing the fix",
         },
     )
