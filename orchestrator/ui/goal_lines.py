@@ -104,7 +104,8 @@ def output_tail(output: str, max_lines: int = VERIFY_TAIL_LINES) -> Text:
 
 def verify_failure_text(event: StepVerified) -> Text:
     """``✗ S1 verification failed: `cmd` exit 1, expected 0``, then the tail of that command's output."""
-    text = Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red")
+    what = "not done" if event.problems and all(o.ok for o in event.outcomes) else "verification failed"
+    text = Text(f"✗ {event.step_id} {what}: {_verify_failure(event)}", style="bold red")
     failed = [o for o in event.outcomes if not o.ok]
     tail = output_tail(failed[0].output) if failed else Text()
     if tail.plain:
