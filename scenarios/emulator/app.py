@@ -14,6 +14,7 @@ from scenarios.emulator.conversation import ModelLimits, check_context
 from scenarios.emulator.errors import ApiError, InjectedFault, ScriptExhausted
 from scenarios.emulator.faults import Attempt, Generated, generate, plan_attempt
 from scenarios.emulator.latency import LatencyModel
+from scenarios.emulator.render import Segment
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, StallFault, fingerprint
 from scenarios.emulator.stats import Stats
 from scenarios.emulator.streaming import completion_body, sse_events, usage
@@ -211,8 +212,8 @@ class Emulator:
     def _chat(self, headers: Mapping[str, str], raw: bytes) -> Response:
         check_auth(headers, self._rejected())
         req = validate(parse_json(raw), models=self.models, limits=self.limits)
-        prompt = sum(seg.count for seg in self.accountant.input_segments(req.body, thinking=req.thinking))
-        check_context(self.limits, prompt, req.body.get("max_tokens"))
+        segments = self.accountant.input_segments(req.body, thinking=req.thinking)
+        check_context(self.limits, sum(seg.count for seg in segments), req.body.get("max_tokens"))
         key, reply, index, cursor = self._session(req)
         if self.intercept is not None and self.intercept(key):
             return Plain(status=200, drop=True)
@@ -233,11 +234,13 @@ class Emulator:
         if attempt.delivers and cursor is not None:
             cursor.next_reply += 1
         generated = generate(reply, session=key, reply_index=index)
-        return self._reply(req, key, generated, attempt)
+        return self._reply(req, key, generated, attempt, segments)
 
-    def _reply(self, req: ValidRequest, key: str, gen: Generated, attempt: Attempt) -> Response:
+    def _reply(
+        self, req: ValidRequest, key: str, gen: Generated, attempt: Attempt, segments: list[Segment]
+    ) -> Response:
         acct = self.accountant
-        lookup, segs = acct.account_input(req.model, req.body, thinking=req.thinking)
+        lookup, segs = acct.account_input(req.model, req.body, thinking=req.thinking, segments=segments)
         reasoning = gen.reasoning if req.thinking else ""
         out = acct.account_output(
             req.model, segs, reasoning=reasoning, content=gen.content, calls=[(c.name, c.arguments) for c in gen.calls]
