@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         PlanStorageError,
         PlanValidationError,
     )
-    from plans.evidence import acceptance_commands, evidence_problems, unverified_writers
+    from plans.evidence import NO_VERIFY_HINT, acceptance_commands, evidence_problems, unverified_writers
     from plans.graph import PlanGraph, find_issues, paths_overlap, validate
     from plans.lenient import LenientPlan, read_plan
     from plans.loader import load_plan_file
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from plans.storage import dump_plan, load_latest, revision_path, save_revision, write_atomic
 
 __all__ = [
+    "NO_VERIFY_HINT",
     "PLANNER_STEP_FIELDS",
     "REVISE_PLAN",
     "SUBMIT_PLAN",
@@ -97,6 +98,7 @@ __all__ = [
 ]
 
 _HOME = {
+    "NO_VERIFY_HINT": "evidence",
     "IssueCode": "errors",
     "LenientPlan": "lenient",
     "PLANNER_STEP_FIELDS": "revision",

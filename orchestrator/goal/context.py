@@ -33,11 +33,11 @@ from orchestrator.goal import prompts
 from orchestrator.goal.phases import Ended
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.goal.tools import Mailbox, executor_tools, planner_tools
-from orchestrator.goal.turn_evidence import TurnWatch
 from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, BudgetUsage
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
 from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
+from orchestrator.policy.turn_evidence import TurnWatch
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
 from plans import Plan, StepStatus

@@ -13,13 +13,12 @@ from orchestrator.events import StepReported, StepStarted, StepVerified
 from orchestrator.goal import prompts
 from orchestrator.goal.context import GoalContext, Lane
 from orchestrator.goal.phases import Ended, Executing, Replanning
-from orchestrator.goal.turn_evidence import files_fingerprint, problems_feedback, turn_problems
 from orchestrator.hooks.goal_events import goal_hook, with_context
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
+from orchestrator.policy.turn_evidence import files_fingerprint, problems_feedback, turn_problems
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans import Step, StepStatus
-from plans.evidence import NO_VERIFY_HINT
+from plans import NO_VERIFY_HINT, Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "

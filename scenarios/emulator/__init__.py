@@ -9,7 +9,6 @@ Standalone: ``reasonix emulate``. The script format: ``scenarios/README.md``; th
 """
 
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator
-from scenarios.emulator.conversation import ModelLimits
 from scenarios.emulator.errors import ApiError, EmulatorError, ScriptExhausted, ScriptInvalid
 from scenarios.emulator.latency import LatencyModel
 from scenarios.emulator.script import (
@@ -22,6 +21,7 @@ from scenarios.emulator.script import (
     fingerprint,
 )
 from scenarios.emulator.server import RunningEmulator, open_emulator, serve
+from scenarios.emulator.validation import ModelLimits
 
 __all__ = [
     "DEFAULT_MODELS",

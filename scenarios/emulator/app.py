@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scenarios.emulator.accounting import Accountant
-from scenarios.emulator.conversation import ModelLimits, check_context
 from scenarios.emulator.errors import ApiError, InjectedFault, ScriptExhausted
 from scenarios.emulator.faults import Attempt, Generated, generate, plan_attempt
 from scenarios.emulator.latency import LatencyModel
@@ -18,7 +17,7 @@ from scenarios.emulator.render import Segment
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, StallFault, fingerprint
 from scenarios.emulator.stats import Stats
 from scenarios.emulator.streaming import completion_body, sse_events, usage
-from scenarios.emulator.validation import ValidRequest, check_auth, parse_json, validate
+from scenarios.emulator.validation import ModelLimits, ValidRequest, check_auth, check_context, parse_json, validate
 
 DEFAULT_MODELS: tuple[str, ...] = (
     "deepseek-v4-flash",

@@ -15,10 +15,10 @@ import trio
 import trio.lowlevel
 
 from scenarios.emulator.app import DEFAULT_MODELS, Emulator, Plain, Response, Streamed, json_response
-from scenarios.emulator.conversation import ModelLimits
 from scenarios.emulator.latency import LatencyModel
 from scenarios.emulator.script import Script
 from scenarios.emulator.streaming import KEEP_ALIVE
+from scenarios.emulator.validation import ModelLimits
 
 MAX_BODY = 256 * 1024 * 1024
 _RECEIVE = 65536

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.goal.turn_evidence import CallSeen, TurnWatch, failed_edits, files_fingerprint, turn_problems
+from orchestrator.policy.turn_evidence import CallSeen, TurnWatch, failed_edits, files_fingerprint, turn_problems
 from sessions.events import ToolFinished, ToolStarted
 
 MISSING = "old text not found in calc.py; no edits were applied"

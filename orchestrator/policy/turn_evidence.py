@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from orchestrator.policy.marker import find_marker
-from sessions.events import SessionEvent, ToolFinished, ToolStarted
+from sessions import SessionEvent, ToolFinished, ToolStarted
 
 #: Tools that write files: a failed call of one of them is a failed edit unless a later call on the same path worked.
 WRITING_TOOLS = frozenset({"edit_file", "write_file"})
