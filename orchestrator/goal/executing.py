@@ -79,7 +79,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     watched = (lane.session.name, lane.step_id)
     # What the declared writes held when the step started here (a retry starts from the same files, restored from
     # the step's checkpoint); a resumed step's start was in an earlier process, so its change cannot be judged.
-    before = None if resumed else files_fingerprint(lane.workspace, step.writes)
+    before = files_fingerprint(lane.workspace, step.writes) if not resumed else None
     while True:
         logged = len(lane.session.log)
         ctx.turn_watch.begin(watched)
@@ -123,7 +123,7 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             ctx.turn_watch.calls(watched),
             turn.text,
             writes=step.writes,
-            changed=before is None or files_fingerprint(lane.workspace, step.writes) != before,
+            changed=_changed(before, files_fingerprint(lane.workspace, step.writes)),
         )
         ok = all(o.ok for o in outcomes) and not problems
         ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes, problems=tuple(problems)))
@@ -175,6 +175,11 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
         reset = await ctx.checkpoints.reset_for_retry() if lane.main else ""
         if reset:
             text += "\n\n" + reset
+
+
+def _changed(before: frozenset[str] | None, after: frozenset[str] | None) -> bool:
+    """Whether the declared writes changed; unknown (a resumed step, a declared folder) counts as changed."""
+    return before is None or after is None or after != before
 
 
 def _unstart(ctx: GoalContext, step: Step, attempt: int, current: str | None) -> None:

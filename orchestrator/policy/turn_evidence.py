@@ -10,19 +10,16 @@ events; :func:`turn_problems` says what is wrong with a finished turn, in words 
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from orchestrator.policy.marker import find_marker
+from orchestrator.policy.stuck import workspace_fingerprint
 from sessions import SessionEvent, ToolFinished, ToolStarted
 
 #: Tools that write files: a failed call of one of them is a failed edit unless a later call on the same path worked.
 WRITING_TOOLS = frozenset({"edit_file", "write_file"})
-
-#: At most this many files of a declared directory are fingerprinted.
-MAX_FILES_PER_DIR = 2000
 
 LaneKey = tuple[str, str | None]
 
@@ -91,27 +88,13 @@ def failed_edits(calls: Iterable[CallSeen], writes: tuple[str, ...] = ()) -> lis
     return list(failed.values())
 
 
-def _files_under(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file())[:MAX_FILES_PER_DIR]
-
-
-def files_fingerprint(root: Path, paths: Iterable[str]) -> frozenset[str]:
-    """The content of the declared paths: each file's hash, a directory's files (bounded), globs expanded."""
-    entries: set[str] = set()
-    for raw in paths:
-        matches = sorted(root.glob(raw)) if any(c in raw for c in "*?[") else [root / raw]
-        if not matches:
-            entries.add(f"{raw}:absent")
-        for path in matches:
-            files = _files_under(path) if path.is_dir() else [path]
-            if not files:
-                entries.add(f"{path}:empty")
-            for file in files:
-                try:
-                    entries.add(f"{file}:{hashlib.sha256(file.read_bytes()).hexdigest()}")
-                except OSError:
-                    entries.add(f"{file}:absent")
-    return frozenset(entries)
+def files_fingerprint(root: Path, paths: Iterable[str]) -> frozenset[str] | None:
+    """The content of the declared paths (each file's hash, globs expanded: the stuck detector's fingerprint), or
+    ``None`` when one of them is a folder, whose change this cannot judge (it is then never called unchanged)."""
+    paths = tuple(paths)
+    if any((root / p.rstrip("/")).is_dir() for p in paths if not any(c in p for c in "*?[")):
+        return None
+    return frozenset(workspace_fingerprint(root, paths))
 
 
 def turn_problems(calls: Iterable[CallSeen], final_text: str, *, writes: tuple[str, ...], changed: bool) -> list[str]:

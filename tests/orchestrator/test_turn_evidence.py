@@ -56,13 +56,14 @@ def test_the_watch_sees_each_lanes_calls_with_their_paths() -> None:
     assert watch.calls(("executor", "S2")) == (CallSeen("bash", "", False, ""),)
 
 
-def test_a_fingerprint_sees_a_change_inside_a_declared_folder_or_glob(tmp_path: Path) -> None:
+def test_a_fingerprint_sees_a_change_of_a_declared_file_or_glob_and_gives_up_on_a_folder(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("a\n")
-    before = files_fingerprint(tmp_path, ("src", "*.md"))
+    assert files_fingerprint(tmp_path, ("src",)) is None  # a folder's change is not judged: never "unchanged"
+    before = files_fingerprint(tmp_path, ("src/*.py", "*.md"))
     (tmp_path / "src" / "a.py").write_text("b\n")
-    assert files_fingerprint(tmp_path, ("src", "*.md")) != before
-    same = files_fingerprint(tmp_path, ("src", "*.md"))
-    assert files_fingerprint(tmp_path, ("src", "*.md")) == same
+    after = files_fingerprint(tmp_path, ("src/*.py", "*.md"))
+    assert after is not None and after != before
+    assert files_fingerprint(tmp_path, ("src/*.py", "*.md")) == after
     (tmp_path / "NOTES.md").write_text("n\n")
-    assert files_fingerprint(tmp_path, ("src", "*.md")) != same
+    assert files_fingerprint(tmp_path, ("src/*.py", "*.md")) != after
