@@ -101,6 +101,9 @@ class StepVerified(GoalEventBase):
     step_id: str
     ok: bool
     outcomes: tuple[VerifyOutcome, ...]
+    problems: tuple[str, ...] = ()
+    """What the executor's turn showed besides the verify commands that keeps the step from being done (a failed
+    edit, a marker nobody acted on, no change to its declared writes): ``ok`` is false when there is any."""
 
 
 class WaveStarted(GoalEventBase):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         PlanStorageError,
         PlanValidationError,
     )
+    from plans.evidence import NO_VERIFY_HINT, acceptance_commands, evidence_problems, unverified_writers
     from plans.graph import PlanGraph, find_issues, paths_overlap, validate
     from plans.lenient import LenientPlan, read_plan
     from plans.loader import load_plan_file
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from plans.storage import dump_plan, load_latest, revision_path, save_revision, write_atomic
 
 __all__ = [
+    "NO_VERIFY_HINT",
     "PLANNER_STEP_FIELDS",
     "REVISE_PLAN",
     "SUBMIT_PLAN",
@@ -67,9 +69,11 @@ __all__ = [
     "Step",
     "StepStatus",
     "VerifyCommand",
+    "acceptance_commands",
     "diff",
     "diff_text",
     "dump_plan",
+    "evidence_problems",
     "find_issues",
     "load_latest",
     "load_plan_file",
@@ -87,12 +91,14 @@ __all__ = [
     "step_prompt_text",
     "to_markdown",
     "to_mermaid",
+    "unverified_writers",
     "validate",
     "verify_text",
     "write_atomic",
 ]
 
 _HOME = {
+    "NO_VERIFY_HINT": "evidence",
     "IssueCode": "errors",
     "LenientPlan": "lenient",
     "PLANNER_STEP_FIELDS": "revision",
@@ -112,9 +118,11 @@ _HOME = {
     "Step": "schema",
     "StepStatus": "schema",
     "VerifyCommand": "schema",
+    "acceptance_commands": "evidence",
     "diff": "revision",
     "diff_text": "revision",
     "dump_plan": "storage",
+    "evidence_problems": "evidence",
     "find_issues": "graph",
     "load_latest": "storage",
     "load_plan_file": "loader",
@@ -132,6 +140,7 @@ _HOME = {
     "step_prompt_text": "render",
     "to_markdown": "render",
     "to_mermaid": "render",
+    "unverified_writers": "evidence",
     "validate": "graph",
     "verify_text": "render",
     "write_atomic": "storage",

@@ -85,6 +85,8 @@ def _add_step(parent: Tree, step: Step, detail: bool) -> None:
         node.add(Text("writes " + ", ".join(step.writes), style="dim"))
     for command in step.verify:
         node.add(Text("verify " + verify_text(command), style="dim"))
+    if step.writes and not step.verify:
+        node.add(Text("no verify command: nothing the supervisor runs would show this step is done", style="yellow"))
     if step.result:
         node.add(Text("result " + step.result, style="italic"))
 

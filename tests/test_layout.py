@@ -347,6 +347,10 @@ PUBLIC: dict[str, list[str]] = {
     "orchestrator.text": ["counted", "neutralise", "neutralise_model", "neutralise_text", "shorten"],
     "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "summary_text"],
     "plans": [
+        "NO_VERIFY_HINT",
+        "acceptance_commands",
+        "evidence_problems",
+        "unverified_writers",
         "IssueCode",
         "LenientPlan",
         "PLANNER_STEP_FIELDS",
@@ -403,6 +407,7 @@ PUBLIC: dict[str, list[str]] = {
         "load_scenario",
     ],
     "scenarios.emulator": [
+        "ModelLimits",
         "ApiError",
         "DEFAULT_MODELS",
         "DropFault",

@@ -300,10 +300,19 @@ class AcpAgent:
         assert self.rpc is not None and session.conversation is not None
         call = (maker or session.maker).pending_call(question.tool)
         call["rawInput"] = {"subject": question.subject, "cwd": question.cwd, "sandbox": question.sandbox}
-        result = await self.rpc.request(
-            "session/request_permission",
-            {"sessionId": session.conversation.session_id, "toolCall": call, "options": PERMISSION_OPTIONS},
-        )
+        try:
+            result = await self.rpc.request(
+                "session/request_permission",
+                {"sessionId": session.conversation.session_id, "toolCall": call, "options": PERMISSION_OPTIONS},
+            )
+        except RpcError as exc:
+            # The editor could not ask: a no, so the call gets its error result and the turn goes on (a call left
+            # unanswered would make DeepSeek refuse every later request of the session with a 400).
+            print(f"reasonix acp: the client failed a permission request: {exc.message}", flush=True)
+            return Answer(
+                allow=False,
+                note=f"nothing ran: the editor could not ask the user ({exc.message}); try again or ask the user",
+            )
         outcome = result.get("outcome", {}) if isinstance(result, dict) else {}
         chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
         if chosen in ("allow_once", "allow_always"):

@@ -37,10 +37,11 @@ from orchestrator.policy.budget import Budget, BudgetExceeded, BudgetTracker, Bu
 from orchestrator.policy.escalation import EscalationPolicy, Escalator
 from orchestrator.policy.outage import Backoff, OutageWaits
 from orchestrator.policy.stuck import ProgressTracker
+from orchestrator.policy.turn_evidence import TurnWatch
 from orchestrator.policy.verify import UnconfinedVerify, unconfined_reason
 from orchestrator.review.reviewer import Reviewer
 from plans import Plan, StepStatus
-from sessions import Session, SessionEvent, SessionSettings, TurnResult, UsageReported
+from sessions import Session, SessionEvent, SessionSettings, ToolFinished, ToolStarted, TurnResult, UsageReported
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tools import ToolRegistry, default_registry
 from sessions.wire import DeepSeekClient, ReplySource, RequestGate
@@ -188,6 +189,8 @@ class GoalContext:
         self._on_event = on_event
         self.escalations: list[Escalated] = []
         self.mailbox = Mailbox(objective=record.objective)
+        self.turn_watch = TurnWatch()
+        """The tool calls of each executor turn in flight, for what the turn shows besides its verify commands."""
         self.escalator = Escalator(
             options.escalation,
             flash_model=options.flash_model,
@@ -252,6 +255,8 @@ class GoalContext:
                     self.emit(warning)
         if isinstance(event, StepVerified):
             self.last_verify[event.step_id] = event.outcomes
+        if isinstance(event, ToolStarted | ToolFinished):
+            self.turn_watch.observe(event)
         if isinstance(event, GoalEventBase):
             self.store.append_event(event.model_dump(mode="json"))
         if self._on_event is not None:

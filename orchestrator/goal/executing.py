@@ -16,13 +16,22 @@ from orchestrator.goal.phases import Ended, Executing, Replanning
 from orchestrator.hooks.goal_events import goal_hook, with_context
 from orchestrator.policy.budget import BudgetReachedError
 from orchestrator.policy.stuck import workspace_fingerprint
+from orchestrator.policy.turn_evidence import files_fingerprint, problems_feedback, turn_problems
 from orchestrator.policy.verify import failure_digest, run_verify, verify_feedback
-from plans import Step, StepStatus
+from plans import NO_VERIFY_HINT, Step, StepStatus
 
 CUT_FEEDBACK = (
     "the executor's reply was cut at the output limit, and again when asked once more with the largest max_tokens: "
     "the step asks for more output than one reply can hold; split it into smaller steps"
 )
+
+
+def unverified_feedback(step: Step) -> str:
+    """Why a step that writes files and names no verify command is sent back to the planner without running."""
+    return (
+        f"{step.id} writes {', '.join(step.writes)} but names no verify command, so nothing the supervisor runs "
+        f"could show it done; it was not run: {NO_VERIFY_HINT}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,10 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     failed too often. The main executor marks the step done; a branch returns :class:`BranchVerified` (the step is
     done once the branch is merged)."""
     record, options = ctx.record, ctx.options
+    if step.writes and not step.verify:  # an edited or loaded plan: the planner's tool would have refused it
+        ctx.update_step(step.id, status=StepStatus.FAILED)
+        ctx.save()
+        return Replanning(step, unverified_feedback(step), blocked=False)
     resumed = lane.main and record.current_step == step.id
     current = record.current_step
     attempt = record.attempts.get(step.id, 0) + 1
@@ -63,8 +76,13 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
     said = await goal_hook(lane.session, "step_start", {"step_id": step.id, "title": step.title, "attempt": attempt})
     text = with_context(text, said)
     failed_verifications = 0
+    watched = (lane.session.name, lane.step_id)
+    # What the declared writes held when the step started here (a retry starts from the same files, restored from
+    # the step's checkpoint); a resumed step's start was in an earlier process, so its change cannot be judged.
+    before = files_fingerprint(lane.workspace, step.writes) if not resumed else None
     while True:
         logged = len(lane.session.log)
+        ctx.turn_watch.begin(watched)
         try:
             turn = await ctx.turn(
                 "executor",
@@ -101,8 +119,14 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             env=lane.env,
             unconfined=ctx.unconfined,
         )
-        ok = all(o.ok for o in outcomes)
-        ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes))
+        problems = turn_problems(
+            ctx.turn_watch.calls(watched),
+            turn.text,
+            writes=step.writes,
+            changed=_changed(before, files_fingerprint(lane.workspace, step.writes)),
+        )
+        ok = all(o.ok for o in outcomes) and not problems
+        ctx.emit(StepVerified(step_id=step.id, ok=ok, outcomes=outcomes, problems=tuple(problems)))
         await goal_hook(lane.session, "step_verified", {"step_id": step.id, "ok": ok})
         if ok and not lane.main:
             summary = report.summary if report is not None else ""
@@ -123,7 +147,9 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
             if no_progress is not None:
                 return ctx.held(no_progress.reason)
             return ctx.over_budget() or Executing()
-        feedback = verify_feedback(outcomes)
+        feedback = "\n\n".join(
+            part for part in (problems_feedback(problems) if problems else "", verify_feedback(outcomes)) if part
+        )
         failed_verifications += 1
         stuck = ctx.progress.record_failure(step.id, feedback, "\n" + failure_digest(outcomes))
         if stuck is not None:
@@ -149,6 +175,11 @@ async def work_on_step(ctx: GoalContext, step: Step, lane: Lane) -> Executing | 
         reset = await ctx.checkpoints.reset_for_retry() if lane.main else ""
         if reset:
             text += "\n\n" + reset
+
+
+def _changed(before: frozenset[str] | None, after: frozenset[str] | None) -> bool:
+    """Whether the declared writes changed; unknown (a resumed step, a declared folder) counts as changed."""
+    return before is None or after is None or after != before
 
 
 def _unstart(ctx: GoalContext, step: Step, attempt: int, current: str | None) -> None:

@@ -20,9 +20,18 @@ async def first_plan(ctx: GoalContext) -> Reviewing | Ended:
     if isinstance(answer, Ended):
         return answer
     if isinstance(answer, VerdictGiven):
-        return judge(ctx, answer.verdict) or Ended("failed", "the planner gave a verdict instead of a plan")
+        return judge(ctx, answer.verdict) or Ended("blocked", unproven_verdict(answer.verdict.evidence))
     adopt(ctx, answer.plan, reason="initial plan", notes=answer.notes)
     return ctx.over_budget() or Reviewing()
+
+
+def unproven_verdict(evidence: list[str]) -> str:
+    """Why a ``complete`` verdict given instead of a first plan does not end the goal complete."""
+    said = f" (it says: {'; '.join(evidence)})" if evidence else ""
+    return (
+        f"the planner says the objective is already met{said}, but gave no plan, so no command the supervisor ran "
+        "shows it; if it is met, nothing is to be done, else state the objective with the test that shows it"
+    )
 
 
 async def replan(ctx: GoalContext, phase: Replanning) -> Executing | Ended:

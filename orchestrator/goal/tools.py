@@ -23,6 +23,7 @@ from plans import (
     PlanError,
     PlanReadError,
     StepStatus,
+    evidence_problems,
     find_issues,
     plan_tool_schema,
     read_plan,
@@ -95,6 +96,9 @@ class _PlanTool(Tool[_AnyArgs]):
                 if issues:
                     raise PlanReadError([i.message for i in issues])
                 plan = proposal
+            problems = evidence_problems(plan)
+            if problems:  # DESIGN §5 "Evidence from the host": sent back before review, with the reason
+                raise PlanReadError(problems)
         except PlanError as exc:
             errors = tuple(_errors_of(exc))
             box.rejections.append(errors)

@@ -30,6 +30,7 @@ import pathspec
 from orchestrator import executor_prompt
 from orchestrator.goal import prompts as goal_prompts
 from orchestrator.goal.runner import GoalOptions
+from orchestrator.replay.volatile import steady_request
 from orchestrator.review.reviewer import ReviewDecision, Reviewer
 from plans import Plan
 from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
@@ -413,7 +414,8 @@ def prompt_drift(
     recorded: Sequence[RecordedExchange], live: Sequence[CapturedExchange], *, limit: int = 3
 ) -> list[str]:
     """Each live request that differs from the recorded one (same session, same position), as a unified diff of the
-    canonical forms. Only requests that got a whole reply are compared (retries repeat a request)."""
+    canonical forms. Only requests that got a whole reply are compared (retries repeat a request); what may differ
+    between runs of the same command inside tool output is blanked first (:mod:`orchestrator.replay.volatile`)."""
     rec = _delivered(
         (r.session, r.request, int(r.reply.get("status", 0)) == 200 and bool(r.reply.get("complete"))) for r in recorded
     )
@@ -427,12 +429,13 @@ def prompt_drift(
             if i >= len(a) or i >= len(b):
                 out.append(f"{session}: the recording has {len(a)} requests, the replay sent {len(b)}")
                 break
-            if a[i] == b[i]:
+            was, sent = steady_request(a[i]), steady_request(b[i])  # timings, pids … in tool output may differ
+            if was == sent:
                 continue
             diff = list(
                 difflib.unified_diff(
-                    canonical_lines(a[i]),
-                    canonical_lines(b[i]),
+                    canonical_lines(was),
+                    canonical_lines(sent),
                     f"recorded/{session}/request-{i + 1}",
                     f"replayed/{session}/request-{i + 1}",
                     lineterm="",

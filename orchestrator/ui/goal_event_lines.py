@@ -102,7 +102,7 @@ def _verified(ui: GoalView, event: StepVerified) -> None:
         ui.line(verify_failure_text(event))
         return
     count = len(event.outcomes)
-    what = f"{counted(count, 'verify command')} passed" if count else "nothing to verify"
+    what = f"{counted(count, 'verify command')} passed" if count else "reads only, nothing to verify"
     ui.line(Text(f"✓ {event.step_id} verified: {what}", style="green"))
 
 

@@ -80,7 +80,7 @@ def pro_marker_line(event: ProAskedForPro) -> Text:
 def _verify_failure(event: StepVerified) -> str:
     failed = [o for o in event.outcomes if not o.ok]
     if not failed:
-        return "failed"
+        return "; ".join(event.problems) if event.problems else "failed"
     first = failed[0]
     shown = verify_text(VerifyCommand(command=first.command))
     how = "timed out" if first.timed_out else f"exit {first.exit_code}, expected {first.expected}"
@@ -104,7 +104,8 @@ def output_tail(output: str, max_lines: int = VERIFY_TAIL_LINES) -> Text:
 
 def verify_failure_text(event: StepVerified) -> Text:
     """``✗ S1 verification failed: `cmd` exit 1, expected 0``, then the tail of that command's output."""
-    text = Text(f"✗ {event.step_id} verification failed: {_verify_failure(event)}", style="bold red")
+    what = "not done" if event.problems and all(o.ok for o in event.outcomes) else "verification failed"
+    text = Text(f"✗ {event.step_id} {what}: {_verify_failure(event)}", style="bold red")
     failed = [o for o in event.outcomes if not o.ok]
     tail = output_tail(failed[0].output) if failed else Text()
     if tail.plain:

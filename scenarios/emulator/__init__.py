@@ -21,6 +21,7 @@ from scenarios.emulator.script import (
     fingerprint,
 )
 from scenarios.emulator.server import RunningEmulator, open_emulator, serve
+from scenarios.emulator.validation import ModelLimits
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -30,6 +31,7 @@ __all__ = [
     "EmulatorError",
     "HttpStatusFault",
     "LatencyModel",
+    "ModelLimits",
     "ReplySpec",
     "RunningEmulator",
     "Script",

@@ -22,9 +22,17 @@ class Accountant:
     def input_segments(self, body: Mapping[str, Any], *, thinking: bool) -> list[Segment]:
         return self.segments.segments(render_request(body, thinking=thinking))
 
-    def account_input(self, model: str, body: Mapping[str, Any], *, thinking: bool) -> tuple[Lookup, list[Segment]]:
-        """Hits of this request against what came before, then store its input as a prefix unit."""
-        segs = self.input_segments(body, thinking=thinking)
+    def account_input(
+        self,
+        model: str,
+        body: Mapping[str, Any],
+        *,
+        thinking: bool,
+        segments: list[Segment] | None = None,
+    ) -> tuple[Lookup, list[Segment]]:
+        """Hits of this request against what came before, then store its input as a prefix unit. ``segments``: the
+        request's input segments when the caller already rendered them (the context-window check did)."""
+        segs = self.input_segments(body, thinking=thinking) if segments is None else segments
         store = self.book.store_for(model)
         lookup = store.lookup(segs)
         store.store(segs)

@@ -13,10 +13,11 @@ from scenarios.emulator.accounting import Accountant
 from scenarios.emulator.errors import ApiError, InjectedFault, ScriptExhausted
 from scenarios.emulator.faults import Attempt, Generated, generate, plan_attempt
 from scenarios.emulator.latency import LatencyModel
+from scenarios.emulator.render import Segment
 from scenarios.emulator.script import DropFault, HttpStatusFault, ReplySpec, Script, StallFault, fingerprint
 from scenarios.emulator.stats import Stats
 from scenarios.emulator.streaming import completion_body, sse_events, usage
-from scenarios.emulator.validation import ValidRequest, check_auth, parse_json, validate
+from scenarios.emulator.validation import ModelLimits, ValidRequest, check_auth, check_context, parse_json, validate
 
 DEFAULT_MODELS: tuple[str, ...] = (
     "deepseek-v4-flash",
@@ -100,8 +101,11 @@ class Emulator:
         latency: LatencyModel | None = None,
         models: tuple[str, ...] | None = DEFAULT_MODELS,
         reject_keys: tuple[str, ...] = (),
+        limits: ModelLimits | None = None,
     ) -> None:
         self.script = script
+        self.limits = limits or ModelLimits()
+        """The emulated model's context window and output limit (DESIGN §6: requests past them get DeepSeek's 400)."""
         self.reject_keys = reject_keys
         """Keys answered with 401 (``reasonix emulate --reject-key``), besides the script's ``reject_keys``."""
         self.latency = latency
@@ -206,7 +210,9 @@ class Emulator:
 
     def _chat(self, headers: Mapping[str, str], raw: bytes) -> Response:
         check_auth(headers, self._rejected())
-        req = validate(parse_json(raw), models=self.models)
+        req = validate(parse_json(raw), models=self.models, limits=self.limits)
+        segments = self.accountant.input_segments(req.body, thinking=req.thinking)
+        check_context(self.limits, sum(seg.count for seg in segments), req.body.get("max_tokens"))
         key, reply, index, cursor = self._session(req)
         if self.intercept is not None and self.intercept(key):
             return Plain(status=200, drop=True)
@@ -227,11 +233,13 @@ class Emulator:
         if attempt.delivers and cursor is not None:
             cursor.next_reply += 1
         generated = generate(reply, session=key, reply_index=index)
-        return self._reply(req, key, generated, attempt)
+        return self._reply(req, key, generated, attempt, segments)
 
-    def _reply(self, req: ValidRequest, key: str, gen: Generated, attempt: Attempt) -> Response:
+    def _reply(
+        self, req: ValidRequest, key: str, gen: Generated, attempt: Attempt, segments: list[Segment]
+    ) -> Response:
         acct = self.accountant
-        lookup, segs = acct.account_input(req.model, req.body, thinking=req.thinking)
+        lookup, segs = acct.account_input(req.model, req.body, thinking=req.thinking, segments=segments)
         reasoning = gen.reasoning if req.thinking else ""
         out = acct.account_output(
             req.model, segs, reasoning=reasoning, content=gen.content, calls=[(c.name, c.arguments) for c in gen.calls]

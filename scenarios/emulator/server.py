@@ -18,6 +18,7 @@ from scenarios.emulator.app import DEFAULT_MODELS, Emulator, Plain, Response, St
 from scenarios.emulator.latency import LatencyModel
 from scenarios.emulator.script import Script
 from scenarios.emulator.streaming import KEEP_ALIVE
+from scenarios.emulator.validation import ModelLimits
 
 MAX_BODY = 256 * 1024 * 1024
 _RECEIVE = 65536
@@ -191,12 +192,14 @@ async def open_emulator(
     models: tuple[str, ...] | None = DEFAULT_MODELS,
     host: str = "127.0.0.1",
     port: int = 0,
+    limits: ModelLimits | None = None,
 ) -> AsyncIterator[RunningEmulator]:
     """Serve an emulator in the background for the duration of the block (tests: port 0 on loopback).
 
     ``models`` are the model ids served (others get DeepSeek's 400 "Model Not Exist"); ``None`` accepts any id.
+    ``limits`` are the model's context window and output limit (DeepSeek V4's by default).
     """
-    emulator = Emulator(script=script, cache_unit=cache_unit, latency=latency, models=models)
+    emulator = Emulator(script=script, cache_unit=cache_unit, latency=latency, models=models, limits=limits)
     async with trio.open_nursery() as nursery:
         bound_host, bound_port = await nursery.start(serve, emulator, host, port)
         yield RunningEmulator(emulator, bound_host, bound_port)

@@ -1,10 +1,16 @@
-"""Request validation the way DeepSeek answers it (DESIGN §4): 401 without a bearer key, 400 for a malformed body or
-a broken conversation, 422 for a parameter out of range."""
+"""Request validation the way DeepSeek answers it (DESIGN §4, §6): 401 without a bearer key, 400 for a malformed body,
+a broken conversation or ``max_tokens`` out of range, 422 for another parameter out of range.
+
+The rules DeepSeek applies to a conversation as a whole and to its size (DESIGN §6 "How strict the emulator is"),
+each a 400 with DeepSeek's own message: every tool call of an assistant message is answered by a tool message before
+the next assistant, user or system message (and before the end of the request); every tool message answers a call of
+the assistant message before it that no other tool message answered; ``max_tokens`` is within 1 and the model's
+output limit; the prompt plus the completion it asks room for fits the context window."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +20,73 @@ REASONING_ROUND_TRIP = "The reasoning_content in the thinking mode must be passe
 ROLES = ("system", "user", "assistant", "tool")
 EFFORTS = ("low", "medium", "high", "max")
 NON_THINKING_MODELS = ("deepseek-chat",)
-MAX_OUTPUT_TOKENS = 393_216
+
+
+UNANSWERED_CALL = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
+    "(insufficient tool messages following tool_calls message)"
+)
+UNASKED_TOOL = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+
+DEFAULT_CONTEXT_WINDOW = 1_000_000
+DEFAULT_MAX_OUTPUT_TOKENS = 393_216
+
+
+@dataclass(frozen=True, slots=True)
+class ModelLimits:
+    """The emulated model's limits: its context window and its largest output, in tokens."""
+
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+
+
+def check_tool_pairing(messages: Sequence[Mapping[str, Any]]) -> None:
+    """400 for a tool call no tool message answers in time, or a tool message that answers no open call."""
+    open_calls: set[str] = set()
+    for m in messages:
+        role = m.get("role")
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if call_id not in open_calls:
+                raise _bad(UNASKED_TOOL, "messages")
+            open_calls.discard(call_id)
+            continue
+        if open_calls:
+            raise _bad(UNANSWERED_CALL, "messages")
+        if role == "assistant":
+            open_calls = {c["id"] for c in m.get("tool_calls") or ()}
+    if open_calls:
+        raise _bad(UNANSWERED_CALL, "messages")
+
+
+def max_tokens_error(limits: ModelLimits, value: int) -> ClientRequestError:
+    return ClientRequestError(
+        400,
+        f"Invalid max_tokens value, the valid range of max_tokens is [1, {limits.max_output_tokens}]",
+        param="max_tokens",
+    )
+
+
+def check_max_tokens(limits: ModelLimits, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limits.max_output_tokens:
+        raise max_tokens_error(limits, value)
+
+
+def check_context(limits: ModelLimits, prompt_tokens: int, max_tokens: int | None) -> None:
+    """400 when the prompt and the completion asked for (``max_tokens``; none when not given) pass the window."""
+    completion = max_tokens or 0
+    requested = prompt_tokens + completion
+    if requested > limits.context_window:
+        raise _bad(
+            f"This model's maximum context length is {limits.context_window} tokens. However, you requested "
+            f"{requested} tokens ({prompt_tokens} in the messages, {completion} in the completion). Please reduce "
+            "the length of the messages or completion."
+        )
+
+
+MAX_OUTPUT_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +201,6 @@ def _check_ranges(body: Mapping[str, Any]) -> None:
         v = body.get(name)
         if v is not None and (not _is_number(v) or not lo <= v <= hi):
             raise _range(f"Invalid {name} value: {v!r}, it must be a number between {lo} and {hi}", name)
-    mt = body.get("max_tokens")
-    if mt is not None and (not isinstance(mt, int) or isinstance(mt, bool) or not 1 <= mt <= MAX_OUTPUT_TOKENS):
-        raise _range(
-            f"Invalid max_tokens value: {mt!r}, it must be an integer between 1 and {MAX_OUTPUT_TOKENS}", "max_tokens"
-        )
     tl = body.get("top_logprobs")
     if tl is not None and (not isinstance(tl, int) or isinstance(tl, bool) or not 0 <= tl <= 20):
         raise _range(f"Invalid top_logprobs value: {tl!r}, it must be an integer between 0 and 20", "top_logprobs")
@@ -142,7 +209,7 @@ def _check_ranges(body: Mapping[str, Any]) -> None:
         raise _range(f"Invalid n value: {n!r}, only 1 is supported", "n")
 
 
-def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
+def validate(body: Any, *, models: tuple[str, ...] | None, limits: ModelLimits | None = None) -> ValidRequest:
     if not isinstance(body, Mapping):
         raise _bad("Failed to deserialize the JSON body into the target type: expected an object")
     model = body.get("model")
@@ -155,6 +222,7 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
         raise _bad("messages must be a non-empty array", "messages")
     for i, m in enumerate(messages):
         _check_message(i, m)
+    check_tool_pairing(messages)
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -178,6 +246,7 @@ def validate(body: Any, *, models: tuple[str, ...] | None) -> ValidRequest:
         raise _bad(
             f"reasoning_effort: unknown variant `{effort}`, expected one of {', '.join(EFFORTS)}", "reasoning_effort"
         )
+    check_max_tokens(limits or ModelLimits(), body.get("max_tokens"))
     _check_ranges(body)
     choice = body.get("tool_choice")
     if choice is not None:

@@ -2,10 +2,10 @@
 
 The JSON files are what ``reasonix replay`` and the tests read; the builders are how they are written, one module a
 family of scenarios (``_build_flagship``, ``_build_plans``, ``_build_escalations``, ``_build_faults``, ``_build_long``,
-``_build_regressions``, ``_build_repairs``), all of them written with the pieces of ``_script``; the repositories they
-work on are in ``_repos`` (and ``_conf_rules``, ``_conf_repo`` for the long session). A change to a workspace or a
-reply is made there and the files regenerated here. Stdlib only. Every scenario is ``origin: scripted``: the replies
-are written by hand to exercise one behaviour of the orchestrator; they are not a model.
+``_build_regressions``, ``_build_repairs``), all of them written with the pieces of ``_script``;
+the repositories they work on are in ``_repos`` (and ``_conf_rules``, ``_conf_repo`` for the long session). A change
+to a workspace or a reply is made there and the files regenerated here. Stdlib only. Every scenario is ``origin:
+scripted``: the replies are written by hand to exercise one behaviour of the orchestrator; they are not a model.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from scenarios.library._build_faults import (
 )
 from scenarios.library._build_flagship import flagship
 from scenarios.library._build_long import long_session
-from scenarios.library._build_plans import cyclic_plan, review_revise, verify_retry_replan
+from scenarios.library._build_plans import EVIDENCE, cyclic_plan, review_revise, verify_retry_replan
 from scenarios.library._build_regressions import BUILDERS as REGRESSIONS
 from scenarios.library._build_repairs import BUILDERS as REPAIRS
 from scenarios.library._script import HERE, J
@@ -45,6 +45,7 @@ BUILDERS: list[Callable[[], J]] = [
     long_session,
     *REGRESSIONS,
     *REPAIRS,
+    *EVIDENCE,
 ]
 
 

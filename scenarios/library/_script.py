@@ -85,6 +85,10 @@ GUARDS: dict[str, J] = {
         "min_hit_ratio": {"executor": 0.81, "planner": 0.62, "overall": 0.73},
         "max_cost_usd": 0.004,
     },
+    "acceptance-rerun": {
+        "min_hit_ratio": {"executor": 0.72, "planner": 0.6, "overall": 0.65},
+        "max_cost_usd": 0.003,
+    },
     "call-storm": {"min_hit_ratio": {"executor": 0.8, "planner": 0.6, "overall": 0.73}, "max_cost_usd": 0.0038},
     "cyclic-plan": {"min_hit_ratio": {"executor": 0.76, "planner": 0.7, "overall": 0.73}, "max_cost_usd": 0.004},
     "executor-escalation": {
@@ -106,6 +110,12 @@ GUARDS: dict[str, J] = {
         "min_hit_ratio": {"executor": 0.77, "planner": 0.63, "overall": 0.71},
         "max_cost_usd": 0.0035,
     },
+    "silent-edit-failure": {
+        "min_hit_ratio": {"executor": 0.68, "planner": 0.62, "overall": 0.65},
+        "max_cost_usd": 0.0027,
+    },
+    "unverified-plan": {"min_hit_ratio": {"planner": 0.81, "overall": 0.81}, "max_cost_usd": 0.0023},
+    "verdict-without-evidence": {"min_hit_ratio": {"planner": 0.47, "overall": 0.47}, "max_cost_usd": 0.0012},
     "review-revise": {"min_hit_ratio": {"executor": 0.77, "planner": 0.76, "overall": 0.76}, "max_cost_usd": 0.0044},
     "truncated-arguments": {
         "min_hit_ratio": {"executor": 0.72, "planner": 0.61, "overall": 0.66},

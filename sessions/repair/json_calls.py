@@ -51,7 +51,7 @@ _FENCE = re.compile(r"`{3,}([A-Za-z0-9_+-]*)[ \t]*\r?\n?\s*")  # a stray backtic
 _FENCE_CLOSE = re.compile(r"\s*```")
 _FENCE_NEXT = re.compile(r"```")
 _LENIENT_FENCES = frozenset({"", "json", "jsonc", "json5"})
-_OBJECT_START = re.compile(r"\{\s*[\"“”'‘’]")  # an object whose first key is quoted
+_OBJECT_START = re.compile(r"\{\{?\s*[\"“”'‘’]")  # an object whose first key is quoted (its braces maybe doubled)
 _NOT_PROSE = re.compile(
     r"```.*?(?:```|\Z)"
     r"|<[|｜]?(?:DSML[|｜])?invoke\b.*?</[|｜]?(?:DSML[|｜])?invoke>"
@@ -100,10 +100,54 @@ def call_shaped(obj: dict[str, Any]) -> tuple[str, dict[str, Any], bool] | None:
     return None
 
 
+def undoubled(body: str) -> str | None:
+    """``body`` with its doubled braces made single (``{{"name": …}}``, a format template's escaping copied), strings
+    left as they are; None when its braces outside strings are not all doubled."""
+    out: list[str] = []
+    i, n, in_string, escaped = 0, len(body), False, False
+    while i < n:
+        c = body[i]
+        if in_string:
+            out.append(c)
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+            i += 1
+        elif c in "{}":
+            if body[i : i + 2] != c * 2:
+                return None
+            out.append(c)
+            i += 2
+        else:
+            in_string = c == '"'
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _strict_undoubled(body: str) -> dict[str, Any] | None:
+    text = undoubled(body.strip())
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def parse_object(body: str) -> tuple[dict[str, Any], bool] | None:
-    """The JSON object ``body`` holds, strict or repaired: (object, repaired); None when it holds none."""
+    """The JSON object ``body`` holds, strict or repaired: (object, repaired); None when it holds none. Doubled braces
+    are made single before anything is repaired (json-repair would read them, but lose escapes inside strings)."""
     if not body.strip().startswith("{"):
         return None
+    if body.strip().startswith("{{"):
+        single = _strict_undoubled(body)
+        if single is not None:
+            return single, True
     try:
         parsed = parse_arguments(body)
     except ModelArgumentsError:

@@ -11,9 +11,10 @@ the log and re-sent exactly as it arrived (DESIGN §3.2). What changes is only w
   when the tool's schema was flattened (``flatten``); a tool name or an arguments object that a stalled stream wrote
   twice is taken once (``stall``);
 * when ``tool_calls`` is empty, calls the model wrote into ``content`` or ``reasoning_content`` are scavenged into
-  :attr:`PreparedBatch.scavenged`: with the session's ``tools``, only candidates whose arguments validate against
-  their tool (:mod:`sessions.repair.vet`), and at most ``max_scavenged`` of them per reply (the rest get a "not run"
-  result);
+  :attr:`PreparedBatch.scavenged`: with the session's ``tools``, a candidate written in prose only when its
+  arguments validate against its tool (:mod:`sessions.repair.vet`), one written as markup or a fenced object always
+  (the dispatcher answers bad arguments as for a native call), and at most ``max_scavenged`` of them per reply
+  (the rest get a "not run" result);
 * a tool that declares itself ``storm_exempt`` (a polling tool) is never suppressed and never counts toward a storm.
 
 Scavenged calls have no ``tool_call`` entry in the re-sent assistant message, so their results cannot be tool
@@ -274,13 +275,17 @@ def prepare_calls(
 def _vetted(
     sc: ScavengedCall, known_tools: Mapping[str, FlatMap | None], tools: ToolTable | None
 ) -> ScavengedCall | None:
-    """The candidate as it will run (DSML identifiers trimmed), or None when it is not a call of the session's."""
+    """The candidate as it will run (DSML identifiers trimmed), or None when it is not a call of the session's.
+
+    A call written as markup or as a fenced call object whose arguments do not validate is taken all the same: the
+    dispatcher answers it with the problem, exactly as a native call with those arguments (issue 44: dropped, the
+    model heard nothing and the turn ended ``done``). Only an object in prose must validate to count as a call."""
     if tools is None:
         return sc
     tool = tools.get(sc.name)
     if tool is None:
         return None
     args = trim_bodies(tool, sc.args, sc.bodies)
-    if not validates(tool, unflatten_args(args, known_tools.get(sc.name))):
-        return None
+    if not validates(tool, unflatten_args(args, known_tools.get(sc.name))) and sc.shape == "prose_json":
+        return None  # prose may name a tool by accident; markup or a fenced call object is meant as a call
     return replace(sc, args=args) if args is not sc.args else sc  # pragma: no mutate  — a copy equals sc

@@ -10,6 +10,8 @@ DeepSeek sometimes answers with ``tool_calls`` empty and the call written out in
   tags or a JSON body, with or without the ``｜DSML｜`` marker;
 * ``tool_call_tag``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``;
 * ``function_tag``: ``<function=NAME>{...}</function>`` or with ``<parameter=k>v</parameter>`` tags;
+* ``function_attrs``: ``<function name="NAME" arguments='{...}'/>``, often inside ``<tools>…</tools>`` (a real
+  planner wrote it, issue 44); the arguments in single or double quotes, HTML entities read;
 * ``fenced_json``: a fenced JSON call object, or a whole text that is exactly one (:mod:`sessions.repair.json_calls`
   says which objects are calls: ``{"name", "arguments"|"parameters"}``, the OpenAI ``{"type": "function",
   "function": {...}}`` envelope, the R1 ``{"tool_name", "tool_args"}`` variant; loose JSON is repaired);
@@ -26,6 +28,7 @@ any input. Whether a candidate is *taken* (its arguments validate, the per-reply
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from collections.abc import Collection, Iterator
@@ -35,7 +38,9 @@ from typing import Any, Literal
 from sessions.repair.json_calls import call_shaped, fenced_json, parse_object, prose_json
 from sessions.repair.stall import repeated_name
 
-Shape = Literal["special_tokens", "dsml", "tool_call_tag", "function_tag", "fenced_json", "prose_json"]
+Shape = Literal[
+    "special_tokens", "dsml", "tool_call_tag", "function_tag", "function_attrs", "fenced_json", "prose_json"
+]
 Source = Literal["content", "reasoning"]
 
 
@@ -84,6 +89,11 @@ _TOOL_CALL_END = re.compile(r"</tool_call>")
 _FUNCTION_BEGIN = re.compile(r"<function=([^<>\s]+)>")
 _FUNCTION_END = re.compile(r"</function>")
 _FUNCTION_PARAM = re.compile(r"<parameter=([^<>\s]+)>(.*?)</parameter>", re.DOTALL)
+_FUNCTION_ATTRS = re.compile(
+    r"""<function\s+name\s*=\s*(["'])([^"'<>\s]+)\1\s+(?:arguments|parameters|args)\s*=\s*"""
+    r"""(?:'(.*?)'|"(.*?)")\s*(?:/>|>\s*</function>|>)""",
+    re.DOTALL,
+)
 _FENCED_BODY = re.compile(r"^\s*```[A-Za-z0-9_+-]*\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -113,7 +123,8 @@ def scavenge_calls(
 def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
     """Every call of a known tool in ``text``, in order; overlapping matches keep the outermost, duplicates drop."""
     candidates: list[_Found] = []
-    for finder in (_special_tokens, _dsml, _tool_call_tags, _function_tags, _fenced_json, _prose_json):
+    finders = (_special_tokens, _dsml, _tool_call_tags, _function_tags, _function_attrs, _fenced_json, _prose_json)
+    for finder in finders:
         for f in finder(text):
             if f.name in known_tools:
                 candidates.append(f)
@@ -205,6 +216,15 @@ def _function_tags(text: str) -> Iterator[_Found]:
             parsed = parse_object(_unfence(body))
             if parsed is not None:
                 yield _Found(begin.start(), end, begin.group(1), *parsed, "function_tag")
+
+
+def _function_attrs(text: str) -> Iterator[_Found]:
+    for match in _FUNCTION_ATTRS.finditer(text):
+        raw = match.group(3) if match.group(3) is not None else match.group(4)
+        body = html.unescape(raw)
+        parsed = ({}, False) if not body.strip() else parse_object(body)
+        if parsed is not None:
+            yield _Found(match.start(), match.end(), match.group(2), *parsed, "function_attrs")
 
 
 def _fenced_json(text: str) -> Iterator[_Found]:

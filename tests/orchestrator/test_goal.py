@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,9 @@ async def test_a_second_goal_in_the_same_workspace_hits_from_its_first_request(t
     twice = script(diamond_planner() * 2, diamond_executor() * 2)
     async with goal_env(twice) as (_emu, client):
         for i, objective in enumerate(["Grow calc: add, mul, neg and a test", "Grow calc once more"]):
+            if i:  # the same work again, from the same files: a step that changes nothing is not done
+                shutil.rmtree(ws)
+                diamond_workspace(tmp_path)
             outcome = await new_runner(client, ws, objective, events=runs[i], run_id=f"run-{i + 1}").run()
             assert outcome.status == "complete", outcome.summary
     for name in ("planner", "executor"):

@@ -21,7 +21,7 @@ MUL = "def mul(a, b):\n    return a * b\n"
 CHECK_OPS = "python3 -c 'import calc.ops'"
 PLAN = [
     step("S1", "Add calc/ops.py", writes=["calc/ops.py"], verify=[CHECK_OPS]),
-    step("S2", "Add calc/mul.py", deps=["S1"], writes=["calc/mul.py"]),
+    step("S2", "Add calc/mul.py", deps=["S1"], writes=["calc/mul.py"], verify=["python3 -c 'import calc.mul'"]),
 ]
 TASK = (
     "<compacted-history>\n<task>\n"
@@ -31,6 +31,7 @@ TASK = (
     "- S1 [done] Add calc/ops.py\n"
     "    verify `python3 -c 'import calc.ops'`: passed\n"
     "- S2 [running] Add calc/mul.py\n"
+    "    verify `python3 -c 'import calc.mul'`: not run yet\n"
     "Files changed so far: calc/ops.py\n"
     "</task>\n"
     "The earlier part of this session was compacted."

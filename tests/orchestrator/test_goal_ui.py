@@ -168,7 +168,8 @@ def test_a_goal_on_a_plain_console_byte_for_byte() -> None:
         "└── wave 2\n"
         "    └── ○ S2 Add mul  pending · after S1\n"
         "        ├── Add mul\n"
-        "        └── writes calc/mul.py\n"
+        "        ├── writes calc/mul.py\n"
+        "        └── no verify command: nothing the supervisor runs would show this step is done\n"
         "review: approve (automatic)\n"
         "» executing\n"
         "◐ S1 Add ops · deepseek-v4-flash\n"
@@ -363,7 +364,10 @@ async def test_an_edit_at_review_shows_the_edited_tree_and_its_changes_once(tmp_
     assert text.count("~ S2 Add calc/mul.py with mul()") == 1, text
     assert text.count("title: Add calc/mul.py → Add calc/mul.py with mul()") == 1, text
     assert text.count("Grow calc  r1 · 0/4 done") == 1 and text.count("Grow calc  r2 · 0/4 done") == 1, text
-    assert "» judging: every step is verified: asking the planner for its verdict" in text
+    judging = (
+        "every step is verified and its verify commands pass again on the host: asking the planner for its verdict"
+    )
+    assert f"» judging: {judging}" in text
     assert "» replanning" not in text
 
 

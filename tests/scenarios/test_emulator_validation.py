@@ -115,7 +115,7 @@ async def test_forcing_a_tool_in_thinking_mode_is_400(choice: Any) -> None:
 
 @pytest.mark.parametrize(
     "extra",
-    [{"temperature": 2.5}, {"temperature": "hot"}, {"max_tokens": 0}, {"top_p": 1.5}, {"presence_penalty": -3}],
+    [{"temperature": 2.5}, {"temperature": "hot"}, {"top_p": 1.5}, {"presence_penalty": -3}],
 )
 async def test_out_of_range_parameters_are_422(extra: dict[str, Any]) -> None:
     r = await call(body(**extra))

@@ -37,7 +37,10 @@ def test_every_file_validates_and_states_what_must_hold(path: Path) -> None:
         assert keys == {"executor"}
         return
     assert exp.status is not None and exp.commands, "a scenario says how it ends and what must pass afterwards"
-    assert {"planner", "executor", "overall"} <= set(exp.min_hit_ratio), "a cache guard for every session"
+    # A cache guard for every session that is sent requests (a plan refused, or a verdict with no plan, never
+    # reaches the executor: issue 44's evidence scenarios).
+    used = {s.key for s in sc.script.sessions if s.replies} & {"planner", "executor"}
+    assert used | {"overall"} <= set(exp.min_hit_ratio), "a cache guard for every session"
     assert {"planner", "executor"} <= keys
     assert loaded.workspace_files(), "a realistic small repository to work on"
 

@@ -18,6 +18,15 @@ from tests.orchestrator.run_support import ROOT
 OnRequest = Callable[["AcpClient", str, dict[str, Any]], Awaitable[Any]]
 
 
+class AnswerError(Exception):
+    """Raised by ``on_request`` to answer the agent's request with a JSON-RPC error, as a failing editor does."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class AcpClient:
     def __init__(self, process: trio.Process, on_request: OnRequest) -> None:
         self.process = process
@@ -59,7 +68,11 @@ class AcpClient:
                     await self._answers.pop(message["id"]).send(message)
 
     async def _answer(self, message: dict[str, Any]) -> None:
-        result = await self.on_request(self, message["method"], message["params"])
+        try:
+            result = await self.on_request(self, message["method"], message["params"])
+        except AnswerError as exc:
+            await self._send({"id": message["id"], "error": {"code": exc.code, "message": exc.message}})
+            return
         await self._send({"id": message["id"], "result": result})
 
     def updates(self, session_id: str) -> list[dict[str, Any]]:

@@ -110,6 +110,7 @@ EVENT_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
     "step_reported": lambda e: f"  {e.get('step_id', '')} reported {e.get('status')}: {e.get('summary', '')}",
     "step_verified": lambda e: (
         f"{'✓' if e.get('ok') else '✗'} {e.get('step_id', '')} {'verified' if e.get('ok') else 'failed verification'}"
+        + (f": {'; '.join(e['problems'])}" if e.get("problems") else "")
     ),
     "wave_started": lambda e: f"⇉ wave: {_joined(e.get('step_ids'))} at once, each in its own branch",
     "branch_merged": lambda e: (

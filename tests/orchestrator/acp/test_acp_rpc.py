@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from scenarios.emulator import Script, open_emulator
-from tests.support.acp_trio_client import AcpClient, acp_agent
+from tests.support.acp_trio_client import AcpClient, AnswerError, acp_agent
 
 from ..run_support import ROOT, clean_env
 
@@ -62,3 +62,37 @@ async def test_requests_piped_in_before_standard_input_closes_are_all_answered(t
     assert done.returncode == 0, done.stderr.decode()
     answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert sorted(a["id"] for a in answers) == [1, 2] and all("result" in a for a in answers), answers
+
+
+async def test_a_permission_request_the_client_answers_with_an_error_gets_the_call_an_error_result(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: the editor failing ``session/request_permission`` must not leave the call unanswered (DeepSeek and
+    the strict emulator refuse the next request with a 400): the call gets an error result, the turn goes on."""
+    env = clean_env(tmp_path)
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    bash = {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > out.txt"}}]}
+    sc = _script(bash, {"content": "The editor could not ask you; nothing ran."}, {"content": "Still here."})
+    asked: list[str] = []
+
+    async def on_request(client: AcpClient, method: str, params: dict[str, Any]) -> Any:
+        asked.append(method)
+        if method == "session/request_permission":
+            raise AnswerError(-32603, "the permission dialog crashed")
+        raise AssertionError(method)
+
+    async with open_emulator(script=sc) as emu, acp_agent(emu.base_url, env, on_request) as client:
+        await client.request("initialize", {"protocolVersion": 1})
+        new = await client.request("session/new", {"cwd": str(ws), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        first = await client.request("session/prompt", _prompt(sid, "write out.txt"))
+        second = await client.request("session/prompt", _prompt(sid, "and now?"))
+        served = emu.stats()["sessions"]
+    assert asked == ["session/request_permission"]
+    assert first.get("result") == {"stopReason": "end_turn"}, first
+    assert second.get("result") == {"stopReason": "end_turn"}, second
+    assert not (ws / "out.txt").exists()
+    assert sum(s["requests"] for s in served.values()) == 3  # none refused: every call was answered
+    shown = [u for u in client.updates(sid) if u["sessionUpdate"] == "tool_call_update"]
+    assert shown and shown[-1]["status"] == "failed"
