@@ -6,7 +6,7 @@ both changed the same way is left alone. A text file both changed differently is
 ``git merge-file``; any other change on both sides (a binary file, a symlink, a deletion against an edit, modes that
 disagree, overlapping lines) is a conflict. So is a path the branch changed outside the step's declared writes. When
 there is any conflict or undeclared write, nothing is applied. Tools' caches (``__pycache__`` and the like, see
-:mod:`orchestrator.branches.caches`) are neither merged nor counted as undeclared writes.
+:mod:`orchestrator.checkpoints.caches`) are neither merged nor counted as undeclared writes.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import trio
 
-from orchestrator.branches.caches import is_tool_cache
 from orchestrator.branches.gitrun import BranchGit
 from orchestrator.branches.outcome import BranchError, MergeOutcome
+from orchestrator.checkpoints.caches import is_tool_cache
 from orchestrator.checkpoints.git import split_nul
 from plans import paths_overlap
 from sessions.tools import ToolError

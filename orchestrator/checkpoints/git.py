@@ -17,7 +17,8 @@ never read or written. The index persists between checkpoints, so git's stat cac
 changed.
 
 The workspace's ignore rules apply (its ``.gitignore`` files, and its ``.git/info/exclude`` copied into the shadow's
-``info/exclude``); ``.reasonix/`` and ``.git/`` are always left out.
+``info/exclude``); ``.reasonix/``, ``.git/`` and tools' caches (``__pycache__`` and the like: :mod:`caches`) are
+always left out.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import trio
 
+from orchestrator.checkpoints.caches import CACHE_EXCLUDES
 from orchestrator.errors import ReasonixError
 from sessions.tools.gateway import GatewayRoot
 
@@ -41,7 +43,7 @@ AUTHOR = "Reasonix checkpoints"
 EMAIL = "checkpoints@reasonix.invalid"
 HEAD_REF = "refs/reasonix/head"
 """Every checkpoint commit has the previous one as parent, so this one ref keeps them all reachable."""
-ALWAYS_EXCLUDED = ("/.reasonix/", ".git")
+ALWAYS_EXCLUDED = ("/.reasonix/", ".git", *CACHE_EXCLUDES)
 EXCLUDE_MAX_BYTES = 1024 * 1024
 SETTINGS = {
     "core.repositoryformatversion": "0",

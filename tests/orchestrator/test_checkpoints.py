@@ -57,6 +57,25 @@ async def test_a_checkpoint_honours_ignores_and_the_size_limit_and_leaves_the_us
     assert not (ws / ".git" / "refs" / "reasonix").exists()
 
 
+async def test_tools_caches_are_never_checkpointed_whatever_wrote_them(ws: Path) -> None:
+    """A step's verify command that imports its module writes ``__pycache__`` (bytecode writing on, most users'
+    default); that and other tools' caches are no change of the step's, so what a step changed, undo and what a
+    compacted log says never depend on ``PYTHONDONTWRITEBYTECODE``."""
+    repo = ShadowRepo(ws)
+    before = await take_checkpoint(repo, run_id="r1", step_id="S1", kind="before")
+    (ws / "calc").mkdir()
+    (ws / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    await trio.run_process(["python3", "-c", "import calc.ops"], cwd=ws, env=env)
+    assert any((ws / "calc" / "__pycache__").iterdir())
+    for rel in (".pytest_cache/v/cache/nodeids", "web/node_modules/.cache/babel/x.json", ".mypy_cache/3.11/a.json"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("{}")
+    after = await take_checkpoint(repo, run_id="r1", step_id="S1", kind="after")
+    assert before.tree != after.tree
+    assert {(c.status, c.path) for c in after.changes} == {("A", "calc/ops.py")}
+
+
 async def test_only_changed_files_are_hashed_again(ws: Path) -> None:
     repo = ShadowRepo(ws)
     first = await store_workspace(repo, "one")

@@ -70,6 +70,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return clean_env(tmp_path)
 
 
+@pytest.mark.bwrap
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_a_signal_during_a_wave_then_resume_finishes_without_rerunning_a_verified_step(
     tmp_path: Path, env: dict[str, str], sig: signal.Signals
@@ -116,6 +117,7 @@ def test_a_signal_during_a_wave_then_resume_finishes_without_rerunning_a_verifie
     assert not any((ws / ".reasonix" / "runs" / run_id / "branches" / sid).exists() for sid in ("S1", "S2"))
 
 
+@pytest.mark.bwrap
 def test_a_wave_never_sends_more_requests_than_max_requests_and_pauses_resumable(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -64,6 +64,7 @@ def _one_step_goal(tmp_path: Path, notify: str) -> tuple[Path, subprocess.Comple
         return ws, _unattended(*args, env=env)
 
 
+@pytest.mark.bwrap
 def test_unattended_goal_runs_without_a_terminal_writes_its_summary_and_notifies(tmp_path: Path) -> None:
     notified = tmp_path / "notified.txt"
     notify = f'printf "%s %s %s" "$REASONIX_STATUS" "$REASONIX_RUN_ID" "$REASONIX_SUMMARY" > {notified}'

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scenarios.emulator import Script, open_emulator
 from tests.support.acp_sdk import agent_command, index_of, results, run_sdk_client, updates
 
@@ -60,6 +62,7 @@ def _plans(found: list[dict[str, Any]]) -> list[list[tuple[str, str, str]]]:
     ]
 
 
+@pytest.mark.bwrap
 async def test_plan_mode_shows_the_plan_as_entries_and_runs_it_once_the_editor_approves(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     planner = [

@@ -54,6 +54,7 @@ def _wait(predicate: object, proc: subprocess.Popen[str], what: str, timeout: fl
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.bwrap
 def test_a_batch_on_a_two_node_ray_cluster(tmp_path: Path, cluster: TwoNodes) -> None:
     head_id, second_id = cluster.head.node_id, cluster.second.node_id
 

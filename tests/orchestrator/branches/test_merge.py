@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from orchestrator.branches import BranchError, BranchWorkspace, MergeOutcome
-from orchestrator.branches.caches import is_tool_cache
+from orchestrator.checkpoints.caches import is_tool_cache
 from tests.support.git_repo import make_repo, tree_state, user_git, user_repo_bytes
 
 pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)

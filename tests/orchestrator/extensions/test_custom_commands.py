@@ -7,6 +7,8 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
+
 from orchestrator.extensions.custom_commands import find_custom_commands
 from orchestrator.extensions.front_matter import parse_front_matter
 from orchestrator.repl.commands import BUILT_IN, dispatch
@@ -69,6 +71,7 @@ Tell me the state of the repository.
 """
 
 
+@pytest.mark.bwrap
 async def test_allowed_tools_refuse_other_calls_during_the_commands_turn_only_and_the_prefix_stays(
     tmp_path: Path,
 ) -> None:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.config.trust import record_trust
 
 from ..goal_support import EXECUTOR, PLANNER, call, reply, step
@@ -48,6 +50,7 @@ def _script() -> dict[str, Any]:
     }
 
 
+@pytest.mark.bwrap
 def test_a_goal_plans_with_a_read_only_mcp_tool_and_executes_with_a_writing_one(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     ws = tmp_path / "ws"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 
 from tests.support.repl_pty import executor_script, exit_code, repl_workspace, spawn_code
 
@@ -207,6 +208,7 @@ def test_fork_from_turn_2_hits_the_shared_prefix_and_resume_lists_both(tmp_path:
         exit_code(child)
 
 
+@pytest.mark.bwrap
 def test_esc_cancels_a_streamed_turn_and_a_line_typed_meanwhile_runs_after_it(tmp_path: Path) -> None:
     ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)

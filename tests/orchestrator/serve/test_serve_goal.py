@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .support import open_service, read_sse, simple_script, workspace
 
 
+@pytest.mark.bwrap
 async def test_a_goal_started_through_the_api_completes_with_its_review_approved_through_the_api(
     tmp_path: Path,
 ) -> None:

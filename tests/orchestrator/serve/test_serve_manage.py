@@ -85,6 +85,7 @@ async def test_pause_then_resume_with_a_new_budget_completes(tmp_path: Path) -> 
         assert again.status_code == 409
 
 
+@pytest.mark.bwrap
 async def test_pause_at_the_review_pauses_resumable_and_the_resumed_goal_is_reviewed_again(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     async with open_service(tmp_path, simple_script()) as svc:

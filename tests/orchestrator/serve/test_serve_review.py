@@ -27,6 +27,7 @@ def _script(planner: list[dict[str, object]]) -> Script:
 VERDICT = reply(call("goal_verdict", verdict="complete", evidence=["S1 verified"]))
 
 
+@pytest.mark.bwrap
 async def test_revise_sends_the_feedback_to_the_planner_and_the_revised_plan_is_reviewed_again(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     planner = [

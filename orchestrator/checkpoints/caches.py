@@ -1,9 +1,11 @@
 """What tools leave behind as caches: ``__pycache__`` and its ``.pyc`` files, ``.pytest_cache``, ``.mypy_cache``,
 ``.ruff_cache``, ``.hypothesis``, ``node_modules/.cache``.
 
-A branch's verify commands and tools write them as a side effect of running the code (Python writes bytecode unless
-``PYTHONDONTWRITEBYTECODE`` is set, and most users do not set it). They are not the step's work: a merge neither takes
-them into the workspace nor counts them as writes outside the step's declared files.
+Verify commands and tools write them as a side effect of running the code (Python writes bytecode unless
+``PYTHONDONTWRITEBYTECODE`` is set, and most users do not set it). They are not anybody's work: checkpoints leave them
+out (:data:`CACHE_EXCLUDES` in the store's excludes), so a step's or a turn's changes, undo and what a compacted log
+tells the model never depend on whether bytecode was written; and a branch's merge neither takes them into the
+workspace nor counts them as writes outside the step's declared files (:func:`is_tool_cache`).
 """
 
 from __future__ import annotations
@@ -21,3 +23,11 @@ def is_tool_cache(rel: str) -> bool:
     if rel.endswith(CACHE_SUFFIXES) or any(part in CACHE_DIRS for part in parts[:-1]):
         return True
     return any(tuple(parts[i : i + 2]) == NODE_CACHE for i in range(len(parts) - 2))
+
+
+CACHE_EXCLUDES = (
+    *(f"{name}/" for name in sorted(CACHE_DIRS)),
+    *(f"*{suffix}" for suffix in CACHE_SUFFIXES),
+    "**/node_modules/.cache/",  # a pattern with an inner slash is anchored: ** finds it at any depth
+)
+"""The same caches as gitignore patterns, for the checkpoint store's excludes."""
