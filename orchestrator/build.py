@@ -1,10 +1,8 @@
 """Building the pieces of a run from the configuration: the DeepSeek client, an executor session, and a
 :class:`~orchestrator.goal.runner.GoalRunner` for a new or resumed goal (shared by ``goal`` / ``plan`` / ``exec`` and
-``replay``, so a scenario replays the code path a user runs).
-
-Nothing here sends a request. The run id names the journal directory only; it is never sent to the model (DESIGN §3.7),
-so a second run in the same workspace sends the same prefix bytes and hits the cache from its first request.
-"""
+``replay``, so a scenario replays the code path a user runs). Nothing here sends a request. The run id names the
+journal directory only; it is never sent to the model (DESIGN §3.7), so a second run in the same workspace sends the
+same prefix bytes and hits the cache from its first request."""
 
 from __future__ import annotations
 
@@ -89,8 +87,7 @@ def resolve_model(config: Config, choice: str) -> str:
 
 
 def check_workspace(workspace: Path, session: str | None = None) -> Path:
-    """The resolved directory; for a front end that runs a session (``session``: what to do instead) never ``$HOME``,
-    ``/`` or a system directory (:mod:`orchestrator.policy.workspace_rule`)."""
+    """The resolved directory; with ``session`` (what to do instead), never ``$HOME``, ``/`` or a system directory."""
     path = workspace.expanduser().resolve()
     if not path.is_dir():
         raise WorkspaceError(f"the workspace {workspace} is not a directory; create it or pass --workspace DIR")

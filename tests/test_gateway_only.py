@@ -40,7 +40,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # orchestrator/
     "orchestrator/acp/tools.py": (1, TEMP),
     "orchestrator/batch/goal_run.py": (2, RUN_DIR),
-    "orchestrator/batch/ray_engine.py": (4, RUN_DIR),
+    "orchestrator/batch/ray_engine.py": (5, RUN_DIR),
     "orchestrator/batch/result.py": (2, RUN_DIR),
     "orchestrator/batch/spec.py": (1, USER_FILE),
     "orchestrator/batch/workspace.py": (1, RUN_DIR),
@@ -70,6 +70,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/repl/turn_log.py": (6, STATE),
     "orchestrator/replay/killed.py": (2, RUN_DIR),
     "orchestrator/replay/recorder.py": (1, USER_FILE),
+    "orchestrator/run_seal.py": (
+        4,
+        "the user's run key in the state home, and the seal in a run directory Reasonix made",
+    ),
     "orchestrator/replay/runner.py": (1, "a checkpoint store's own record of its workspace, in the state home"),
     "orchestrator/review/editor.py": (2, TEMP),
     "orchestrator/runs/history.py": (1, STATE),

@@ -136,6 +136,7 @@ def test_a_repl_json_naming_a_shipped_conversation_is_not_continued(tmp_path: Pa
     assert "was not made by you" in " ".join(str(mine.before).split())
 
 
+@pytest.mark.bwrap
 def test_no_sandboxed_command_reads_the_key_that_seals_runs(tmp_path: Path) -> None:
     """The model could otherwise read the key and seal a run it writes into a subdirectory the user later opens. As
     an ordinary user (CI's ``.ci/sandbox-as-user``) the key's directory is the user's own inside the sandbox, so only

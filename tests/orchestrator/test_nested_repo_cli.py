@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.bwrap import require_bwrap
 from tests.support.repl_pty import executor_script, repl_workspace
 
@@ -29,6 +31,7 @@ def _nested_repo_command(marker: Path) -> str:
     )
 
 
+@pytest.mark.bwrap
 def test_a_nested_repository_filter_never_runs_on_the_host_at_a_later_turn_or_during_undo(tmp_path: Path) -> None:
     require_bwrap()
     ws = repl_workspace(tmp_path)

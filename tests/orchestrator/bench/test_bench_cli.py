@@ -6,7 +6,6 @@ a key."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,26 +16,10 @@ import pytest
 
 from orchestrator.bench.oracle import oracle_script
 from orchestrator.bench.task import load_task
-
-SUITE = Path(__file__).resolve().parents[2] / "fixtures" / "bench-suite"
-
+from tests.orchestrator.bench.cli_support import SUITE, bench
 
 # Every task script runs in the real bubblewrap sandbox (a failure in CI where it is missing).
 pytestmark = pytest.mark.bwrap
-
-
-def bench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL")}
-    full.update({"COLUMNS": "200", "XDG_CACHE_HOME": str(cwd / "cache"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", "bench", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from orchestrator.bench.run import changed_paths
 from orchestrator.bench.workspace import SeedGit, TaskSourceError
 from tests.support.bwrap import require_bwrap
 
-from .test_bench_cli import SUITE, bench
+from .cli_support import SUITE, bench
 
 
 def _hostile_task(suite: Path, markers: Path) -> Path:
@@ -45,6 +45,7 @@ def _hostile_task(suite: Path, markers: Path) -> Path:
     return task
 
 
+@pytest.mark.bwrap
 def test_check_on_a_suite_shipping_a_git_directory_runs_none_of_its_config_or_hooks(tmp_path: Path) -> None:
     require_bwrap()
     markers = tmp_path / "markers"

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.bwrap import require_bwrap
 
 from ..run_support import ROOT, clean_env, emulator_process, json_lines
@@ -54,6 +56,7 @@ def _tool_results(stdout: str) -> list[str]:
     return results
 
 
+@pytest.mark.bwrap
 def test_kept_outputs_links_out_and_git_config_through_the_cli(tmp_path: Path) -> None:
     require_bwrap()
     env = clean_env(tmp_path)

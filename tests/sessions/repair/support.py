@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
+from sessions.events import SessionEvent
+from sessions.prompt.memory import load_standing_memory
+from sessions.prompt.prefix import build_prefix
 from sessions.repair import FlatMap, PreparedBatch, StormGuard, flatten_schema, prepare_calls
+from sessions.session import Session, SessionSettings
 from sessions.tools import Tool, ToolArgs, ToolContext, ToolRegistry, ToolResult, default_registry
+from sessions.wire.client import DeepSeekClient
 from sessions.wire.messages import AssistantMessage, FunctionCall, ToolCall
+from tests.sessions.session_support import BodyRecorder
 
 
 class JobOutputArgs(ToolArgs):
@@ -59,3 +66,32 @@ def taken(reasoning: str | None = None, content: str | None = "") -> list[tuple[
     """The calls taken from a reply with no tool_calls: (name, executed arguments)."""
     batch = prepare(message(content=content, reasoning=reasoning))
     return [(c.name, c.args) for c in batch.scavenged]
+
+
+SYSTEM = "You are the executor of a coding agent. Work in the workspace with the tools. [executor]"
+
+
+def repair_session(
+    client: DeepSeekClient,
+    ws: Path,
+    recorder: BodyRecorder,
+    events: list[SessionEvent],
+    settings: SessionSettings | None = None,
+) -> Session:
+    tools = registry()
+    prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(ws, stop_at=ws))
+    return Session.start(
+        journal_path=None,
+        prefix=prefix,
+        name="executor",
+        client=client,
+        registry=tools,
+        tool_context=ToolContext(root=ws),
+        settings=settings or SessionSettings(),
+        on_event=events.append,
+        reply_source=recorder,
+    )
+
+
+def is_append(prev: bytes, new: bytes) -> bool:
+    return new.startswith(prev[:-2] + b",") and new.endswith(b"]}")

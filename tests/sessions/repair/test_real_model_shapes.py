@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from scenarios.emulator import ReplySpec, Script, SessionSpec
 from sessions.events import SessionEvent, ToolFinished
 from sessions.repair.scavenge import scavenge_calls
-from tests.sessions.repair.support import registry
-from tests.sessions.repair.test_session_repairs import _is_append, _session
+from tests.sessions.repair.support import is_append, registry, repair_session
 from tests.sessions.session_support import BodyRecorder, emulated
 
 TOOLS = frozenset(tool.name for tool in registry())
@@ -98,7 +97,7 @@ async def _one_turn(tmp_path: Path, written: str) -> tuple[Any, list[SessionEven
     script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
     recorder, events = BodyRecorder(), list[SessionEvent]()
     async with emulated(script) as (_emu, client):
-        result = await _session(client, ws, recorder, events).send("Fix add() in calc.py.")
+        result = await repair_session(client, ws, recorder, events).send("Fix add() in calc.py.")
     return result, events, recorder
 
 
@@ -111,7 +110,7 @@ async def test_a_written_list_dir_with_an_extra_parameter_is_answered_with_the_p
     assert result.requests == 2  # the turn went on: the model heard what was wrong
     assert b"invalid arguments for list_dir: pattern" in recorder.bodies[1]
     assert json.dumps(written)[1:-1].encode() in recorder.bodies[1]  # the reply re-sent as written
-    assert _is_append(recorder.bodies[0], recorder.bodies[1])
+    assert is_append(recorder.bodies[0], recorder.bodies[1])
 
 
 async def test_a_written_edit_with_path_inside_an_edit_item_is_answered_with_the_problem(tmp_path: Path) -> None:
@@ -123,4 +122,4 @@ async def test_a_written_edit_with_path_inside_an_edit_item_is_answered_with_the
     assert "invalid arguments for edit_file: edits.0.path: Extra inputs are not permitted" in finished[0].preview
     assert result.requests == 2
     assert (tmp_path / "ws" / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing ran
-    assert _is_append(recorder.bodies[0], recorder.bodies[1])
+    assert is_append(recorder.bodies[0], recorder.bodies[1])

@@ -9,41 +9,9 @@ from pathlib import Path
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec, ToolCallSpec
 from sessions.events import SessionEvent, ToolFinished
-from sessions.prompt.memory import load_standing_memory
-from sessions.prompt.prefix import build_prefix
-from sessions.session import Session, SessionSettings
-from sessions.tools.base import ToolContext
-from sessions.wire.client import DeepSeekClient
-from tests.sessions.repair.support import registry
+from sessions.session import SessionSettings
+from tests.sessions.repair.support import is_append, repair_session
 from tests.sessions.session_support import BodyRecorder, emulated
-
-SYSTEM = "You are the executor of a coding agent. Work in the workspace with the tools. [executor]"
-
-
-def _session(
-    client: DeepSeekClient,
-    ws: Path,
-    recorder: BodyRecorder,
-    events: list[SessionEvent],
-    settings: SessionSettings | None = None,
-) -> Session:
-    tools = registry()
-    prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(ws, stop_at=ws))
-    return Session.start(
-        journal_path=None,
-        prefix=prefix,
-        name="executor",
-        client=client,
-        registry=tools,
-        tool_context=ToolContext(root=ws),
-        settings=settings or SessionSettings(),
-        on_event=events.append,
-        reply_source=recorder,
-    )
-
-
-def _is_append(prev: bytes, new: bytes) -> bool:
-    return new.startswith(prev[:-2] + b",") and new.endswith(b"]}")
 
 
 async def test_a_prose_call_runs_without_an_extra_request_and_the_requests_only_append(tmp_path: Path) -> None:
@@ -58,17 +26,17 @@ async def test_a_prose_call_runs_without_an_extra_request_and_the_requests_only_
     script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
     recorder, events = BodyRecorder(), list[SessionEvent]()
     async with emulated(script) as (_emu, client):
-        session = _session(client, ws, recorder, events)
+        session = repair_session(client, ws, recorder, events)
         result = await session.send("Why is add() wrong?")
     assert result.status == "done" and result.requests == 2 and result.failures == 1  # the scavenge is reported
     assert [e.name for e in events if isinstance(e, ToolFinished)] == ["read_file"]
     assert (
         b"return a - b" in recorder.bodies[1] and json.dumps(written)[1:-1].encode() in recorder.bodies[1]
     )  # as written
-    assert _is_append(recorder.bodies[0], recorder.bodies[1])
+    assert is_append(recorder.bodies[0], recorder.bodies[1])
 
 
-async def test_a_polling_tool_is_never_storm_suppressed_in_a_session(tmp_path: Path) -> None:
+async def test_a_polling_tool_is_never_storm_suppressed_in_arepair_session(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     poll = ReplySpec(tool_calls=(ToolCallSpec(name="job_output", arguments={"job_id": "build-1"}),))
@@ -76,12 +44,12 @@ async def test_a_polling_tool_is_never_storm_suppressed_in_a_session(tmp_path: P
     script = Script(sessions=(SessionSpec(key="executor", replies=replies),))
     recorder, events = BodyRecorder(), list[SessionEvent]()
     async with emulated(script) as (_emu, client):
-        session = _session(client, ws, recorder, events)
+        session = repair_session(client, ws, recorder, events)
         result = await session.send("Wait for the build.")
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert result.status == "done" and result.failures == 0
     assert [(e.name, e.is_error, e.preview) for e in finished] == [("job_output", False, "job build-1: running")] * 5
-    assert all(_is_append(a, b) for a, b in zip(recorder.bodies, recorder.bodies[1:], strict=False))
+    assert all(is_append(a, b) for a, b in zip(recorder.bodies, recorder.bodies[1:], strict=False))
 
 
 async def test_the_sessions_setting_caps_the_calls_taken_from_one_replys_text(tmp_path: Path) -> None:
@@ -98,7 +66,7 @@ async def test_the_sessions_setting_caps_the_calls_taken_from_one_replys_text(tm
     for cap, expected in ((1, ["read_file"]), (3, ["read_file", "read_file"])):
         recorder, events = BodyRecorder(), list[SessionEvent]()
         async with emulated(script) as (_emu, client):
-            session = _session(client, ws, recorder, events, SessionSettings(max_text_calls=cap))
+            session = repair_session(client, ws, recorder, events, SessionSettings(max_text_calls=cap))
             result = await session.send("Compare a.py and b.py.")
         assert result.status == "done"
         assert [e.name for e in events if isinstance(e, ToolFinished) and not e.is_error] == expected
