@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from orchestrator.config.durations import parse_duration
-from orchestrator.config.files import deep_merge
+from orchestrator.config.files import deep_merge, lookup_dotted
 
 Trust = Literal["any", "nothing", "tighten"]
 TRUST = "trust"
@@ -113,15 +113,6 @@ def declarations(model: type[BaseModel], prefix: str = "") -> dict[str, dict[str
     return out
 
 
-def _lookup(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def _put(data: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     node = data
@@ -143,12 +134,12 @@ def merge_untrusted(
     out = dict(below)
     ignored: list[str] = []
     for path, declared in declarations(model).items():
-        present, value = _lookup(top, path)
+        present, value = lookup_dotted(top, path)
         if not present:
             continue
-        found, under = _lookup(below, path)
+        found, under = lookup_dotted(below, path)
         if not found:
-            under = _lookup(defaults, path)[1]
+            under = lookup_dotted(defaults, path)[1]
         trust = declared.get(TRUST, "nothing")  # undeclared (a test forbids it) counts as the strictest
         if trust == "any":
             merged = deep_merge(under, value) if isinstance(under, Mapping) and isinstance(value, Mapping) else value
@@ -172,5 +163,5 @@ def restricted_keys(data: Mapping[str, Any], model: type[BaseModel]) -> list[str
     return [
         path
         for path, declared in declarations(model).items()
-        if declared.get(TRUST) != "any" and _lookup(data, path)[0]
+        if declared.get(TRUST) != "any" and lookup_dotted(data, path)[0]
     ]

@@ -31,6 +31,16 @@ def read_toml(path: Path) -> dict[str, Any] | None:
         raise _fail(path, f"invalid TOML: {exc}") from exc
 
 
+def lookup_dotted(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    """Whether ``data`` holds the dotted key (``agents.max_requests``), and its value."""
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     """``top`` over ``base``; tables merge key by key, any other value replaces."""
     out = dict(base)

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.config.files import lookup_dotted
 from orchestrator.errors import ConfigProblem
 
 TRUST_FILE = "trusted.json"
@@ -99,20 +100,11 @@ def record_trust(store: Path, paths: list[Path]) -> None:
     record_hash(store, {path: file_hash(path) for path in paths})
 
 
-def _lookup(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def guarded_keys(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The keys of ``data`` that need trust, with why."""
     found = []
     for key, (dangerous, why) in _GUARDED.items():
-        present, value = _lookup(data, key)
+        present, value = lookup_dotted(data, key)
         if present and dangerous(value):
             found.append((key, why))
     return found
