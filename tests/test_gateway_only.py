@@ -58,10 +58,12 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
     # Configuration files (trust's part): reasonix.toml / .mcp.json in the workspace are read by name, not bounded
     # by the gateway yet; their content never reaches the model.
-    "orchestrator/config/files.py": (1, "configuration files (trust decides what they may set)"),
-    "orchestrator/config/mcp.py": (1, "configuration files (trust decides what they may set)"),
+    "orchestrator/config/files.py": (
+        1,
+        "configuration files: a bounded regular-file read (trust decides what they may set)",
+    ),
     "orchestrator/config/rules_file.py": (1, "the rules file Reasonix writes, a symlink refused"),
-    "orchestrator/config/trust.py": (3, "the trust store in the state home"),
+    "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
     "orchestrator/goal/store.py": (6, STATE),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,10 +17,29 @@ def _fail(path: Path, message: str) -> ConfigError:
     return ConfigError([ConfigProblem(str(path), None, message)])
 
 
+CONFIG_MAX_BYTES = 1024 * 1024
+"""No configuration file is larger; a bigger one (or ``/dev/zero`` behind a link) is refused, not read whole."""
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The bytes of the configuration file ``path``: a regular file of at most :data:`CONFIG_MAX_BYTES`, opened without
+    blocking (a FIFO a repository ships never hangs a start) and checked on the handle it is read from. Raises
+    ``FileNotFoundError`` when there is none, another ``OSError`` for anything else that cannot be read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        data = handle.read(CONFIG_MAX_BYTES + 1)
+    if len(data) > CONFIG_MAX_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {CONFIG_MAX_BYTES // 1024} KiB")
+    return data
+
+
 def read_toml(path: Path) -> dict[str, Any] | None:
     """The table in ``path``, or ``None`` when there is no such file. Unreadable or invalid TOML is a ConfigError."""
     try:
-        raw = path.read_bytes()
+        raw = read_config_bytes(path)
     except FileNotFoundError:
         return None
     except OSError as exc:

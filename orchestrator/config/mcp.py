@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from orchestrator.config.field_trust import nothing, tighter
+from orchestrator.config.files import read_config_bytes
 from orchestrator.errors import ConfigError, ConfigProblem
 
 MCP_FILE = ".mcp.json"
@@ -148,7 +149,7 @@ def sandbox_key_problems(sources: Mapping[str, str], user_file: str) -> list[Con
 def read_mcp_json(path: Path) -> dict[str, Any] | None:
     """``.mcp.json`` as a configuration layer (``{"mcp": {"servers": ...}}``), or None when there is no file."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_config_bytes(path).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.config.files import lookup_dotted
+from orchestrator.config.files import lookup_dotted, read_config_bytes
 from orchestrator.errors import ConfigProblem
 
 TRUST_FILE = "trusted.json"
@@ -59,7 +59,7 @@ _INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook"}
 
 
 def file_hash(path: Path) -> str:
-    return bytes_hash(path.read_bytes())
+    return bytes_hash(read_config_bytes(path))
 
 
 def trust_path(user_config_file: Path) -> Path:
