@@ -122,6 +122,7 @@ def test_remember_never_copies_a_linked_file_in_nor_writes_outside(tmp_path: Pat
     assert said.startswith("cannot read REASONIX.local.md: refused:")
 
 
+@pytest.mark.bwrap
 def test_links_made_by_sandboxed_bash_are_not_followed(tmp_path: Path) -> None:
     ws, config, outside = _home(tmp_path)
     # .reasonix/ is read-only in the sandbox: the links a sandboxed command can make are the others.

@@ -120,6 +120,8 @@ async def test_a_restarted_service_lists_the_runs_and_resumes_a_paused_one(tmp_p
     async with open_service(tmp_path, first, state_dir=state, workspaces=[ws]) as svc:
         finished = await svc.start(ws, review=False)
         await svc.wait_for(finished)
+        # The second goal has the same plan: without this, its step would change nothing and not count as done.
+        (ws / "hello.txt").unlink()
         paused = await svc.start(ws, review=False, max_requests=1)
         await svc.wait_for(paused)
     script = Script.model_validate(
