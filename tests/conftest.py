@@ -75,6 +75,20 @@ def _private_homes(root: Path) -> dict[str, str]:
 
 
 _GUARD: HomeGuard | None = None
+_SUITE_HOME: list[Path] = []
+
+
+def _homes_base(rootdir: Path) -> Path | None:
+    """Where the private homes live: the temporary directory, except for a checkout under ``/home`` (an ordinary
+    user's, as ``.ci/sandbox-as-user`` makes): there, beside the checkout. The sandbox shows only the home that holds
+    ``$HOME`` or the workspace, and the suite's own Python (the checkout's venv) must stay visible in it."""
+    if rootdir.is_relative_to("/home"):
+        base = rootdir / ".pytest-homes"
+        base.mkdir(exist_ok=True)
+        return base
+    return None
+
+
 _BEFORE: dict[str, tuple[int, int]] = {}
 
 
@@ -89,8 +103,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in list(os.environ):
         if name.startswith(_INHERITED_NEVER) and name not in _INHERITED_KEPT:
             del os.environ[name]
-    suite_home = Path(tempfile.mkdtemp(prefix="reasonix-tests-home-"))
+    suite_home = Path(tempfile.mkdtemp(prefix="reasonix-tests-home-", dir=_homes_base(config.rootpath)))
     config.add_cleanup(lambda: shutil.rmtree(suite_home, ignore_errors=True))
+    _SUITE_HOME[:] = [suite_home]
     os.environ.update(_private_homes(suite_home))
     if not hasattr(config, "workerinput"):
         _BEFORE = reasonix_state(REAL_HOME)
@@ -136,7 +151,8 @@ def _private_home_per_test(
     """A home, config, state, cache and data directory of the test's own, inherited by the processes it starts (so a
     test's CLI run and its in-process run share them, and no two tests, on one worker or two, ever do); and the guard
     that fails the test if it touched the real home without saying it means to."""
-    for name, value in _private_homes(tmp_path_factory.mktemp("home")).items():
+    own = Path(tempfile.mkdtemp(prefix="home-", dir=_SUITE_HOME[0])) if _SUITE_HOME else tmp_path_factory.mktemp("home")
+    for name, value in _private_homes(own).items():
         monkeypatch.setenv(name, value)
     running(request.node)
     guard = _GUARD
