@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.batch.spec import GoalSpec
 from orchestrator.batch.workspace import clone, goal_diff, pack_local
 from tests.orchestrator.goal_support import call, reply
@@ -38,6 +40,7 @@ def _hostile_sessions(goal_id: str, marker: Path) -> list[dict[str, Any]]:
     return [planner, executor]
 
 
+@pytest.mark.bwrap  # the batch's goals run verify commands
 def test_a_filter_the_goal_defines_in_its_copy_never_runs_when_the_batch_takes_its_diff(tmp_path: Path) -> None:
     env = {**clean_env(tmp_path), "DEEPSEEK_API_KEY": "sk-test", "XDG_STATE_HOME": str(tmp_path / "state")}
     marker = tmp_path / "filter-ran-on-the-host"
