@@ -858,7 +858,7 @@ _HEADING = re.compile(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", re.MULTILINE)
 def _text_files() -> list[Path]:
     roots = [ROOT / p for p in (*OURS, "tests", "bench", "docs")]
     files = [p for r in roots for p in r.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()]
-    files += [ROOT / "README.md", ROOT / "pyproject.toml"]
+    files += [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "pyproject.toml"]
     return sorted(p for p in files if "__pycache__" not in p.parts and "fixtures" not in p.parts)
 
 
