@@ -86,3 +86,10 @@ def test_every_page_of_docs_is_linked_from_the_readme() -> None:
 def test_the_readme_stays_short() -> None:
     """What a newcomer needs in one sitting; the guide, the reference and the figures are pages of ``docs/``."""
     assert len(README.read_text(encoding="utf-8").splitlines()) <= MAX_README_LINES
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """The second of README's two commands is the line ``.ci/run`` runs, so CI proves what a newcomer types."""
+    blocks = re.findall(r"^```sh\n(.*?)\n```", README.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    test_command = next(b for b in blocks if b.endswith("pytest"))
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
