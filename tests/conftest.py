@@ -28,7 +28,14 @@ import pytest
 from hypothesis import settings
 
 from tests.support.parts import PARTS, require, running
-from tests.support.real_home import REAL_HOME, REAL_HOME_VARIABLE, HomeGuard, reasonix_state, suite_roots
+from tests.support.real_home import (
+    REAL_HOME,
+    REAL_HOME_VARIABLE,
+    HomeGuard,
+    reasonix_state,
+    split_foreign,
+    suite_roots,
+)
 
 # A suite started in the background of a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so would
 # every reasonix the tests start: their Ctrl-C tests would wait forever. The tests send Ctrl-C on purpose, so give the
@@ -120,6 +127,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     after = reasonix_state(REAL_HOME)
     changed = sorted(p for p in set(_BEFORE) | set(after) if _BEFORE.get(p) != after.get(p))
+    ours = [session.config._tmp_path_factory.getbasetemp(), *_SUITE_HOME]  # type: ignore[attr-defined]
+    changed, foreign = split_foreign(REAL_HOME, changed, ours)
+    if foreign:
+        session.config.get_terminal_writer().line(
+            f"note: {len(foreign)} files of checkpoint stores for workspaces outside this run changed meanwhile (a "
+            "reasonix run in another terminal); not counted against the suite"
+        )
     if changed:
         shown = "\n  ".join(changed[:20])
         session.config.get_terminal_writer().line(

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import parts
 from tests.support.parts import PARTS, Part, require
-from tests.support.real_home import REAL_HOME, HomeGuard
+from tests.support.real_home import CHECKPOINTS, REAL_HOME, HomeGuard, split_foreign
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,3 +119,23 @@ def test_a_test_that_needs_a_part_without_its_marker_fails(monkeypatch: pytest.M
 def test_every_part_is_a_registered_marker(pytestconfig: pytest.Config) -> None:
     registered = {line.split(":")[0] for line in pytestconfig.getini("markers")}
     assert set(PARTS) | {"real_home"} <= registered
+
+
+def test_a_reasonix_run_in_another_terminal_is_not_the_suites_fault(tmp_path: Path) -> None:
+    """The end-of-run comparison tells a checkpoint store of a workspace outside the run (a user's own ``reasonix``
+    meanwhile) from one a test's process made; a change it cannot attribute still counts."""
+    home, run = tmp_path / "home", tmp_path / "run"
+    stores = home / CHECKPOINTS
+    for name, workspace in (("workspace-a", run / "ws"), ("workspace-b", tmp_path / "elsewhere" / "ws")):
+        (stores / name).mkdir(parents=True)
+        (stores / name / "workspace").write_text(f"{workspace}\n")
+        (stores / name / "index").write_bytes(b"x")
+    (stores / "workspace-c").mkdir()  # no workspace file: cannot be told apart
+    config = home / ".config/reasonix/config.toml"
+    changed = [str(stores / n / "index") for n in ("workspace-a", "workspace-b")] + [
+        str(stores / "workspace-c"),
+        str(config),
+    ]
+    mine, foreign = split_foreign(home, changed, [run])
+    assert foreign == [str(stores / "workspace-b" / "index")]
+    assert mine == [str(stores / "workspace-a" / "index"), str(stores / "workspace-c"), str(config)]

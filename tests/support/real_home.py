@@ -132,3 +132,34 @@ def reasonix_state(home: Path) -> dict[str, tuple[int, int]]:
                     continue
                 found[path] = (st.st_size, st.st_mtime_ns)
     return found
+
+
+CHECKPOINTS = ".local/state/reasonix/checkpoints"
+"""Where the checkpoint stores live: one folder a workspace, named by a hash, whose ``workspace`` file says which."""
+
+
+def split_foreign(home: Path, changed: list[str], ours: list[Path]) -> tuple[list[str], list[str]]:
+    """The changed paths a process of this run may have made, and those of a Reasonix the user ran meanwhile.
+
+    Only a checkpoint store can be told apart: its ``workspace`` file names the workspace it keeps. A store for a
+    workspace outside every folder of this run (``ours``: its temporary folders and private homes) was made by a
+    ``reasonix`` in another terminal, which is no fault of the suite. Anything else counts as the suite's.
+    """
+    stores = home / CHECKPOINTS
+    mine: list[str] = []
+    foreign: list[str] = []
+    for raw in changed:
+        path = Path(raw)
+        try:
+            store = stores / path.relative_to(stores).parts[0]
+        except (ValueError, IndexError):
+            mine.append(raw)
+            continue
+        try:
+            named = Path((store / "workspace").read_text(encoding="utf-8", errors="replace").strip())
+        except OSError:
+            mine.append(raw)
+            continue
+        inside = named.is_absolute() and any(named.is_relative_to(root) for root in ours)
+        (mine if inside else foreign).append(raw)
+    return mine, foreign
