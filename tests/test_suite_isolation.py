@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import parts
 from tests.support.parts import PARTS, Part, require
-from tests.support.real_home import CHECKPOINTS, REAL_HOME, HomeGuard, split_foreign
+from tests.support.real_home import CHECKPOINTS, REAL_HOME, HomeGuard, split_foreign, store_workspaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,6 +136,8 @@ def test_a_reasonix_run_in_another_terminal_is_not_the_suites_fault(tmp_path: Pa
         str(stores / "workspace-c"),
         str(config),
     ]
-    mine, foreign = split_foreign(home, changed, [run])
+    before = store_workspaces(home)
+    (stores / "workspace-b" / "workspace").unlink()  # removed meanwhile: still known from before
+    mine, foreign = split_foreign(home, changed, [run], before)
     assert foreign == [str(stores / "workspace-b" / "index")]
     assert mine == [str(stores / "workspace-a" / "index"), str(stores / "workspace-c"), str(config)]
