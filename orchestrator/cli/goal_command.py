@@ -127,9 +127,16 @@ class GoalCommand:
 
         def make(setup: GoalSetup) -> Reviewer:
             if not yes and not self.stdin_isatty and launch.resume is not None:
+                previous = launch.previous()
+                planned = previous is not None and previous.plan_revision > 0
+                what = (
+                    "has a plan that no review approved yet"
+                    if planned
+                    else "has no plan yet, and the plan it makes next needs a review"
+                )
                 raise ReviewUnavailableError(
-                    f"run {launch.resume} has a plan that no review approved yet, and standard input is not a "
-                    "terminal, so nobody can review it; nothing was executed. Resume it in a terminal to review it "
+                    f"run {launch.resume} {what}, and standard input is not a terminal, so nobody can review it; "
+                    "nothing was executed. Resume it in a terminal to review it "
                     f"({resume_command(launch.resume, workspace=Path(self.args.workspace))}), or add --yes to "
                     "approve it without review."
                 )
@@ -193,7 +200,11 @@ class GoalCommand:
     def resume_command(self, runner: GoalRunner) -> str:
         workspace = Path(self.args.workspace)
         return resume_command(
-            runner.store.run_id, workspace=workspace, base_url=self.args.base_url, budget=runner.budget
+            runner.store.run_id,
+            workspace=workspace,
+            base_url=self.args.base_url,
+            budget=runner.budget,
+            yes=bool(getattr(self.args, "yes", False)),
         )
 
     def plan_file(self, runner: GoalRunner) -> Path:

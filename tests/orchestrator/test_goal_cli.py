@@ -4,6 +4,7 @@ real files, real verify commands, real signals (SIGINT, SIGKILL)."""
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 import sys
@@ -252,6 +253,48 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
     assert events[-1]["status"] == "complete" and events[-1]["run_id"] == run_id
     assert events[-1]["steps_done"] == 3
     assert _goal_json(ws, run_id)["settings"]["budget"]["usd"] == 5
+
+
+def test_the_printed_resume_command_of_a_yes_goal_runs_as_printed_without_a_terminal(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 48 item 26: a goal started with --yes and paused by its budget before planning printed a resume command
+    without --yes; run as printed without a terminal it failed, saying the run "has a plan that no review approved"
+    though it had no plan at all."""
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url)
+        paused = reasonix("goal", "Grow calc", *base, "--yes", "--budget-usd", "0.0000001", env=env)
+        assert paused.returncode == 3, paused.stderr
+        printed = [line for line in paused.stdout.splitlines() if line.startswith("resume with: ")]
+        assert len(printed) == 1, paused.stdout
+        command = shlex.split(printed[0].removeprefix("resume with: "))
+        assert command[:3] == ["reasonix", "goal", "--resume"] and "--yes" in command
+        run_id = command[3]
+
+        # Without --yes and without a terminal the refusal says what is true of this run: no plan yet.
+        without_yes = [arg for arg in command[1:] if arg != "--yes"]
+        refused = subprocess.run(
+            [*REASONIX, *without_yes], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, cwd=ROOT
+        )
+        assert refused.returncode == 2, refused.stderr
+        message = " ".join(refused.stderr.split())
+        assert f"run {run_id} has no plan yet, and the plan it makes next needs a review" in message, message
+        assert "no review approved" not in message
+        assert emulator_stats(url)["total"]["requests"] == 0
+
+        resumed = subprocess.run(
+            [*REASONIX, *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            cwd=ROOT,
+        )
+    assert resumed.returncode == 0, resumed.stderr
+    assert _goal_json(ws, run_id)["state"] == "complete"
+    assert (ws / "calc" / "neg.py").read_text() == NEG
 
 
 # ------------------------------------------------------------------------------------------------ signals
