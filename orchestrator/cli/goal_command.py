@@ -2,8 +2,8 @@
 showing the outcome and the exit status.
 
 Exit status: the table in ``orchestrator/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
-blocked, cancelled at review, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or
-configuration; 3 paused, with the resume command; 130 interrupted by Ctrl-C, paused and resumable).
+blocked, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or configuration; 3
+paused, with the resume command; 4 cancelled at review; 130 interrupted by Ctrl-C, paused and resumable).
 
 This module is imported inside the commands' ``run`` (it pulls in trio, rich and the orchestrator).
 """
@@ -358,6 +358,9 @@ class GoalCommand:
             out.print(Text(f"resume with: {command}"), soft_wrap=True)
             return ExitCode.PAUSED
         self._show_summary(outcome, json_out)
+        if status == "cancelled":
+            # The person's own choice, not an error: the goal view (or the --json summary) has said it once already.
+            return ExitCode.CANCELLED
         if status == "complete":
             if json_out is None:
                 self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
@@ -366,7 +369,6 @@ class GoalCommand:
             "blocked": "blocked: a person is needed to go on"
             if self.unattended is not None
             else "blocked: the planner needs an answer only you can give",
-            "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
 

@@ -4,6 +4,7 @@ real files, real verify commands, real signals (SIGINT, SIGKILL)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 from tests.support.goal_cli import (
@@ -145,6 +147,33 @@ def test_resume_without_a_terminal_and_without_yes_refuses_a_plan_no_review_appr
     assert "standard input is not a terminal" in message and "nothing was executed" in message
     assert f"reasonix goal --resume {run_id}" in message and "--yes" in message
     assert not (ws / "calc" / "ops.py").exists() and _verified(_goal_json(ws, run_id)) == []
+
+
+def test_a_cancel_at_review_exits_4_and_says_so_once(tmp_path: Path, env: dict[str, str]) -> None:
+    """Issue 48 item 27: a cancel at the plan review exited 1, as a failure does, with "cancelled at review; nothing
+    was executed: the user cancelled the plan at review" in red after the view had said it. It is the person's choice:
+    its own exit status (4, so a script mistakes it neither for success nor for a failure), said once by the view."""
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator", "goal", "Grow calc", "--workspace", str(ws), "--base-url", url],
+            env={**env, "TERM": "xterm"},
+            cwd=str(ROOT),
+            encoding="utf-8",
+            timeout=120,  # a hang guard, not a measure
+            dimensions=(40, 120),
+        )
+        child.expect(r"\[c\]ancel: ")
+        child.sendline("c")
+        child.expect(pexpect.EOF)
+        child.close()
+        requests = emulator_stats(url)["total"]["requests"]
+    after = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before or "")
+    assert child.exitstatus == 4, after
+    assert after.count("cancelled: the plan was not approved; nothing was executed") == 1, after
+    assert "reasonix goal:" not in after and after.count("cancelled") == 2, after  # that line and the summary's
+    assert requests == 1 and not (ws / "calc" / "ops.py").exists()
 
 
 def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -> None:
