@@ -130,6 +130,9 @@ def test_the_batch_budget_pauses_every_goal_and_no_request_passes_it(tmp_path: P
         resumed = reasonix("batch", str(goals), "--resume", "--budget-usd", "5", "--base-url", url, env=env)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     assert all(r["status"] == "complete" for r in results(out).values())
+    # One line per goal, its latest, in the goals file's order (issue 48 item 9: it was 6 lines, one per attempt).
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["status"]) for r in lines] == [(i, "complete") for i in ids]
 
 
 def test_the_batch_command_without_ray_never_imports_ray() -> None:
