@@ -30,6 +30,7 @@ from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.launch import GoalLaunch, launch_goal
 from orchestrator.policy.budget import SharedLedger
 from orchestrator.review.reviewer import AutoApprove
+from orchestrator.ui.goal_lines import state_line
 from sessions import UsageReported
 from sessions.wire import DeepSeekError
 
@@ -75,7 +76,7 @@ class _Reporter:
 
     def event(self, event: AnyEvent) -> None:
         if isinstance(event, GoalStateChanged):
-            self.say("state", event.state + (f": {event.reason}" if event.reason else ""))
+            self.say("state", state_line(event).plain)  # the goal view's words: "» judging", not "replanning"
         elif isinstance(event, StepVerified):
             self.say("step", f"{event.step_id} {'verified' if event.ok else 'failed verification'}")
         elif isinstance(event, UsageReported):

@@ -54,6 +54,9 @@ def test_six_goals_complete_locally_three_at_a_time_each_in_its_own_copy(tmp_pat
     lines = proc.stdout.splitlines()  # not a terminal: plain lines, each naming its goal, then the table
     assert any(line.startswith("g3 started") for line in lines)
     assert any(line.startswith("g3 complete · $") and "4 requests" in line for line in lines)
+    # The goal view's words for its states (issue 48 item 11: "state: replanning: every step is verified" for judging)
+    assert any(line.startswith("g3 » judging: every step is verified") for line in lines), lines
+    assert not any("replanning" in line for line in lines)
     assert any(line.startswith("6/6 done · 0 running · 0 failed · $") for line in lines)
     assert (
         any("│ total" in line for line in lines) and f"results: {tmp_path / 'goals.batch' / 'results.jsonl'}" in lines
