@@ -127,19 +127,7 @@ class GoalCommand:
 
         def make(setup: GoalSetup) -> Reviewer:
             if not yes and not self.stdin_isatty and launch.resume is not None:
-                previous = launch.previous()
-                planned = previous is not None and previous.plan_revision > 0
-                what = (
-                    "has a plan that no review approved yet"
-                    if planned
-                    else "has no plan yet, and the plan it makes next needs a review"
-                )
-                raise ReviewUnavailableError(
-                    f"run {launch.resume} {what}, and standard input is not a terminal, so nobody can review it; "
-                    "nothing was executed. Resume it in a terminal to review it "
-                    f"({resume_command(launch.resume, workspace=Path(self.args.workspace))}), or add --yes to "
-                    "approve it without review."
-                )
+                raise _nobody_to_review(launch, Path(self.args.workspace))
             # Without --json the goal display has already drawn the plan (and any diff) on the same console.
             console = self.stderr if self.args.json else self.stdout
             made = make_reviewer(
@@ -371,6 +359,23 @@ class GoalCommand:
             else "blocked: the planner needs an answer only you can give",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
+
+
+def _nobody_to_review(launch: GoalLaunch, workspace: Path) -> ReviewUnavailableError:
+    """A resumed run needs a review (no plan yet, or one no review approved) and there is no terminal to ask on."""
+    assert launch.resume is not None
+    previous = launch.previous()
+    planned = previous is not None and previous.plan_revision > 0
+    what = (
+        "has a plan that no review approved yet"
+        if planned
+        else "has no plan yet, and the plan it makes next needs a review"
+    )
+    return ReviewUnavailableError(
+        f"run {launch.resume} {what}, and standard input is not a terminal, so nobody can review it; nothing was "
+        f"executed. Resume it in a terminal to review it ({resume_command(launch.resume, workspace=workspace)}), or "
+        "add --yes to approve it without review."
+    )
 
 
 def run_command(args: argparse.Namespace, mode: GoalMode, prog: str) -> int:
