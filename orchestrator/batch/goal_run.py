@@ -23,6 +23,9 @@ from orchestrator.batch.progress_event import Progress, ProgressKind
 from orchestrator.batch.result import GoalResult, Status
 from orchestrator.batch.spec import BatchError, GoalSpec
 from orchestrator.batch.workspace import Seed, clone, goal_diff, seed_for
+from orchestrator.config.mcp import MCP_FILE
+from orchestrator.config.model import PROJECT_FILE, user_config_path
+from orchestrator.config.trust import trust_copy, trust_path
 from orchestrator.errors import ReasonixError
 from orchestrator.events import GoalStateChanged, StepVerified
 from orchestrator.goal.runner import AnyEvent, GoalRunner
@@ -83,6 +86,18 @@ class _Reporter:
             self.say("cost")
 
 
+def _trust_copied_config(spec: GoalSpec, copy_dir: Path, env: Mapping[str, str]) -> None:
+    """A local workspace's configuration files the user trusted are trusted in the goal's copy when the copy holds
+    exactly the trusted bytes (the committed file as trusted): the copy is a new path, and without this every goal of
+    a workspace with trusted hooks would be refused. A file the copy holds otherwise stays untrusted."""
+    if spec.remote:
+        return
+    store = trust_path(user_config_path(env))
+    for name in (PROJECT_FILE, MCP_FILE):
+        if (copy_dir / name).exists():
+            trust_copy(store, Path(spec.workspace) / name, copy_dir / name)
+
+
 async def run_one_goal(
     spec: GoalSpec,
     seed: Seed | None,
@@ -130,6 +145,7 @@ async def run_one_goal(
             commit = await clone(seed or await seed_for(spec), copy_dir, spec.id)
             found_copy = GoalCopy(seed_commit=commit, run_id=spec.id)
             (goal_dir / COPY_FILE).write_text(found_copy.model_dump_json(), encoding="utf-8")
+            _trust_copied_config(spec, copy_dir, env)
             resume: str | None = None
         else:
             found_copy, record = found
