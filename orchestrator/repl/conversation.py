@@ -102,7 +102,7 @@ class Conversation:
         self.commands = commands
         self.console = console
         self.options = options
-        self.renderer = TerminalRenderer(console)
+        self.renderer = TerminalRenderer(console, footer_per_turn=True)  # the status line has the running figures
         self.client: DeepSeekClient = client or build_client(resolved)
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
