@@ -255,7 +255,10 @@ def test_esc_cancels_a_streamed_turn_and_a_line_typed_meanwhile_runs_after_it(tm
         {"content": "Here after Esc."},
         {
             "tool_calls": [
-                {"name": "bash", "arguments": {"command": "while [ ! -e go ]; do sleep 0.05; done; echo went"}}
+                {
+                    "name": "bash",
+                    "arguments": {"command": "touch started; while [ ! -e go ]; do sleep 0.05; done; echo went"},
+                }
             ]
         },
         {"content": "The wait is over."},
@@ -273,7 +276,11 @@ def test_esc_cancels_a_streamed_turn_and_a_line_typed_meanwhile_runs_after_it(tm
         _turn(child, "are you there?", "Here after Esc.")
         child.sendline("wait for go")
         child.expect("wait for go")
-        child.expect("cache")  # the request's footer: the command is running now
+        for _ in range(1200):  # the command is running once it made `started` (a hang guard, not a measure)
+            if (ws / "started").exists():
+                break
+            child.expect([pexpect.TIMEOUT, "\\$^"], timeout=0.1)  # reads the terminal meanwhile
+        assert (ws / "started").exists()
         child.send("and then this\r")  # typed while the turn runs
         child.expect("queued \\(runs after this turn\\): and then this")
         (ws / "go").touch()
