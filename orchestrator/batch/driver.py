@@ -85,9 +85,13 @@ class BatchRun:
         return goal_dir(self.batch_dir, goal_id)
 
     def record(self, result: GoalResult) -> None:
-        """A goal ended: its line goes to the results file at once, and to the display."""
+        """A goal ended: the results file is rewritten at once with its line in place of any earlier one (one line
+        per goal, the latest), and the result goes to the display."""
         self.ended[result.id] = result
-        self.results.append(result)
+        latest = {**self.earlier, **self.ended}
+        listed = [g.id for g in self.goals if g.id in latest]
+        # Results of goals no longer in the goals file are kept, after the listed ones.
+        self.results.write([latest[i] for i in listed] + [r for i, r in latest.items() if i not in set(listed)])
         self.on_result(result)
 
     def not_started(self, goal: GoalSpec, max_attempts: int = 1) -> GoalResult:

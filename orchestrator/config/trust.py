@@ -95,6 +95,20 @@ def record_hash(store: Path, hashes: Mapping[Path, str]) -> None:
     tmp.replace(store)
 
 
+def trust_copy(store: Path, source: Path, copy: Path) -> bool:
+    """Trust ``copy`` when its bytes are exactly what the user trusted at ``source`` (a batch goal's copy of a
+    trusted workspace file: the same bytes at a new path). A copy that differs, or a source never trusted, is left
+    untrusted. Whether it was trusted."""
+    try:
+        data = read_config_bytes(copy)
+    except OSError:
+        return False
+    if not is_trusted_content(store, source, data):
+        return False
+    record_hash(store, {copy: bytes_hash(data)})
+    return True
+
+
 def record_trust(store: Path, paths: list[Path]) -> None:
     """Trust these files as they are now (the user's ``reasonix trust``)."""
     record_hash(store, {path: file_hash(path) for path in paths})

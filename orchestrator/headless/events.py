@@ -16,11 +16,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from sessions.wire import Usage
 
 SCHEMA_VERSION = 1
+
+USD_DECIMALS = 12
+"""Costs are sums of per-token prices (a few significant digits each); summing floats adds noise in the 17th digit
+(``7.6434000000001e-05``). Rounded to 12 decimals, a cost keeps every digit it really has and prints as it is."""
+Usd = Annotated[float, AfterValidator(lambda value: round(value, USD_DECIMALS))]
 
 
 class _Line(BaseModel):
@@ -104,7 +109,7 @@ class AssistantLineMessage(BaseModel):
     model: str
     content: list[Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]]
     usage: TokenUsage
-    cost_usd: float
+    cost_usd: Usd
     """What this request cost (Reasonix's addition)."""
 
 
@@ -196,7 +201,7 @@ class ResultLine(_Line):
     duration_api_ms: int
     num_turns: int
     """Requests to the model (each an ``assistant`` line)."""
-    total_cost_usd: float
+    total_cost_usd: Usd
     usage: TokenUsage
     cache_hit_ratio: float | None
     model: str

@@ -21,6 +21,7 @@ from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.repl.commands import SlashCommand
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.preferences.price import price_parts
+from orchestrator.text.wording import counted
 from sessions import Session, SessionEvent, SessionSettings
 from sessions.tools import ToolRegistry
 from sessions.wire import DeepSeekClient
@@ -96,6 +97,9 @@ class ChatConversation(Conversation):
     def journal_path(self) -> Path:
         return run_dir(self.workspace, self.run_id) / "chat.jsonl"
 
+    has_modes = False
+    """No modes and no rewind in a chat: /help lists neither Shift+Tab nor Esc Esc."""
+
     def cycle_mode(self) -> None:
         """Shift+Tab does nothing here."""
 
@@ -109,7 +113,7 @@ class ChatConversation(Conversation):
                 ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
                 ("bold ansimagenta", "chat, no tools"),
                 *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
-                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {self.session.requests} requests · /help"),
+                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {counted(self.session.requests, 'request')} · /help"),
                 ("", f" · balance {self.balance}" if self.balance else ""),
             ]
         )

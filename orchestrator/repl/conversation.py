@@ -40,6 +40,7 @@ from orchestrator.repl.preferences.style import language_block, styled
 from orchestrator.repl.turn_log import TurnLog, TurnRecord
 from orchestrator.repl.typeahead import with_turn_keys
 from orchestrator.subagents.runner import SESSION_PREFIX
+from orchestrator.text.wording import counted
 from orchestrator.ui.stream import TerminalRenderer
 from plans import write_atomic
 from sessions import Session, SessionEvent, UsageReported
@@ -83,6 +84,8 @@ class Conversation:
 
     offered: tuple[str, ...] | None = None
     """The slash commands /help lists (``None``: all of them; ``reasonix chat`` offers fewer)."""
+    has_modes = True
+    """Shift+Tab cycles modes and Esc Esc rewinds (``reasonix chat`` has neither)."""
 
     def __init__(
         self,
@@ -99,7 +102,7 @@ class Conversation:
         self.commands = commands
         self.console = console
         self.options = options
-        self.renderer = TerminalRenderer(console)
+        self.renderer = TerminalRenderer(console, footer_per_turn=True)  # the status line has the running figures
         self.client: DeepSeekClient = client or build_client(resolved)
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
@@ -251,7 +254,7 @@ class Conversation:
                 *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
                 ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
                 ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
-                ("", f" · {self.session.requests + self.subagent_requests + self.goal_requests} requests"),
+                ("", f" · {counted(self.session.requests + self.subagent_requests + self.goal_requests, 'request')}"),
                 ("", " · Shift+Tab: mode · /help"),
                 ("", f" · balance {self.balance}" if self.balance else ""),
             ]

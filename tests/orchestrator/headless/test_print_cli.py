@@ -11,6 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessions.journal import read_journal
 
@@ -57,6 +59,38 @@ def test_the_published_schema_is_the_one_the_code_makes() -> None:
     assert SCHEMA["schema_version"] == SCHEMA_VERSION
 
 
+@given(st.lists(st.integers(min_value=0, max_value=10**7), min_size=1, max_size=30))
+def test_a_summed_cost_prints_without_float_noise(tokens: list[int]) -> None:
+    """Issue 48 item 30: ``-p`` printed ``7.6434000000001e-05``. Costs are sums of per-token prices; the lines carry
+    them rounded to 12 decimals, which is every digit they really have."""
+    from orchestrator.headless.events import ResultLine, TokenUsage
+
+    price = 0.028 / 1e6  # a cache hit at flash's price: dollars per token
+    total = sum(n * price for n in tokens)
+    counts = ("input_tokens", "cache_read_input_tokens", "output_tokens", "prompt_tokens")  # all 0
+    usage = TokenUsage.model_validate(
+        dict.fromkeys((*counts, "prompt_cache_hit_tokens", "prompt_cache_miss_tokens"), 0)
+    )
+    line = ResultLine(
+        session_id="s",
+        subtype="success",
+        is_error=False,
+        result="",
+        status="done",
+        duration_ms=0,
+        duration_api_ms=0,
+        num_turns=1,
+        total_cost_usd=total,
+        usage=usage,
+        cache_hit_ratio=None,
+        model="m",
+        journal="j",
+    )
+    printed = json.loads(line.model_dump_json())["total_cost_usd"]
+    assert printed == round(total, 12)  # 0.1 + 0.2 prints as 0.3, not 0.30000000000000004
+    assert abs(printed - total) < 1e-12
+
+
 def test_text_prints_the_final_answer_only(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with emulator_process(_script(READ, ANSWER), tmp_path, env) as url:
@@ -97,6 +131,8 @@ def test_stream_json_lines_follow_the_schema_and_the_result_matches_the_server(t
     assert usage["output_tokens"] == stats["completion_tokens"]
     costs = [x["message"]["cost_usd"] for x in lines if x["type"] == "assistant"]
     assert result["total_cost_usd"] == pytest.approx(sum(costs)) and result["total_cost_usd"] > 0
+    # Every cost as it really is, without float-summing noise (issue 48 item 30: 7.6434000000001e-05).
+    assert all(c == round(c, 12) for c in [*costs, result["total_cost_usd"]])
     assert result["duration_ms"] >= result["duration_api_ms"] >= 0
 
 
