@@ -27,7 +27,7 @@ import trio
 
 from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.config.model import KEY_FIELD, ResolvedConfig, load_config, user_config_path
-from sessions.sandbox.choose import sandbox_unavailable_reason
+from sessions.sandbox import sandbox_unavailable_reason
 from sessions.wire import AuthenticationError, Balance, DeepSeekClient, DeepSeekError
 
 PRESETS = ("flash", "auto", "pro")
