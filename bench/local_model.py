@@ -598,6 +598,9 @@ async def run_one(task: Task, settings: RunSettings) -> Outcome:
             *reasonix_argv(),
             "goal",
             "--unattended",
+            # The goal stops itself (paused, resumable, its recording written) before the harness's hard bound.
+            "--max-runtime",
+            f"{int(settings.task_timeout_s * 0.9)}s",
             "--preset",
             settings.preset,
             "--output-format",
