@@ -535,8 +535,13 @@ def read_stream(path: Path, outcome: Outcome) -> None:
                 outcome.why = str(data.get("summary") or "")
 
 
-def user_config(stall_timeout_s: float, deadline_s: float) -> str:
-    return f"[client]\nstall_timeout_s = {stall_timeout_s}\ndeadline_s = {deadline_s}\nmax_attempts = 2\n"
+def user_config(stall_timeout_s: float, deadline_s: float, model: str) -> str:
+    """The client's timeouts, and a price of $0 for the model id llama-server answers with (its alias): without
+    one, the price book has no price for it and the run stops at the first reply."""
+    return (
+        f"[client]\nstall_timeout_s = {stall_timeout_s}\ndeadline_s = {deadline_s}\nmax_attempts = 2\n\n"
+        f'[prices.families."{model}"]\nhit = 0\nmiss = 0\noutput = 0\n'
+    )
 
 
 def private_home(home: Path) -> dict[str, str]:
@@ -565,6 +570,8 @@ class RunSettings:
     sdists: Path
     task_timeout_s: float
     stall_timeout_s: float
+    alias: str = ""
+    """The model id llama-server answers with."""
     preset: str = "flash"
 
 
@@ -586,7 +593,7 @@ async def run_one(task: Task, settings: RunSettings) -> Outcome:
         config = Path(homes["XDG_CONFIG_HOME"]) / "reasonix"
         config.mkdir(parents=True)
         (config / "config.toml").write_text(
-            user_config(settings.stall_timeout_s, settings.task_timeout_s), encoding="utf-8"
+            user_config(settings.stall_timeout_s, settings.task_timeout_s, settings.alias), encoding="utf-8"
         )
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("DEEPSEEK_", "XDG_", "REASONIX_"))},
@@ -609,8 +616,8 @@ async def run_one(task: Task, settings: RunSettings) -> Outcome:
             str(recording),
             task.spec.objective,
         ]
-        with stream.open("wb") as sink:
-            proc = await trio.lowlevel.open_process(argv, cwd=ws, env=env, stdout=sink, stderr=subprocess.DEVNULL)
+        with stream.open("wb") as sink, stream.with_suffix(".stderr.txt").open("wb") as errors:
+            proc = await trio.lowlevel.open_process(argv, cwd=ws, env=env, stdout=sink, stderr=errors)
             try:
                 with trio.move_on_after(settings.task_timeout_s) as bound:
                     await proc.wait()
@@ -629,7 +636,8 @@ async def run_one(task: Task, settings: RunSettings) -> Outcome:
             outcome.why = f"stopped after {settings.task_timeout_s:g} s (the goal was {outcome.status}): " + outcome.why
             outcome.status = "timeout"
         elif outcome.status == "error":
-            outcome.why = f"the goal printed no end state (exit {proc.returncode}); see {stream}"
+            tail = stream.with_suffix(".stderr.txt").read_text(encoding="utf-8", errors="replace").strip()
+            outcome.why = f"the goal printed no end state (exit {proc.returncode}): {tail[-300:] or '(no stderr)'}"
         check = await run_script(task.verify_script, ws, sandbox=sandbox, timeout_s=task.spec.verify.timeout_s)
         outcome.verified = check.ok
         status = await trio.run_process(
@@ -664,23 +672,10 @@ async def run_all(args: argparse.Namespace) -> list[Outcome]:
         tasks += load_suite(ROOT / "bench" / "tasks", names)
     print(f"model {pin.name} ({model}), runtime {RUNTIME.name}, {len(tasks)} tasks, results in {out}", flush=True)
     outcomes: list[Outcome] = []
-    async with serving(binary, model, alias=pin.name, log=out / "llama-server.log") as base:
-        print(f"llama-server healthy at {base}", flush=True)
-        settings = RunSettings(
-            base_url=base,
-            model=pin.key,
-            out=out,
-            sdists=default_cache(),
-            task_timeout_s=args.task_timeout,
-            stall_timeout_s=args.stall_timeout,
-        )
-        with (out / "results.jsonl").open("a", encoding="utf-8") as results:
-            for task in tasks:
-                outcome = await run_one(task, settings)
-                outcomes.append(outcome)
-                print(outcome.line(), flush=True)
-                results.write(json.dumps({**outcome.__dict__, "solved": outcome.solved}) + "\n")
-                results.flush()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_sigterm, nursery.cancel_scope)
+        await _run_tasks(tasks, pin, binary, model, out, args, outcomes)
+        nursery.cancel_scope.cancel()
     solved = sum(o.solved for o in outcomes)
     claims = sum(o.false_claim for o in outcomes)
     print(
@@ -690,6 +685,44 @@ async def run_all(args: argparse.Namespace) -> list[Outcome]:
         flush=True,
     )
     return outcomes
+
+
+async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
+    """SIGTERM or SIGHUP stops the run as Ctrl-C does: the goal is interrupted, llama-server stopped."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            print(f"signal {signum}: stopping", file=sys.stderr, flush=True)
+            scope.cancel()
+            return
+
+
+async def _run_tasks(
+    tasks: list[Task],
+    pin: ModelPin,
+    binary: Path,
+    model: Path,
+    out: Path,
+    args: argparse.Namespace,
+    outcomes: list[Outcome],
+) -> None:
+    async with serving(binary, model, alias=pin.name, log=out / "llama-server.log") as base:
+        print(f"llama-server healthy at {base}", flush=True)
+        settings = RunSettings(
+            base_url=base,
+            model=pin.key,
+            out=out,
+            sdists=default_cache(),
+            task_timeout_s=args.task_timeout,
+            stall_timeout_s=args.stall_timeout,
+            alias=pin.name,
+        )
+        with (out / "results.jsonl").open("a", encoding="utf-8") as results:
+            for task in tasks:
+                outcome = await run_one(task, settings)
+                outcomes.append(outcome)
+                print(outcome.line(), flush=True)
+                results.write(json.dumps({**outcome.__dict__, "solved": outcome.solved}) + "\n")
+                results.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -712,6 +745,8 @@ def main(argv: list[str] | None = None) -> int:
         help="the client's stall timeout, s (default 600: llama-server sends nothing while it reads a long prompt)",
     )
     args = parser.parse_args(argv)
+    # Started from a script in the background, SIGINT arrives ignored; Ctrl-C must still stop the run cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if args.command == "provision":
             root = cache_root()

@@ -11,6 +11,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -241,3 +242,18 @@ def test_the_stream_is_read_into_the_figures(lm: ModuleType, tmp_path: Path) -> 
     )
     outcome.status = "complete"
     assert outcome.false_claim and "FALSE CLAIM" in outcome.line()
+
+
+def test_the_goal_configuration_prices_the_local_model_at_zero(lm: ModuleType, tmp_path: Path) -> None:
+    """llama-server answers with its alias as the model id; without a price for it the first reply stops the run
+    (UnknownModelPriceError, seen with the 0.5B model). The configuration the goal gets prices it at $0."""
+    from orchestrator.config.model import load_config
+    from sessions.wire import Usage
+
+    (tmp_path / "reasonix").mkdir()
+    (tmp_path / "reasonix" / "config.toml").write_text(lm.user_config(600.0, 900.0, "qwen-local"))
+    resolved = load_config(workspace=tmp_path, flags={}, env={"XDG_CONFIG_HOME": str(tmp_path), "HOME": str(tmp_path)})
+    assert (resolved.config.client.stall_timeout_s, resolved.config.client.deadline_s) == (600.0, 900.0)
+    usage = Usage(prompt_tokens=2722, completion_tokens=35, total_tokens=2757)
+    at = datetime(2026, 12, 7, 12, tzinfo=UTC)
+    assert float(resolved.config.price_book().cost(usage, "qwen-local", at).total) == 0.0
