@@ -514,11 +514,11 @@ def read_stream(path: Path, outcome: Outcome) -> None:
             usage = message.get("usage") or {}
             outcome.prompt_tokens += int(usage.get("prompt_tokens") or 0)
             outcome.completion_tokens += int(usage.get("output_tokens") or 0)
-            outcome.tool_calls += sum(b.get("type") == "tool_use" for b in message.get("content") or [])
         elif kind == "user":
             for block in message.get("content") or []:
                 if block.get("type") != "tool_result":
                     continue
+                outcome.tool_calls += 1  # native or scavenged from the text: each call run (or refused) once
                 outcome.tool_errors += bool(block.get("is_error"))
                 text = block.get("content")
                 text = text if isinstance(text, str) else json.dumps(text)
