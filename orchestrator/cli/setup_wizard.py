@@ -188,8 +188,16 @@ def run_wizard(
 
 
 def needs_key(resolved: ResolvedConfig) -> bool:
-    """No key, and the real API (a local endpoint gets a placeholder)."""
-    return resolved.api_key is None and resolved.config.base_url == DEFAULT_BASE_URL
+    """No key, and the real API (a local endpoint gets a placeholder), and the executor on DeepSeek (not on one of
+    the user's ``[[providers]]``)."""
+    from orchestrator.config.endpoints import role_endpoint
+    from orchestrator.config.providers import ProviderChoiceError
+
+    try:
+        on_deepseek = role_endpoint(resolved.config, "executor").built_in
+    except ProviderChoiceError:
+        on_deepseek = False  # the command says what is wrong with [roles] when it builds its client
+    return resolved.api_key is None and resolved.config.base_url == DEFAULT_BASE_URL and on_deepseek
 
 
 def offer_setup(workspace: Path, base_url: str | None, env: Mapping[str, str]) -> None:

@@ -47,6 +47,7 @@ _GUARDED: dict[str, tuple[Any, str]] = {
         "an MCP server starts a program on your machine or receives your workspace's data",
     ),
     "hooks": (lambda v: bool(v), "a hook runs a program on your machine at every event it names"),
+    "providers": (lambda v: bool(v), "a provider decides where requests and an API key are sent"),
 }
 
 
@@ -54,7 +55,7 @@ def bytes_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook"}
+_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook", "providers": "define the provider"}
 """What to do in the user's own config instead, where "set the key" does not fit."""
 
 

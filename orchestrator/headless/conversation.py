@@ -16,8 +16,9 @@ from pathlib import Path
 
 import trio
 
-from orchestrator.build import RunOptions, build_executor, run_dir
+from orchestrator.build import ModelChoiceError, RunOptions, build_executor, run_dir
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.config.providers import unpriced_problem
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir, state_subdir
 from orchestrator.headless.events import ResultLine, ResultSubtype, StreamJsonEvent, SystemInit, TokenUsage
@@ -128,6 +129,10 @@ class HeadlessConversation:
             resume=self.resumed,
         )
         self._base = (self.session.requests, self.session.usage, self.session.cost_usd)
+        model, budget = self.session.settings.model, self.options.max_budget_usd
+        problem = unpriced_problem([model] if self.session.ledger.price_book.is_unpriced(model) else [], budget)
+        if problem is not None:
+            raise ModelChoiceError(problem)
         if self.options.max_budget_usd is not None:
             self.session.in_flight.gate = BudgetCap(self.options.max_budget_usd, lambda: self.cost_usd)
 

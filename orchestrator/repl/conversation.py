@@ -103,7 +103,7 @@ class Conversation:
         self.console = console
         self.options = options
         self.renderer = TerminalRenderer(console, footer_per_turn=True)  # the status line has the running figures
-        self.client: DeepSeekClient = client or build_client(resolved)
+        self.client: DeepSeekClient = client or build_client(resolved, model=options.model)
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
         self.sent_mode: Mode | None = None

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
         commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode)
-        client = build_client(resolved)
+        client = build_client(resolved, model=args.model)
         resume = args.resume
         if args.continue_:
             resume = last_conversation(workspace)

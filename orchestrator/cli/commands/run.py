@@ -105,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
         )
         read_only = args.read_only or args.permissions == "read-only"
         recorder = Recorder.start(workspace) if args.record is not None else None
-        client = build_client(resolved, transport=recorder.transport() if recorder is not None else None)
+        client = build_client(
+            resolved, model=args.model, transport=recorder.transport() if recorder is not None else None
+        )
         hub = McpHub(
             resolved.config.mcp,
             workspace,
