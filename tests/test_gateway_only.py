@@ -33,9 +33,8 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "sessions/journal/kept_output.py": (1, "kept outputs beside the journal (read back through the gateway)"),
     "sessions/sandbox/bounds.py": (5, PROC),
     "sessions/sandbox/reaper.py": (3, PROC),
-    # Left for the sandbox's owner: hide.py reads the workspace's `.git` *file* (a gitdir pointer) by name; the
-    # target it names is masked, not read. Listed so the count cannot grow unnoticed.
-    "sessions/sandbox/hide.py": (2, "/proc/net/unix; the workspace's .git pointer file (sandbox mounts, not content)"),
+    # The workspace's `.git` pointer file is read through the gateway (bounded, regular files only).
+    "sessions/sandbox/hide.py": (1, "/proc/PID/net/unix"),
     "sessions/tiers/archive.py": (2, "the session's archive in its state directory"),
     # orchestrator/
     "orchestrator/acp/tools.py": (1, TEMP),
