@@ -55,13 +55,9 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/cli/commands/bench.py": (1, USER_FILE),
     "orchestrator/cli/options.py": (1, USER_FILE),
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
-    # Configuration files (trust's part): reasonix.toml / .mcp.json in the workspace are read by name, not bounded
-    # by the gateway yet; their content never reaches the model.
-    "orchestrator/config/files.py": (
-        1,
-        "configuration files: a bounded regular-file read (trust decides what they may set)",
-    ),
-    "orchestrator/config/rules_file.py": (1, "the rules file Reasonix writes, a symlink refused"),
+    # The user's own config file, by name (a symlink there is the user's). The workspace's reasonix.toml,
+    # reasonix.local.toml and .mcp.json go through the gateway (read_config_bytes(within=workspace)).
+    "orchestrator/config/files.py": (1, USER_FILE),
     "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
