@@ -49,6 +49,7 @@ class HeldTree:
         self.gateway = gateway
         self._root = -1
         self._held: dict[str, int | None] = {}
+        self._files: dict[str, frozenset[str]] = {}
 
     def __enter__(self) -> HeldTree:
         self._root = os.open(self.gateway.path, ROOT_FLAGS)
@@ -114,14 +115,17 @@ class HeldTree:
         return None if parent is None else (parent, name)
 
     def is_file(self, rel: str) -> bool:
-        """Whether ``rel`` is a regular file beneath the root, reached without a symlink."""
-        spot = self._parent(rel)
-        if spot is None:
+        """Whether ``rel`` is a regular file beneath the root, reached without a symlink. Each directory is listed
+        once (its regular files kept), so confirming a whole listing costs one ``getdents`` per directory, not one
+        ``stat`` per name."""
+        parent_rel, _, name = rel.strip("/").rpartition("/")
+        if name in ("", ".", "..") or name.casefold() in self.gateway.refused:
             return False
-        try:
-            return stat.S_ISREG(os.stat(spot[1], dir_fd=spot[0], follow_symlinks=False).st_mode)
-        except OSError:
-            return False
+        files = self._files.get(parent_rel)
+        if files is None:
+            found = self.entries(parent_rel) or []
+            files = self._files[parent_rel] = frozenset(e.name for e in found if e.kind == "file")
+        return name in files
 
     def read(self, rel: str, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file ``rel`` (None when it is not one, reached without a symlink)."""
