@@ -42,9 +42,22 @@ def read_config_bytes(path: Path, *, within: Path | None = None) -> bytes:
     return data
 
 
-def _read_beneath(root: Path, path: Path) -> bytes:
+STATE_MAX_BYTES = 1024 * 1024
+"""A pointer file of Reasonix's own under ``.reasonix/`` (``headless.json``, ``repl.json``) is far smaller."""
+
+
+def read_state_bytes(workspace: Path, path: Path, *, limit: int = STATE_MAX_BYTES) -> bytes:
+    """A small file of Reasonix's own run state under ``workspace/.reasonix/``, read through the gateway as
+    :func:`read_config_bytes` reads a workspace's config: a repository can ship ``.reasonix/``, so a link out of the
+    workspace, a FIFO or ``/dev/zero`` there is refused (``OSError``), never followed, waited on or read whole."""
+    return _read_beneath(workspace, path, limit=limit, refused=frozenset({".git"}))
+
+
+def _read_beneath(
+    root: Path, path: Path, *, limit: int = CONFIG_MAX_BYTES, refused: frozenset[str] | None = None
+) -> bytes:
     from sessions.tools import ToolError, WorkspaceEscapeError
-    from sessions.tools.gateway import GatewayRoot
+    from sessions.tools.gateway import RESERVED, GatewayRoot
 
     if not root.is_dir():
         raise FileNotFoundError(errno.ENOENT, "no such workspace", str(root))
@@ -53,15 +66,15 @@ def _read_beneath(root: Path, path: Path) -> bytes:
     except ValueError:
         raise OSError(errno.EXDEV, "not inside the workspace") from None
     try:
-        found = GatewayRoot(root).read(rel, limit=CONFIG_MAX_BYTES + 1)
+        found = GatewayRoot(root, refused=RESERVED if refused is None else refused).read(rel, limit=limit + 1)
     except WorkspaceEscapeError:
         raise OSError(errno.EXDEV, "a symlink that leads outside the workspace, which is never followed") from None
     except ToolError as exc:
         if exc.message.startswith("not found"):
             raise FileNotFoundError(errno.ENOENT, "no such file", str(path)) from None
         raise OSError(errno.EINVAL, "not a regular file") from None
-    if found.truncated:
-        raise OSError(errno.EFBIG, f"larger than {CONFIG_MAX_BYTES // 1024} KiB")
+    if len(found.data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit // 1024} KiB")
     return found.data
 
 

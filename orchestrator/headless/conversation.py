@@ -17,6 +17,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.build import RunOptions, build_executor, run_dir
+from orchestrator.config.files import read_state_bytes
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir, state_subdir
@@ -63,7 +64,7 @@ class HeadlessOptions:
 
 def last_conversation(workspace: Path) -> str | None:
     try:
-        data = json.loads((workspace / ".reasonix" / LAST_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_state_bytes(workspace, workspace / ".reasonix" / LAST_FILE).decode("utf-8"))
     except (OSError, ValueError):
         return None
     found = data.get("session_id") if isinstance(data, dict) else None
