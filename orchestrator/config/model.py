@@ -373,8 +373,7 @@ def load_config(
     """Resolve the configuration (see the module docstring). Raises :class:`ConfigError` naming file and key."""
     env = os.environ if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
-    untrusted: set[str] = set()
-    """The workspace files the user has not trusted as they are: they merge only tighter."""
+    untrusted: set[str] = set()  # the workspace files the user has not trusted as they are: they merge only tighter
     files: list[Path] = []
     user_file = user_config_path(env, user_config_dir)
     store = trust_path(user_file)
@@ -382,7 +381,8 @@ def load_config(
     file_key: str | None = None
     key_problems: list[ConfigProblem] = []
     for path in (user_file, workspace / MCP_FILE, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
-        data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)
+        within = None if path == user_file else workspace  # a workspace file: read through the gateway
+        data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path, within=within)
         if data is not None and KEY_FIELD in data:
             data = dict(data)
             value = data.pop(KEY_FIELD)

@@ -60,7 +60,8 @@ _INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook", "pro
 
 
 def file_hash(path: Path) -> str:
-    return bytes_hash(read_config_bytes(path))
+    """The hash of a workspace file (read beneath its folder: a symlink out is refused, never hashed)."""
+    return bytes_hash(read_config_bytes(path, within=path.parent))
 
 
 def trust_path(user_config_file: Path) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 import trio
 
 from orchestrator.build import ModelChoiceError, RunOptions, build_executor, run_dir
+from orchestrator.config.files import read_state_bytes
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.config.providers import unpriced_problem
 from orchestrator.errors import ReasonixError
@@ -64,7 +65,7 @@ class HeadlessOptions:
 
 def last_conversation(workspace: Path) -> str | None:
     try:
-        data = json.loads((workspace / ".reasonix" / LAST_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_state_bytes(workspace, workspace / ".reasonix" / LAST_FILE).decode("utf-8"))
     except (OSError, ValueError):
         return None
     found = data.get("session_id") if isinstance(data, dict) else None

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
+from orchestrator.config.files import read_state_bytes
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.events import SubagentFinished
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
@@ -72,7 +73,7 @@ class ReplOptions:
 def last_run_id(workspace: Path) -> str | None:
     path = workspace / ".reasonix" / LAST_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_state_bytes(workspace, path).decode("utf-8"))
     except (OSError, ValueError):
         return None
     run_id = data.get("run_id") if isinstance(data, dict) else None
