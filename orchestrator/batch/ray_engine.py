@@ -62,7 +62,10 @@ def _loopback(address: str) -> bool:
 
 
 def _import_ray(address: str) -> Any:
-    if _loopback(address):  # Ray swaps 127.0.0.1 for the machine's address unless told it is a one-machine cluster
+    # Ray swaps 127.0.0.1 for the machine's address unless told it is a one-machine cluster (read when ray is
+    # imported, here and in every process of a cluster started from here): for a loopback address, and for ``auto``,
+    # which keeps a cluster it starts on this machine alone.
+    if address == "auto" or _loopback(address):
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
@@ -185,15 +188,24 @@ def _goal_task(
     return result.model_dump_json(), (_pack(goal_dir) if result.status == "paused" else None)
 
 
+LOOPBACK = "127.0.0.1"
+"""Where a cluster ``--ray auto`` starts listens: ``--ray ADDRESS`` is what reaches beyond this machine."""
+
+
 def _join(ray: Any, address: str) -> str:
-    """Connect to the cluster (``auto``: the one this machine knows, else a new one here); what was joined."""
+    """Connect to the cluster (``auto``: the one this machine knows, else a new one here, on loopback with usage
+    statistics off); what was joined."""
     options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "configure_logging": True}
     try:
         if address == "auto":
             try:
                 ray.init(address="auto", **options)
-            except ConnectionError:
-                ray.init(include_dashboard=False, **options)
+            except (
+                ConnectionError
+            ):  # a new cluster of this machine alone: on loopback, nothing reported to Ray's makers
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # its processes take loopback too
+                ray.init(include_dashboard=False, _node_ip_address=LOOPBACK, **options)
         else:
             ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as exc:
