@@ -123,11 +123,18 @@ async def test_an_sdk_client_reads_edits_with_permission_cancels_and_loads_again
             env,
         )
         after = emu.stats()["sessions"]["executor"]
-    assert results(again, "load_session")[0]["kind"] == "result"
+    loaded = results(again, "load_session")[0]
+    assert loaded["kind"] == "result" and loaded["result"]["modes"]["currentModeId"] == "ask"  # an object, not null
     replayed = updates(again[: index_of(again, "load_session")])
-    assert replayed[0]["sessionUpdate"] == "user_message_chunk"
-    assert "fix add() in calc.py" in replayed[0]["content"]["text"]
+    # As the editor saw it live: the user's words without Reasonix's blocks, thoughts, the calls and their results.
+    said = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert said == ["fix add() in calc.py", "run it"]
     assert "Fixed add()." in [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
+    assert any(u["sessionUpdate"] == "agent_thought_chunk" for u in replayed)
+    calls = [u for u in replayed if u["sessionUpdate"] == "tool_call"]
+    assert [c["kind"] for c in calls] == ["read", "edit", "execute"]
+    done = {u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call_update"}
+    assert {c["toolCallId"] for c in calls} == done
     assert results(again, "prompt")[0]["result"] == {"stopReason": "end_turn"}
     answer = updates(again, index_of(again, "load_session"))
     assert "".join(u["content"]["text"] for u in answer if u["sessionUpdate"] == "agent_message_chunk") == (
