@@ -165,6 +165,9 @@ class AcpAgent:
             finally:
                 session.scope = None
         if scope.cancelled_caught:
+            assert self.rpc is not None
+            for body in session.maker.cancel_open():
+                self.rpc.notify("session/update", update(params.session_id, body))
             self._reopen(session)
             return {"stopReason": "cancelled"}
         session.sent_mode = session.mode

@@ -316,6 +316,15 @@ async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the
     assert done[0]["status"] == "failed"
     assert done[0]["content"][0]["content"]["text"].endswith("[timed out after 1s; the editor's terminal was killed]")
     assert results(cancelled, "prompt")[0]["result"] == {"stopReason": "cancelled"}
+    # The running call ends with a final update before the prompt's answer (else the editor shows it running).
+    answered = index_of(cancelled, "prompt")
+    started = [u["toolCallId"] for u in updates(cancelled[:answered]) if u["sessionUpdate"] == "tool_call"]
+    final = [
+        u
+        for u in updates(cancelled[:answered])
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
+    ]
+    assert started and [u["toolCallId"] for u in final] == started and final[-1]["status"] == "failed"
     kinds = [e["kind"] for e in cancelled if e["kind"].startswith("terminal/")]
     assert kinds[0] == "terminal/create" and kinds[-1] == "terminal/release"
     assert_gone(command, "the command of the cancelled turn is still running")
