@@ -67,7 +67,6 @@ from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
 from sessions.prompt import TailBlock
 from sessions.wire import AssistantMessage, DeepSeekError, UserMessage
-from sessions.wire.messages import ToolMessage
 
 AGENT_ERROR = -32000
 
@@ -352,7 +351,7 @@ def _replayed(message: Any, maker: UpdateMaker) -> list[dict[str, Any]]:
         for call in message.tool_calls:
             bodies += maker(_call_line(call))
         return bodies
-    if isinstance(message, ToolMessage):
+    if getattr(message, "role", None) == "tool":  # a tool's result
         done = UserLine(
             session_id="",
             message=UserLineMessage(
