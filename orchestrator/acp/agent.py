@@ -17,7 +17,9 @@ journal is mended and the next prompt goes on from it).
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
@@ -50,7 +52,16 @@ from orchestrator.build import build_client, check_workspace
 from orchestrator.config.model import load_config
 from orchestrator.errors import ReasonixError
 from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions
-from orchestrator.headless.events import StreamJsonEvent
+from orchestrator.headless.events import (
+    AssistantLine,
+    AssistantLineMessage,
+    StreamJsonEvent,
+    TokenUsage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserLine,
+    UserLineMessage,
+)
 from orchestrator.policy.commands import CommandSetup, command_setup
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
@@ -123,19 +134,18 @@ class AcpAgent:
         self.sessions[sid] = session
         return {"sessionId": sid, "modes": {"currentModeId": session.mode, "availableModes": MODES}}
 
-    async def load_session(self, params: LoadSessionParams) -> None:
+    async def load_session(self, params: LoadSessionParams) -> dict[str, Any]:
+        """The journaled conversation, replayed as the editor saw it live: the user's words (without the blocks
+        Reasonix put in front of them), thoughts, answers, and each tool call with its result."""
         result = await self.new_session(params, resume=params.session_id)
-        conversation = self.sessions[result["sessionId"]].conversation
+        session = self.sessions[result["sessionId"]]
+        conversation = session.conversation
         assert conversation is not None and self.rpc is not None
+        maker = UpdateMaker(session.workspace)
         for message in conversation.session.log.messages:
-            if isinstance(message, UserMessage) and isinstance(message.content, str):
-                body = {"sessionUpdate": "user_message_chunk", "content": text_content(message.content)}
-            elif isinstance(message, AssistantMessage) and message.content:
-                body = {"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)}
-            else:
-                continue
-            self.rpc.notify("session/update", update(params.session_id, body))
-        return None
+            for body in _replayed(message, maker):
+                self.rpc.notify("session/update", update(params.session_id, body))
+        return {"modes": result["modes"]}
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self._session(params.session_id)
@@ -154,6 +164,9 @@ class AcpAgent:
             finally:
                 session.scope = None
         if scope.cancelled_caught:
+            assert self.rpc is not None
+            for body in session.maker.cancel_open():
+                self.rpc.notify("session/update", update(params.session_id, body))
             self._reopen(session)
             return {"stopReason": "cancelled"}
         session.sent_mode = session.mode
@@ -318,6 +331,50 @@ class AcpAgent:
         if chosen in ("allow_once", "allow_always"):
             return Answer(allow=True, always=chosen == "allow_always")
         return Answer(allow=False, note="the user declined in the editor")
+
+
+_TAIL_BLOCKS = re.compile(r"\A(?:<([a-z][a-z0-9-]*)>\n.*?\n</\1>\n\n)+", re.DOTALL)
+"""The tail blocks in front of a user message's text (``sessions.prompt.compose_user_turn``)."""
+
+
+def _replayed(message: Any, maker: UpdateMaker) -> list[dict[str, Any]]:
+    """The ``session/update`` bodies one journaled message made live."""
+    if isinstance(message, UserMessage) and isinstance(message.content, str):
+        text = _TAIL_BLOCKS.sub("", message.content)
+        return [{"sessionUpdate": "user_message_chunk", "content": text_content(text)}] if text else []
+    if isinstance(message, AssistantMessage):
+        bodies: list[dict[str, Any]] = []
+        if message.reasoning_content:
+            bodies.append({"sessionUpdate": "agent_thought_chunk", "content": text_content(message.reasoning_content)})
+        if message.content:
+            bodies.append({"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)})
+        for call in message.tool_calls:
+            bodies += maker(_call_line(call))
+        return bodies
+    if getattr(message, "role", None) == "tool":  # a tool's result
+        done = UserLine(
+            session_id="",
+            message=UserLineMessage(
+                content=[ToolResultBlock(tool_use_id=message.tool_call_id, content=message.content, is_error=False)]
+            ),
+        )
+        return maker(done)
+    return []
+
+
+def _call_line(call: Any) -> AssistantLine:
+    """A journaled tool call as the ``assistant`` line that showed it."""
+    try:
+        data = json.loads(call.function.arguments or "{}")
+    except ValueError:
+        data = {}
+    block = ToolUseBlock(id=call.id, name=call.function.name, input=data if isinstance(data, dict) else {})
+    usage = TokenUsage(
+        input_tokens=0, cache_read_input_tokens=0, output_tokens=0, prompt_tokens=0, prompt_cache_hit_tokens=0,
+        prompt_cache_miss_tokens=0,
+    )  # fmt: skip
+    message = AssistantLineMessage(id=call.id, model="", content=[block], usage=usage, cost_usd=0.0)
+    return AssistantLine(session_id="", message=message)
 
 
 def editor_tools(session: AcpSession, rpc: Connection, caps: ClientCapabilities) -> None:

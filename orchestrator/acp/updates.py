@@ -123,6 +123,11 @@ class UpdateMaker:
             "content": content,
         }
 
+    def cancel_open(self) -> list[dict[str, Any]]:
+        """After a cancelled turn: a final ``failed`` update for every call still open (else the editor shows it
+        running forever); what reached the model is the journal's interrupted result."""
+        return [self._finished(call_id, "cancelled: the turn was stopped", True) for call_id in list(self._order)]
+
     def pending_call(self, tool: str) -> dict[str, Any]:
         """The ``toolCall`` of a permission request: the oldest open call of ``tool``."""
         for call_id in self._order:

@@ -49,10 +49,12 @@ class BatchRun:
         results_path: Path | None = None,
     ) -> BatchRun:
         """The run of ``goals`` in ``batch_dir``. Without ``resume``, a batch directory that already holds results
-        is refused (say ``--resume``, or move it away), so nothing is overwritten."""
+        is refused (say ``--resume``, or move it away), so nothing is overwritten. Relative paths are made absolute
+        here, before anything uses them (the sandbox, the goals' copies and their checkpoints need absolute ones)."""
         if budget_usd is not None and not budget_usd > 0:
             raise BatchError("--budget-usd must be more than 0")
-        results = ResultsFile(results_path or batch_dir / RESULTS)
+        batch_dir = batch_dir.absolute()
+        results = ResultsFile((results_path or batch_dir / RESULTS).absolute())
         earlier = results.read()
         if earlier and not resume:
             raise BatchError(

@@ -185,15 +185,32 @@ def _goal_task(
     return result.model_dump_json(), (_pack(goal_dir) if result.status == "paused" else None)
 
 
+LOOPBACK = "127.0.0.1"
+"""Where a cluster ``--ray auto`` starts listens: ``--ray ADDRESS`` is what reaches beyond this machine."""
+
+
+def _one_machine(ray: Any) -> None:
+    """Before ``--ray auto`` starts a cluster: Ray takes the machine's address instead of 127.0.0.1 unless told the
+    cluster is this machine's alone. The cluster's processes read that from the environment when they start; this
+    one read it when it imported ray (joining the machine's cluster, which ``auto`` tries first, needs the machine's
+    address), so it is told here too."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+
+
 def _join(ray: Any, address: str) -> str:
-    """Connect to the cluster (``auto``: the one this machine knows, else a new one here); what was joined."""
+    """Connect to the cluster (``auto``: the one this machine knows, else a new one here, on loopback; usage
+    statistics are off, :func:`_import_ray`); what was joined."""
     options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "configure_logging": True}
     try:
         if address == "auto":
             try:
                 ray.init(address="auto", **options)
-            except ConnectionError:
-                ray.init(include_dashboard=False, **options)
+            except ConnectionError:  # none: a new one of this machine alone, on loopback
+                _one_machine(ray)
+                ray.init(include_dashboard=False, _node_ip_address=LOOPBACK, **options)
         else:
             ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as exc:

@@ -25,8 +25,32 @@ PERMISSION_MODES = {
     "default": "auto",
     "acceptEdits": "auto",
     "bypassPermissions": "auto",
+    "dontAsk": "ask",
 }
-"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas."""
+"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas (``default`` is ``ask`` when
+a ``--permission-prompt-tool stdio`` can be asked; ``dontAsk`` is ``ask`` with nobody to ask: refused)."""
+
+IGNORED_VALUE_FLAGS = (
+    "--setting-sources",
+    "--fallback-model",
+    "--betas",
+    "--session-id",
+    "--settings",
+    "--thinking",
+    "--max-thinking-tokens",
+    "--thinking-display",
+    "--effort",
+    "--json-schema",
+    "--task-budget",
+    "--resume-session-at",
+    "--resume-drops-turn",
+    "--mcp-config",
+    "--agents",
+)
+"""Claude Code flags the SDKs may pass that ``reasonix -p`` accepts and does not honour: named in the ``init`` line's
+``ignored`` (docs/stream-json.md says why for each)."""
+IGNORED_REPEATED_FLAGS = ("--add-dir", "--plugin-dir")
+IGNORED_SWITCHES = ("--strict-mcp-config", "--fork-session", "--include-hook-events", "--session-mirror")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,12 +81,56 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--permission-mode",
         choices=sorted(PERMISSION_MODES),
         help="ask (a call no rule allows is refused: no one to ask), auto (default), read-only or plan; "
-        "Claude Code's default / acceptEdits / bypassPermissions mean auto",
+        "Claude Code's default / acceptEdits / bypassPermissions mean auto, dontAsk means ask",
     )
     parser.add_argument("--model", default="flash", metavar="flash|pro|ID")
     add_workspace_option(parser)
     add_base_url_option(parser)
     parser.add_argument("--sandbox", choices=("workspace-write", "read-only", "full-access"))
+    claude = parser.add_argument_group(
+        "Claude Code's flags", "what the Claude Agent SDKs pass (docs/stream-json.md: what each maps to)"
+    )
+    claude.add_argument("--verbose", action="store_true", help="accepted: stream-json is always complete")
+    claude.add_argument("--system-prompt", metavar="TEXT", help="only empty: the system prompt is the cached prefix")
+    claude.add_argument("--system-prompt-file", metavar="FILE", help="refused: the system prompt is the cached prefix")
+    claude.add_argument("--append-system-prompt", metavar="TEXT", help="added to the tail of this run's first message")
+    claude.add_argument(
+        "--include-partial-messages", action="store_true", help="stream-json: stream_event lines as the reply streams"
+    )
+    claude.add_argument(
+        "--allowedTools",
+        dest="pre_approved",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="these tools run without asking (Claude Code's names map to Reasonix's: Read is read_file …)",
+    )
+    claude.add_argument(
+        "--disallowedTools", "--disallowed-tools", dest="disallowed", action="append", default=[], metavar="NAMES"
+    )
+    claude.add_argument("--tools", metavar="NAMES", help="only these tools may run (default: all)")
+    claude.add_argument(
+        "--permission-prompt-tool", metavar="stdio", help="stdio: ask the caller (can_use_tool control requests)"
+    )
+    for flag in IGNORED_VALUE_FLAGS:
+        claude.add_argument(flag, dest=_dest(flag), metavar="VALUE", help=argparse.SUPPRESS)
+    for flag in IGNORED_REPEATED_FLAGS:
+        claude.add_argument(flag, dest=_dest(flag), action="append", metavar="VALUE", help=argparse.SUPPRESS)
+    for flag in IGNORED_SWITCHES:
+        claude.add_argument(flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS)
+
+
+def _dest(flag: str) -> str:
+    return "ignored_" + flag.removeprefix("--").replace("-", "_")
+
+
+def ignored_flags(args: argparse.Namespace) -> list[str]:
+    """The Claude Code flags given that this run does not honour."""
+    flags = (*IGNORED_VALUE_FLAGS, *IGNORED_REPEATED_FLAGS, *IGNORED_SWITCHES)
+    given = [flag for flag in flags if getattr(args, _dest(flag)) not in (None, False)]  # an empty value counts
+    if args.permission_prompt_tool not in (None, "stdio"):
+        given.append("--permission-prompt-tool")
+    return given
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,19 +143,27 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
+    from orchestrator.headless.control import (
+        CallNoted,
+        ControlChannel,
+        ControlHandlers,
+        ControlRefusedError,
+        PermissionPrompt,
+    )
     from orchestrator.headless.conversation import (
         HeadlessConversation,
         HeadlessOptions,
         NoConversationError,
         last_conversation,
     )
-    from orchestrator.headless.events import ResultLine
-    from orchestrator.headless.limits import parse_allowed
-    from orchestrator.headless.output import Output, parse_input_line
+    from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
+    from orchestrator.headless.limits import ToolRules, claude_tool_names, parse_allowed
+    from orchestrator.headless.output import Output
     from orchestrator.mcp.hub import McpHub
     from orchestrator.policy.commands import command_setup
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.signals import run_interruptible
+    from sessions.prompt import TailBlock
 
     def fail(message: str, code: int) -> int:
         print(f"reasonix -p: {message}", file=sys.stderr, flush=True)
@@ -98,6 +174,12 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{flag} must be above 0", ExitCode.USAGE)
     if args.resume and args.continue_:
         return fail("give --resume ID or --continue, not both", ExitCode.USAGE)
+    if args.system_prompt or args.system_prompt_file:
+        return fail(
+            "reasonix keeps its own system prompt: it is the cached prefix every request shares; give your text with "
+            "--append-system-prompt (it goes to the tail of the first message) or drop --system-prompt",
+            ExitCode.USAGE,
+        )
     streamed = args.input_format == "stream-json"
     prompt = ""
     if not streamed:
@@ -111,12 +193,82 @@ def run(args: argparse.Namespace) -> int:
             return fail('the prompt is empty; say what to do, e.g. reasonix -p "explain src/app.py"', ExitCode.USAGE)
     elif args.prompt not in (None, "-"):
         return fail("--input-format stream-json reads the messages from standard input; drop the prompt", 2)
+    stdio_prompt = args.permission_prompt_tool == "stdio"
+    if stdio_prompt and not streamed:
+        return fail("--permission-prompt-tool stdio needs --input-format stream-json (the answers come there)", 2)
 
-    mode = PERMISSION_MODES[args.permission_mode or "auto"]
+    chosen = args.permission_mode or "default"
+    mode = "ask" if stdio_prompt and chosen == "default" else PERMISSION_MODES[chosen]
+    allowed = parse_allowed(args.allowed_tools) if args.allowed_tools else None
+    if args.tools is not None and args.tools != "default":
+        only = claude_tool_names([args.tools])[0]
+        allowed = only if allowed is None else allowed & only
+    pre_approved, _ = claude_tool_names(args.pre_approved)
+    disallowed = frozenset().union(*claude_tool_names(args.disallowed))
+    ignored = ignored_flags(args)
+    scope = trio.CancelScope()
+    prompter: list[PermissionPrompt] = []
+
+    def edit(event: StreamJsonEvent) -> StreamJsonEvent:
+        if isinstance(event, SystemInit):
+            servers = [McpServerInfo(name=r.name, status=r.state) for r in hub.reports()]
+            return event.model_copy(update={"ignored": ignored, "mcp_servers": servers})
+        if prompter:
+            prompter[0].observe(event)
+            if isinstance(event, ResultLine):
+                return event.model_copy(update={"permission_denials": prompter[0].take_denials()})
+        return event
+
+    out = Output(
+        sys.stdout, args.output_format, on_closed=scope.cancel, partial=args.include_partial_messages, edit=edit
+    )
+    running: list[trio.CancelScope] = []
+
+    def interrupt() -> None:
+        for turn in running:
+            turn.cancel()
+
+    def set_permission_mode(name: str) -> None:
+        if name not in PERMISSION_MODES:
+            raise ControlRefusedError(f"unknown permission mode {name!r}; use one of {', '.join(PERMISSION_MODES)}")
+        new = "ask" if prompter and name == "default" else PERMISSION_MODES[name]
+        commands.gate.mode = new  # type: ignore[assignment]
+
+    def initialize(request: dict[str, object]) -> dict[str, object]:
+        model = started[0].session.settings.model if started else args.model
+        body: dict[str, object] = {
+            "commands": [],
+            "agents": [],
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [{"value": model, "displayName": model, "description": "DeepSeek, through Reasonix"}],
+            "account": {},
+            "pid": os.getpid(),
+        }
+        if request.get("hooks"):
+            body["hooks_applied"] = False  # hook callbacks are not run: said here and in docs/stream-json.md
+        return body
+
+    def mcp_status() -> dict[str, object]:
+        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in hub.reports()]}
+
+    channel = ControlChannel(
+        out.raw,
+        ControlHandlers(
+            initialize=initialize,
+            interrupt=interrupt,
+            set_permission_mode=set_permission_mode,
+            mcp_status=mcp_status,
+        ),
+    )
+    asker = None
+    if stdio_prompt:
+        prompter.append(PermissionPrompt(channel))
+        asker = prompter[0].ask
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode)
+        commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode, asker=asker)
         client = build_client(resolved, model=args.model)
         resume = args.resume
         if args.continue_:
@@ -134,70 +286,89 @@ def run(args: argparse.Namespace) -> int:
     if commands.notice:
         print(f"reasonix -p: {commands.notice}", file=sys.stderr)
 
-    scope = trio.CancelScope()
-    out = Output(sys.stdout, args.output_format, on_closed=scope.cancel)
+    gate: object = commands.gate
+    if pre_approved or disallowed:
+        gate = ToolRules(pre_approved, disallowed, gate)
+    if stdio_prompt:
+        gate = CallNoted(gate)
     options = HeadlessOptions(
         model=args.model,
         read_only=mode == "read-only",
         max_turns=args.max_turns,
         max_budget_usd=args.max_budget_usd,
-        allowed_tools=parse_allowed(args.allowed_tools) if args.allowed_tools else None,
+        allowed_tools=allowed,
         permission_mode=mode,
     )
     started: list[HeadlessConversation] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
+    tail = (
+        [TailBlock(tag="appended-system-prompt", body=args.append_system_prompt)] if args.append_system_prompt else []
+    )
 
-    prompt_sent = False
-    count = 0
+    def open_conversation(resume_id: str | None) -> HeadlessConversation:
+        return HeadlessConversation(
+            workspace=workspace,
+            resolved=resolved,
+            client=client,
+            on_event=out,
+            options=options,
+            sandbox=commands.sandbox,
+            gate=gate,  # type: ignore[arg-type]
+            resume_id=resume_id,
+            mcp=hub,
+        )
 
-    async def messages() -> str | None:
-        """The next user message, or None when there is none left (the prompt was sent, standard input ended)."""
-        nonlocal prompt_sent, count
-        if not streamed:
-            if prompt_sent:
-                return None
-            prompt_sent = True
-            return prompt
-        while True:
-            raw = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-            if not raw:
-                return None
-            count += 1
-            text = parse_input_line(raw, count)
-            if text is not None:
-                return text
+    async def readline() -> str:
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        return line
+
+    async def turns(messages: trio.MemoryReceiveChannel[str], conversation: HeadlessConversation) -> None:
+        nonlocal tail
+        async for text in messages:
+            with trio.CancelScope() as turn:
+                running.append(turn)
+                try:
+                    await conversation.send(text, tail=tail)
+                    tail = []
+                finally:
+                    running.remove(turn)
+            if turn.cancelled_caught:  # an interrupt: the turn says so, and the conversation goes on from its journal
+                out(conversation.result("cancelled", "interrupted by the caller (control request interrupt)"))
+                tracker = conversation.session.ledger.tracker
+                conversation.close()
+                conversation = open_conversation(conversation.session_id)
+                conversation.session.ledger.tracker = tracker
+                started[0] = conversation
 
     async def work() -> bool:
         with scope:
             async with hub.open():
                 try:
-                    conversation = HeadlessConversation(
-                        workspace=workspace,
-                        resolved=resolved,
-                        client=client,
-                        on_event=out,
-                        options=options,
-                        sandbox=commands.sandbox,
-                        gate=commands.gate,
-                        resume_id=resume,
-                        mcp=hub,
-                    )
+                    conversation = open_conversation(resume)
                 except ReasonixError as exc:
                     problem.append(str(exc))
                     return True
                 started.append(conversation)
                 out(conversation.init_event())
                 try:
-                    while (text := await messages()) is not None:
-                        await conversation.send(text)
+                    if not streamed:
+                        await conversation.send(prompt, tail=tail)
+                        return True
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(channel.read, readline)
+                        await turns(channel.messages(), conversation)
+                        nursery.cancel_scope.cancel()
                 finally:
+                    conversation = started[0]
                     if conversation.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
                         hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
                         cancelled.append(conversation.result("cancelled", hint))
         return not scope.cancelled_caught
 
     finished = run_interruptible(work, resource=client)
+    if channel.error is not None:
+        return fail(str(channel.error), ExitCode.USAGE)
     if problem:
         return fail(problem[0], ExitCode.USAGE)
     if out.closed:

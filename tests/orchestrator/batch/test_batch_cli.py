@@ -178,3 +178,20 @@ def test_the_batch_command_without_ray_never_imports_ray() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+@pytest.mark.bwrap
+def test_a_relative_batch_directory_completes_its_goal(tmp_path: Path) -> None:
+    """``--dir rel/path`` from the directory it is relative to: the path reaches the sandbox and the goal's
+    checkpoints absolute (given as it was, bubblewrap failed verification and the goal retried until killed)."""
+    env = _env(tmp_path)
+    goals = goals_file(tmp_path, ["g1"])
+    with emulator_process(batch_script(["g1"]), tmp_path, env) as url:
+        proc = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "batch", goals.name, "--dir", "rel/batch", "--base-url", url],
+            capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    found = results(tmp_path / "rel" / "batch" / "results.jsonl")
+    assert found["g1"]["status"] == "complete" and found["g1"]["requests"] == 4, found
+    assert Path(found["g1"]["run_dir"]).is_absolute()
