@@ -21,7 +21,7 @@ def _tar(members: list[tuple[str, bytes | None, str | None]]) -> bytes:
                 info.type, info.linkname = tarfile.SYMTYPE, link
                 tar.addfile(info)
             elif data is None:
-                info.type = tarfile.DIRTYPE
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
                 tar.addfile(info)
             else:
                 info.size, info.mode = len(data), 0o4755
