@@ -61,7 +61,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
-    "orchestrator/goal/store.py": (6, STATE),
+    "orchestrator/goal/store.py": (8, STATE + "; .reasonix/.gitignore made and upgraded with O_NOFOLLOW"),
     "orchestrator/headless/conversation.py": (1, STATE + "; headless.json is read through the gateway"),
     "orchestrator/repl/conversation.py": (2, STATE + "; repl.json is read through the gateway"),
     "orchestrator/repl/turn_log.py": (6, STATE),
