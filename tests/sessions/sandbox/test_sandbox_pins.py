@@ -43,9 +43,12 @@ def head(tmp_bytes: str | None = "536870912") -> list[str]:
 
 def kept(*readable: Path) -> list[str]:
     """The read-only binds that keep installed software readable behind the private /tmp, in path order: the policy's
-    ``readable`` paths (all under /tmp here) and this venv when it lives under /tmp too (as a CI clone's does)."""
+    ``readable`` paths (all under /tmp here) and this venv when it lives under /tmp too (as a CI clone's does) or in a
+    home the sandbox empties (as .ci/sandbox-as-user's does)."""
     venv = Path(sys.prefix).resolve()
-    paths = {*readable, *([venv] if Path("/tmp") in venv.parents else [])}
+    homes = Path(os.path.realpath("/home"))
+    emptied = homes in venv.parents and venv.parent != homes  # a clone in a home the sandbox empties (none in use)
+    paths = {*readable, *([venv] if Path("/tmp") in venv.parents or emptied else [])}
     return [arg for path in sorted(paths) for arg in ("--ro-bind", str(path), str(path))]
 
 
