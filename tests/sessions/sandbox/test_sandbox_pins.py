@@ -41,13 +41,14 @@ def head(tmp_bytes: str | None = "536870912") -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp", *run_mounts(), *dev]
 
 
-def kept(*readable: Path) -> list[str]:
+def kept(*readable: Path, shown: str = "") -> list[str]:
     """The read-only binds that keep installed software readable behind the private /tmp, in path order: the policy's
     ``readable`` paths (all under /tmp here) and this venv when it lives under /tmp too (as a CI clone's does) or in a
     home the sandbox empties (as .ci/sandbox-as-user's does)."""
     venv = Path(sys.prefix).resolve()
     homes = Path(os.path.realpath("/home"))
-    emptied = homes in venv.parents and venv.parent != homes  # a clone in a home the sandbox empties (none in use)
+    # a clone in a home the sandbox empties: not the home bound back (``shown``), which shows it already
+    emptied = homes in venv.parents and venv.parent != homes and not (shown and Path(shown) in venv.parents)
     paths = {*readable, *([venv] if Path("/tmp") in venv.parents or emptied else [])}
     return [arg for path in sorted(paths) for arg in ("--ro-bind", str(path), str(path))]
 
@@ -187,10 +188,10 @@ def test_the_homes_in_use_are_bound_back_before_the_workspace(a_home: Path, tmp_
     try:
         args = box(tmp_path, forbid_read=(str(masked),)).mounts(ws, str(tmp_path))
         shown = home_entry(a_home)
-        assert no_sockets(args)[: len(head()) + len(_homes(shown)) + len(kept()) + 3] == [
+        assert no_sockets(args)[: len(head()) + len(_homes(shown)) + len(kept(shown=shown)) + 3] == [
             *head(),
             *_homes(shown),
-            *kept(),
+            *kept(shown=shown),
             *["--bind", str(ws), str(ws)],
         ]
         sockets = socket_masks(args)
