@@ -120,9 +120,11 @@ class BubblewrapSandbox:
         writable = [p for p in self.policy.writable if p.exists()] if write else []
         homes = home_mounts([workspace, *writable, *([Path(home)] if home else [])])
         args += homes.args  # before the workspace and writable binds, which may lie in a home bound back
-        # installed software stays readable: the Python Reasonix runs in and an MCP server's own files, also where an
-        # emptied home holds them (a venv in a project under another home than $HOME's)
-        for kept in kept_behind((Path(sys.prefix), *self.policy.readable), homes.hidden, homes.kept):
+        # installed software stays readable: the Python Reasonix runs in, also where an emptied home holds it (a venv
+        # in a project under another home than $HOME's), and an MCP server's own files
+        # (an MCP server's files only behind /tmp: a server named in a config never reaches into a hidden home)
+        behind_tmp = kept_behind((Path(sys.prefix), *self.policy.readable), ())
+        for kept in sorted({*behind_tmp, *kept_behind((Path(sys.prefix),), homes.hidden, homes.kept)}):
             args += ["--ro-bind", kept, kept]
         ws = str(workspace)
         args += ["--bind" if write else "--ro-bind", ws, ws]

@@ -430,3 +430,16 @@ def test_an_ordinary_users_launch_bounds_processes_inside(tmp_path: Path, monkey
     launch = box(tmp_path, userns=False).wrap(["true"], workspace=tmp_path, cwd=tmp_path, env={})
     assert launch.argv[-5:] == ("--", tool, "--data=4294967296", "--", "true")
     assert launch.bounds == Bounds(512, 0, 4096, None, False)
+
+
+@pytest.mark.real_home
+def test_an_mcp_servers_files_in_a_hidden_home_stay_hidden(a_home: Path, tmp_path: Path) -> None:
+    """Only the Python Reasonix runs in is bound back out of an emptied home: a server that a config points into a
+    home not in use (another user's, as root) sees nothing of it."""
+    served = a_home / "server"
+    served.mkdir()
+    (served / "secret.txt").write_text("not for the server")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    args = no_sockets(box(tmp_path, readable=(served,), forbid_read=()).mounts(ws, str(tmp_path)))
+    assert not [a for a in args if a == str(served) or a.startswith(str(a_home))]
