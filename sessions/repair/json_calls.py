@@ -6,9 +6,10 @@ The object (:func:`call_shaped`) is one of
 * the OpenAI envelope ``{"type": "function", "function": {"name": N, "arguments": "{...}"}}``;
 * the R1 free-form variant ``{"tool_name": N, "tool_args": {...}}``.
 
-It is taken from (shapes ``fenced_json`` and ``prose_json``)
+It is taken from (shapes ``fenced_json``, ``bare_json`` and ``prose_json``)
 
-* a fenced block whose whole body is the object, or a text that is nothing but the object;
+* a fenced block whose whole body is the object (``fenced_json``), or a text that is nothing but the object
+  (``bare_json``, how a small local model writes every call);
 * prose: ``… so I should call {"name": "read_file", "arguments": {"path": "a.py"}} to check``. Not taken from prose:
   an object inside any fenced code block or tool-call markup, wrapped in quotes or inline backticks, introduced as an
   example (``for example``, ``e.g.``, ``looks like`` …) on its line, or negated or past (``not``, ``instead of``,
@@ -33,7 +34,7 @@ from typing import Any, Literal
 from sessions.repair.errors import ModelArgumentsError
 from sessions.repair.truncation import MAX_REPAIR_CHARS, parse_arguments
 
-JsonShape = Literal["fenced_json", "prose_json"]
+JsonShape = Literal["fenced_json", "bare_json", "prose_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +165,11 @@ def _shaped(body: str, start: int, end: int, shape: JsonShape) -> JsonCall | Non
 
 
 def fenced_json(text: str) -> Iterator[JsonCall]:
-    """A text that is nothing but a call object, or call objects that are the whole body of a fenced block."""
+    """A text that is nothing but a call object (``bare_json``), or call objects that are the whole body of a fenced
+    block (``fenced_json``)."""
     stripped = text.strip()
     if stripped.startswith("{") and stripped.endswith("}"):
-        whole = _shaped(stripped, 0, len(text), "fenced_json")
+        whole = _shaped(stripped, 0, len(text), "bare_json")
         if whole is not None:
             yield whole
             return

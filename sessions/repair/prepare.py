@@ -14,7 +14,8 @@ the log and re-sent exactly as it arrived (DESIGN §3.2). What changes is only w
   :attr:`PreparedBatch.scavenged`: with the session's ``tools``, a candidate written in prose only when its
   arguments validate against its tool (:mod:`sessions.repair.vet`), one written as markup or a fenced object always
   (the dispatcher answers bad arguments as for a native call), and at most ``max_scavenged`` of them per reply
-  (the rest get a "not run" result);
+  (the rest get a "not run" result); when none is found, a call in ``content`` of a tool that does not exist
+  (:func:`~sessions.repair.scavenge.stray_calls`) gets the unknown-tool result a native call would;
 * a tool that declares itself ``storm_exempt`` (a polling tool) is never suppressed and never counts toward a storm.
 
 Scavenged calls have no ``tool_call`` entry in the re-sent assistant message, so their results cannot be tool
@@ -37,7 +38,7 @@ from typing import Any
 
 from sessions.repair.errors import ModelArgumentsError
 from sessions.repair.flatten import FlatMap, unflatten_args
-from sessions.repair.scavenge import ScavengedCall, scavenge_calls
+from sessions.repair.scavenge import ScavengedCall, scavenge_calls, stray_calls
 from sessions.repair.stall import repeated_name, run_together
 from sessions.repair.storm import StormGuard
 from sessions.repair.truncation import parse_arguments
@@ -225,6 +226,9 @@ def prepare_calls(
         found = scavenge_calls(
             content=message.content, reasoning=message.reasoning_content, known_tools=known_tools.keys()
         )
+        if not found:  # a call of a tool that does not exist is answered as a native one would be
+            strays = stray_calls(content=message.content, known_tools=known_tools.keys())
+            scavenged_results.extend(b.unknown_tool(sc.id, sc.name) for sc in strays[: max(0, max_scavenged)])
         taken = [c for c in (_vetted(sc, known_tools, tools) for sc in found) if c is not None]
         over = taken[max(0, max_scavenged) :]
         if over:

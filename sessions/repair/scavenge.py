@@ -12,17 +12,19 @@ DeepSeek sometimes answers with ``tool_calls`` empty and the call written out in
 * ``function_tag``: ``<function=NAME>{...}</function>`` or with ``<parameter=k>v</parameter>`` tags;
 * ``function_attrs``: ``<function name="NAME" arguments='{...}'/>``, often inside ``<tools>…</tools>`` (a real
   planner wrote it, issue 44); the arguments in single or double quotes, HTML entities read;
-* ``fenced_json``: a fenced JSON call object, or a whole text that is exactly one (:mod:`sessions.repair.json_calls`
-  says which objects are calls: ``{"name", "arguments"|"parameters"}``, the OpenAI ``{"type": "function",
-  "function": {...}}`` envelope, the R1 ``{"tool_name", "tool_args"}`` variant; loose JSON is repaired);
+* ``fenced_json`` / ``bare_json``: a fenced JSON call object, or a whole text that is exactly one
+  (:mod:`sessions.repair.json_calls` says which objects are calls: ``{"name", "arguments"|"parameters"}``, the
+  OpenAI ``{"type": "function", "function": {...}}`` envelope, the R1 ``{"tool_name", "tool_args"}`` variant; loose
+  JSON is repaired);
 * ``prose_json``: such an object written inside prose, unless the text quotes it, gives it as an example or negates
   it (:func:`~sessions.repair.json_calls.prose_json`).
 
-Only names of known tools count: anything else is prose. A name that repeats one known tool (``read_fileread_file``,
-a stalled stream) counts as that tool, and :attr:`ScavengedCall.written_name` keeps what was written. Each call gets
-a deterministic id derived from its content (``scv_`` + a short sha256), never a random one. Nothing here raises on
-any input. Whether a candidate is *taken* (its arguments validate, the per-reply cap) is decided by the caller,
-:func:`~sessions.repair.prepare.prepare_calls`.
+Only names of known tools count: anything else is prose, except a call in ``content`` as markup or a call object of
+a tool that does not exist (:func:`stray_calls`), which the caller answers as an unknown tool. A name that repeats
+one known tool (``read_fileread_file``, a stalled stream) counts as that tool, and :attr:`ScavengedCall.written_name`
+keeps what was written. Each call gets a deterministic id derived from its content (``scv_`` + a short sha256),
+never a random one. Nothing here raises on any input. Whether a candidate is *taken* (its arguments validate, the
+per-reply cap) is decided by the caller, :func:`~sessions.repair.prepare.prepare_calls`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -39,7 +41,14 @@ from sessions.repair.json_calls import call_shaped, fenced_json, parse_object, p
 from sessions.repair.stall import repeated_name
 
 Shape = Literal[
-    "special_tokens", "dsml", "tool_call_tag", "function_tag", "function_attrs", "fenced_json", "prose_json"
+    "special_tokens",
+    "dsml",
+    "tool_call_tag",
+    "function_tag",
+    "function_attrs",
+    "fenced_json",
+    "bare_json",
+    "prose_json",
 ]
 Source = Literal["content", "reasoning"]
 
@@ -120,16 +129,45 @@ def scavenge_calls(
     return ()
 
 
+def stray_calls(*, content: str | None, known_tools: Collection[str]) -> tuple[ScavengedCall, ...]:
+    """Calls of tools that do not exist, written into ``content`` as markup or as a call object (bare or fenced), in
+    text order; asked only when :func:`scavenge_calls` found none. The caller answers each as it would a native call
+    of an unknown tool, with the valid names, so the model hears that its call went nowhere (a real 0.5B model's
+    ``{"name": "add", ...}`` ended its turn unanswered). Never from prose or from reasoning, where a made-up name is
+    only thought about."""
+    if not content:
+        return ()
+
+    def unknown(f: _Found) -> _Found | None:
+        stray = f.shape != "prose_json" and f.name.strip() and f.name not in known_tools
+        return f if stray and repeated_name(f.name, known_tools) is None else None
+
+    return tuple(
+        ScavengedCall(_call_id(i, f.name, f.args), f.name, f.args, f.repaired, "content", f.shape)
+        for i, f in enumerate(_calls(content, unknown))
+    )
+
+
 def find_calls(text: str, known_tools: Collection[str]) -> list[_Found]:
     """Every call of a known tool in ``text``, in order; overlapping matches keep the outermost, duplicates drop."""
+
+    def known(f: _Found) -> _Found | None:
+        if f.name in known_tools:
+            return f
+        name = repeated_name(f.name, known_tools)
+        return replace(f, name=name, written_name=f.name) if name is not None else None
+
+    return _calls(text, known)
+
+
+def _calls(text: str, keep: Callable[[_Found], _Found | None]) -> list[_Found]:
+    """The candidates ``keep`` takes (as it returns them), in order, outermost first, duplicates dropped."""
     candidates: list[_Found] = []
     finders = (_special_tokens, _dsml, _tool_call_tags, _function_tags, _function_attrs, _fenced_json, _prose_json)
     for finder in finders:
         for f in finder(text):
-            if f.name in known_tools:
-                candidates.append(f)
-            elif (name := repeated_name(f.name, known_tools)) is not None:
-                candidates.append(replace(f, name=name, written_name=f.name))
+            if (kept := keep(f)) is not None:
+                candidates.append(kept)
     closed_starts = [f.start for f in candidates if not f.open_ended]
     # Markup cut off at the end of the text never swallows a complete call written after it. (No complete call starts
     # where cut-off markup does: only special tokens are cut off, and no other shape starts with their opening.)

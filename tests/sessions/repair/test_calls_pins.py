@@ -18,7 +18,7 @@ def prose(text: str) -> list[tuple[str, dict[str, Any], bool]]:
 
 def fenced(text: str) -> list[tuple[str, dict[str, Any], bool]]:
     found = list(fenced_json(text))
-    assert {c.shape for c in found} <= {"fenced_json"}
+    assert {c.shape for c in found} <= {"fenced_json", "bare_json"}
     return [(c.name, c.args, c.repaired) for c in found]
 
 

@@ -10,12 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scenarios.emulator import ReplySpec, Script, SessionSpec
 from sessions.events import SessionEvent, ToolFinished
-from sessions.repair.scavenge import scavenge_calls
+from sessions.repair.scavenge import scavenge_calls, stray_calls
+from sessions.repair.stall import repeated_name
 from tests.sessions.repair.support import is_append, registry, repair_session
 from tests.sessions.session_support import BodyRecorder, emulated
 
@@ -150,3 +152,71 @@ def test_a_doubled_opening_brace_closed_once_is_a_call() -> None:
     assert args["objective"].startswith("The unit tests fail: add() in calc.py")
     assert [step["title"] for step in args["steps"]] == ["Fix the add() function"]
     assert args["steps"][0]["verify"][0] == {"command": "python3 -m unittest", "expect_exit": 0, "timeout_s": 10}
+
+
+#: The 0.5B executor on the calc-add task (bench/local_model.py): the whole reply a bare call object naming a tool
+#: that does not exist. It was not scavenged (not a known tool) and nothing answered it: the turn ended as if the model
+#: had finished.
+EXECUTOR_CALLS_ADD = '{\n  "name": "add",\n  "arguments": {\n    "a": 2,\n    "b": 3\n  }\n}'
+
+
+def test_a_whole_reply_that_calls_a_tool_of_no_name_of_ours_is_a_stray_call_not_a_scavenged_one() -> None:
+    assert _found(EXECUTOR_CALLS_ADD) == []
+    ((stray,),) = [stray_calls(content=EXECUTOR_CALLS_ADD, known_tools=TOOLS)]
+    assert (stray.name, stray.args, stray.shape) == ("add", {"a": 2, "b": 3}, "bare_json")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>" + json.dumps({"name": "deploy", "arguments": {}}) + "</tool_call>",
+        '<function name="deploy" arguments=\'{"env": "prod"}\'/>',
+        "Deploying now:\n```json\n" + json.dumps({"name": "deploy", "arguments": {"env": "prod"}}) + "\n```",
+    ],
+)
+def test_a_made_up_tool_in_markup_or_a_fence_is_a_stray_call(text: str) -> None:
+    assert [c.name for c in stray_calls(content=text, known_tools=TOOLS)] == ["deploy"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I could call {"name": "deploy", "arguments": {"env": "prod"}} but will not.',  # prose
+        json.dumps({"name": "read_file", "arguments": {"path": "a.py"}}),  # a tool of ours: scavenged, not stray
+        json.dumps({"name": "read_fileread_file", "arguments": {"path": "a.py"}}),  # a stalled name of ours
+        "def add(a, b):\n    return {'name': a}\n",
+        "",
+    ],
+)
+def test_prose_our_own_tools_and_code_are_no_stray_calls(text: str) -> None:
+    assert stray_calls(content=text, known_tools=TOOLS) == ()
+
+
+def test_a_stray_call_in_reasoning_is_only_thought_about() -> None:
+    assert stray_calls(content=None, known_tools=TOOLS) == ()
+
+
+async def test_a_call_of_a_tool_that_does_not_exist_is_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
+    result, events, recorder = await _one_turn(tmp_path, EXECUTOR_CALLS_ADD)
+    assert [e for e in events if isinstance(e, ToolFinished)] == []  # nothing ran
+    assert result.requests == 2  # the model heard that its call went nowhere, and answered
+    second = json.loads(recorder.bodies[1])["messages"][-1]["content"]
+    assert "there is no tool named 'add'" in second
+    assert "read_file" in second  # the valid names, to choose from
+    assert is_append(recorder.bodies[0], recorder.bodies[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(max_size=200)
+    | st.builds(
+        lambda name, prose: prose + json.dumps({"name": name, "arguments": {}}),
+        st.sampled_from([*sorted(TOOLS), "add", "deploy", "read_fileread_file"]),
+        st.sampled_from(["", "```json\n", "I call "]),
+    )
+)
+def test_a_stray_call_never_names_a_tool_of_ours_nor_repeats_one(text: str) -> None:
+    for call in stray_calls(content=text, known_tools=TOOLS):
+        assert call.name not in TOOLS
+        assert repeated_name(call.name, TOOLS) is None
+        assert call.shape != "prose_json"

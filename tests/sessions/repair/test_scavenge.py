@@ -97,7 +97,7 @@ def test_fenced_json_with_name_and_parameters() -> None:
 
 def test_openai_shaped_object_and_a_whole_json_content() -> None:
     content = '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"README.md\\"}"}}'
-    assert only(content) == ("read_file", {"path": "README.md"}, "fenced_json")
+    assert only(content) == ("read_file", {"path": "README.md"}, "bare_json")
 
 
 def test_unknown_names_and_ordinary_code_do_not_count() -> None:

@@ -193,8 +193,8 @@ def test_function_parameters_lose_one_newline_at_each_end_only() -> None:
 # ---------------------------------------------------------------------------------------------------- json
 
 
-def test_a_whole_text_call_with_a_trailing_newline_is_the_fenced_shape() -> None:
-    assert found('{"name": "bash", "arguments": {"command": "ls"}}\n') == [(*LS, "fenced_json")]
+def test_a_whole_text_call_with_a_trailing_newline_is_the_bare_shape() -> None:
+    assert found('{"name": "bash", "arguments": {"command": "ls"}}\n') == [(*LS, "bare_json")]
 
 
 def test_two_fenced_calls_and_two_prose_calls_are_all_read_in_order() -> None:
