@@ -2,7 +2,9 @@
 emulator, sent SIGKILL when it sends a given request — before that request is answered or uses a scripted reply — so
 the next run can ``--resume`` it exactly as a user would after a crash.
 
-The process gets the offline key, the emulator's URL, a home of its own (no user configuration) and the workspace;
+The process gets the offline key, the emulator's URL, a home of its own (no user configuration) and the workspace,
+but the user's state home: the run key that seals its run lives there (:mod:`orchestrator.run_seal`), and the next
+run resumes it only if the same key sealed it (with a state home of its own, the resume was refused as forged);
 without a sandbox on the machine, ``--allow-unconfined-verify`` too, so that it runs the scenario's scripted verify
 commands as the replay's own runs do rather than pausing for an approval nobody can give.
 Its output goes to ``killed-run-N.log`` next to the workspace (kept with ``--keep``).
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import trio
 
+from orchestrator.checkpoints.git import state_home
 from orchestrator.policy.verify import UNCONFINED_FLAG
 from scenarios import Scenario
 from scenarios.emulator import RunningEmulator
@@ -56,6 +59,7 @@ async def run_killed(scenario: Scenario, at: str, ws: Path, emu: RunningEmulator
         "DEEPSEEK_API_KEY": "sk-replay-offline",
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(state_home(os.environ)),  # the run key: the next run resumes what this one seals
     }
     s = scenario.settings
     command = [sys.executable, "-m", "orchestrator", "goal", scenario.objective, "--yes", "--json"]

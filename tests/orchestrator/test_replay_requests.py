@@ -166,6 +166,20 @@ def test_a_resume_that_reruns_a_verified_step_fails_the_kill_resume_scenario(mon
     assert any("run 2:" in f and "ran out of replies for session 'executor'" in f for f in failures), failures
 
 
+def test_kill_resume_holds_for_a_user_whose_state_home_is_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``XDG_STATE_HOME`` (most users), the killed run's private home once gave it a run key of its own: its
+    run had no seal under the user's key and the resume was refused as forged (``reasonix replay kill-resume``)."""
+    from scenarios.format import LIBRARY, load_scenario
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_STATE_HOME")
+    report = replay(load_scenario(LIBRARY / "kill-resume.json"))
+    assert report.ok, report.text_report()
+    assert (tmp_path / "home" / ".local" / "state" / "reasonix" / "run-key").is_file()
+
+
 def test_a_killed_run_is_a_goal_and_cannot_be_a_resume(tmp_path: Path) -> None:
     from scenarios.format import ScenarioError, load_scenario
 
