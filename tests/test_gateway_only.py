@@ -58,6 +58,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
     # Configuration files (trust's part): reasonix.toml / .mcp.json in the workspace are read by name, not bounded
     # by the gateway yet; their content never reaches the model.
+    "orchestrator/conversation/engine.py": (2, STATE),
     "orchestrator/config/files.py": (
         1,
         "configuration files: a bounded regular-file read (trust decides what they may set)",
@@ -67,9 +68,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
     "orchestrator/goal/store.py": (6, STATE),
-    "orchestrator/headless/conversation.py": (2, STATE),
-    "orchestrator/repl/conversation.py": (3, STATE),
-    "orchestrator/repl/turn_log.py": (6, STATE),
+    "orchestrator/conversation/turn_log.py": (6, STATE),
     "orchestrator/replay/killed.py": (2, RUN_DIR),
     "orchestrator/replay/recorder.py": (1, USER_FILE),
     "orchestrator/run_seal.py": (

@@ -70,22 +70,22 @@ def run(args: argparse.Namespace) -> int:
 
     import trio
 
-    from orchestrator.build import build_client, check_workspace
+    from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.config.model import load_config
+    from orchestrator.conversation.limits import parse_allowed
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
     from orchestrator.headless.conversation import (
+        POINTER,
         HeadlessConversation,
         HeadlessOptions,
         NoConversationError,
+        check_resume,
         last_conversation,
     )
     from orchestrator.headless.events import ResultLine
-    from orchestrator.headless.limits import parse_allowed
     from orchestrator.headless.output import Output, parse_input_line
-    from orchestrator.mcp.hub import McpHub
-    from orchestrator.policy.commands import command_setup
+    from orchestrator.launch import ConversationLaunch, open_conversation
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.signals import run_interruptible
 
@@ -113,37 +113,44 @@ def run(args: argparse.Namespace) -> int:
         return fail("--input-format stream-json reads the messages from standard input; drop the prompt", 2)
 
     mode = PERMISSION_MODES[args.permission_mode or "auto"]
+
+    def notice(text: str) -> None:
+        print(f"reasonix -p: {text}", file=sys.stderr)
+
+    scope = trio.CancelScope()
+    out = Output(sys.stdout, args.output_format, on_closed=scope.cancel)
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
-        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode)
-        client = build_client(resolved)
         resume = args.resume
         if args.continue_:
             resume = last_conversation(workspace)
             if resume is None:
                 raise NoConversationError("there is no earlier headless conversation here; drop --continue")
-        hub = McpHub(
-            resolved.config.mcp,
-            workspace,
-            on_notice=lambda text: print(f"reasonix -p: {text}", file=sys.stderr),
-            sandbox=resolved.config.sandbox_policy(),
+        if resume is not None:
+            check_resume(workspace, resume)
+        conversation = open_conversation(
+            ConversationLaunch(
+                workspace=workspace,
+                model=args.model,
+                permissions=mode,
+                read_only=mode == "read-only",
+                sandbox=args.sandbox,
+                base_url=args.base_url,
+                resume=resume,
+                pointer=POINTER,
+                max_budget_usd=args.max_budget_usd,
+                allowed_tools=parse_allowed(args.allowed_tools) if args.allowed_tools else None,
+            ),
+            env=os.environ,
+            on_notice=notice,
         )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
+    client, commands = conversation.client, conversation.commands
     if commands.notice:
         print(f"reasonix -p: {commands.notice}", file=sys.stderr)
 
-    scope = trio.CancelScope()
-    out = Output(sys.stdout, args.output_format, on_closed=scope.cancel)
-    options = HeadlessOptions(
-        model=args.model,
-        read_only=mode == "read-only",
-        max_turns=args.max_turns,
-        max_budget_usd=args.max_budget_usd,
-        allowed_tools=parse_allowed(args.allowed_tools) if args.allowed_tools else None,
-        permission_mode=mode,
-    )
+    options = HeadlessOptions(max_turns=args.max_turns, permission_mode=mode)
     started: list[HeadlessConversation] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
@@ -170,31 +177,23 @@ def run(args: argparse.Namespace) -> int:
 
     async def work() -> bool:
         with scope:
-            async with hub.open():
-                try:
-                    conversation = HeadlessConversation(
-                        workspace=workspace,
-                        resolved=resolved,
-                        client=client,
-                        on_event=out,
-                        options=options,
-                        sandbox=commands.sandbox,
-                        gate=commands.gate,
-                        resume_id=resume,
-                        mcp=hub,
-                    )
-                except ReasonixError as exc:
-                    problem.append(str(exc))
-                    return True
-                started.append(conversation)
-                out(conversation.init_event())
-                try:
-                    while (text := await messages()) is not None:
-                        await conversation.send(text)
-                finally:
-                    if conversation.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
-                        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
-                        cancelled.append(conversation.result("cancelled", hint))
+            try:
+                async with conversation.opened():
+                    headless = HeadlessConversation(conversation, on_event=out, options=options)
+                    started.append(headless)
+                    out(headless.init_event())
+                    try:
+                        while (text := await messages()) is not None:
+                            await headless.send(text)
+                    finally:
+                        if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
+                            hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+                            cancelled.append(headless.result("cancelled", hint))
+            except ReasonixError as exc:
+                if started:
+                    raise
+                problem.append(str(exc))
+                return True
         return not scope.cancelled_caught
 
     finished = run_interruptible(work, resource=client)
@@ -205,16 +204,16 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BROKEN_PIPE
     if not started:
         return fail("interrupted before the conversation started", ExitCode.INTERRUPTED)
-    conversation = started[0]
+    headless = started[0]
     result = out.last_result
     if cancelled or result is None or not finished:
-        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
-        result = cancelled[0] if cancelled else conversation.result("cancelled", hint)
+        hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+        result = cancelled[0] if cancelled else headless.result("cancelled", hint)
         out(result)
     out.finish()
     if result.subtype == "success":
         return ExitCode.OK
-    hint = f" (session {conversation.session_id})"
+    hint = f" (session {headless.session_id})"
     if result.status == "cancelled":
         return fail(result.result, ExitCode.INTERRUPTED)
     if result.subtype in ("error_max_turns", "error_max_budget_usd"):
