@@ -21,7 +21,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,10 +76,11 @@ class AcpSession:
 class AcpAgent:
     """The methods of the agent; :meth:`handle` is the connection's handler."""
 
-    def __init__(self, *, env: Mapping[str, str], base_url: str | None, stack: AsyncExitStack) -> None:
+    def __init__(self, *, env: Mapping[str, str], base_url: str | None, nursery: trio.Nursery) -> None:
         self.env = dict(env)
         self.base_url = base_url
-        self.stack = stack
+        self.nursery = nursery
+        """Where each session's conversation is held open (its client, its MCP servers) until the agent ends."""
         self.rpc: Connection | None = None
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
@@ -253,9 +253,15 @@ class AcpAgent:
             print(f"reasonix acp: {conversation.resolved.notice}", file=sys.stderr, flush=True)
         session = AcpSession(workspace=workspace, commands=conversation.commands, maker=UpdateMaker(workspace))
         holder.append(session)
-        await self.stack.enter_async_context(conversation.client)
+
+        async def hold(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            """The conversation open (a task of its own: the MCP servers' nursery lives in it) until the agent ends."""
+            async with conversation.client, conversation.opened():
+                task_status.started()
+                await trio.sleep_forever()
+
         try:
-            await self.stack.enter_async_context(conversation.opened())
+            await self.nursery.start(hold)
         except ReasonixError as exc:
             raise RpcError(AGENT_ERROR, str(exc)) from None
 
@@ -385,7 +391,8 @@ async def serve_stdio(*, env: Mapping[str, str], base_url: str | None) -> None:
     receive = trio.lowlevel.FdStream(os.dup(0))
     send = trio.lowlevel.FdStream(os.dup(1))
     os.dup2(2, 1)
-    async with AsyncExitStack() as stack:
-        agent = AcpAgent(env=env, base_url=base_url, stack=stack)
+    async with trio.open_nursery() as nursery:
+        agent = AcpAgent(env=env, base_url=base_url, nursery=nursery)
         agent.rpc = Connection(receive, send, agent.handle)
         await agent.rpc.serve()
+        nursery.cancel_scope.cancel()  # the sessions' conversations close: journals, jobs, MCP servers
