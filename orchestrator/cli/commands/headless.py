@@ -22,11 +22,13 @@ PERMISSION_MODES = {
     "auto": "auto",
     "read-only": "read-only",
     "plan": "read-only",
-    "default": "auto",
+    "default": "ask",
     "acceptEdits": "auto",
     "bypassPermissions": "auto",
 }
-"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas."""
+"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas: ``default`` is ask (with no
+one to ask, a call that needs approval is refused with the reason), ``plan`` is read-only, ``bypassPermissions`` is
+auto; ``acceptEdits`` is still auto here (edits allowed, and commands run in the sandbox unasked)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--permission-mode",
         choices=sorted(PERMISSION_MODES),
         help="ask (a call no rule allows is refused: no one to ask), auto (default), read-only or plan; "
-        "Claude Code's default / acceptEdits / bypassPermissions mean auto",
+        "Claude Code's default means ask, acceptEdits and bypassPermissions auto",
     )
     parser.add_argument("--model", default="flash", metavar="flash|pro|ID")
     add_workspace_option(parser)

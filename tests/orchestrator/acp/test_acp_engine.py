@@ -85,12 +85,12 @@ async def test_an_acp_turn_is_checkpointed_and_reasonix_undo_takes_it_back(tmp_p
         asked.append(method)
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
-    async with open_emulator(script=_script(write, {"content": "Rewrote the notes."})) as emu:
-        async with acp_agent(emu.base_url, env, allow) as client:
-            await client.request("initialize", {"protocolVersion": 1})
-            new = await client.request("session/new", {"cwd": str(ws), "mcpServers": []})
-            sid = new["result"]["sessionId"]
-            done = await client.request("session/prompt", _prompt(sid, "rewrite the notes"))
+    script = _script(write, {"content": "Rewrote the notes."})
+    async with open_emulator(script=script) as emu, acp_agent(emu.base_url, env, allow) as client:
+        await client.request("initialize", {"protocolVersion": 1})
+        new = await client.request("session/new", {"cwd": str(ws), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        done = await client.request("session/prompt", _prompt(sid, "rewrite the notes"))
     assert done.get("result") == {"stopReason": "end_turn"}, done
     assert asked == ["session/request_permission"]  # ask mode: the editor approved the write
     assert (ws / "notes.md").read_text() == "after\n"
