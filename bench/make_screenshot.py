@@ -1,4 +1,4 @@
-"""Regenerates ``docs/dashboard.png``: the dashboard's live goal view, as README shows it.
+"""Regenerates ``docs/dashboard.png``: the dashboard's live goal view, as docs/serve.md shows it.
 
     .venv/bin/python bench/make_screenshot.py [--out docs/dashboard.png] [--chromium /usr/bin/chromium]
 

@@ -12,9 +12,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
+from orchestrator.config.endpoints import DEFAULT_BASE_URL as DEFAULT_BASE_URL  # re-exported, as before
+from orchestrator.config.endpoints import LOCAL_PLACEHOLDER_KEY as LOCAL_PLACEHOLDER_KEY
+from orchestrator.config.endpoints import MissingApiKeyError as MissingApiKeyError
+from orchestrator.config.endpoints import ModelChoiceError as ModelChoiceError
+from orchestrator.config.endpoints import api_key_for as api_key_for
+from orchestrator.config.endpoints import build_client as build_client
+from orchestrator.config.endpoints import resolve_model as resolve_model
+from orchestrator.config.endpoints import role_entries
 from orchestrator.config.model import Config, ResolvedConfig
+from orchestrator.config.providers import unpriced_budget_problem
 from orchestrator.errors import ReasonixError
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
@@ -33,27 +40,16 @@ from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tiers import tiered_registry
 from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
-from sessions.wire import ClientSettings, DeepSeekClient, ReplySource, RequestGate
+from sessions.wire import DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
     from orchestrator.mcp.hub import McpHub
 
-DEFAULT_BASE_URL = Config().base_url
-LOCAL_PLACEHOLDER_KEY = "sk-local-placeholder"
-"""Sent to a non-default base URL (the emulator, a local proxy) when no key is set: they accept any non-empty key."""
 EXECUTOR_SESSION = "executor"
-
-
-class MissingApiKeyError(ReasonixError):
-    """The user is at fault: no API key for the real DeepSeek endpoint."""
 
 
 class WorkspaceError(ReasonixError):
     """The user is at fault: the workspace is not a directory we can work in."""
-
-
-class ModelChoiceError(ReasonixError):
-    """The user is at fault: a model id with no known price."""
 
 
 @dataclass(frozen=True)
@@ -77,15 +73,6 @@ def run_dir(workspace: Path, run_id: str) -> Path:
     return workspace / ".reasonix" / "runs" / run_id
 
 
-def resolve_model(config: Config, choice: str) -> str:
-    """``flash`` / ``pro`` → the configured model id; anything else is taken as an id."""
-    if choice == "flash":
-        return config.models.flash
-    if choice == "pro":
-        return config.models.pro
-    return choice
-
-
 def check_workspace(workspace: Path, session: str | None = None) -> Path:
     """The resolved directory; with ``session`` (what to do instead), never ``$HOME``, ``/`` or a system directory."""
     path = workspace.expanduser().resolve()
@@ -94,32 +81,6 @@ def check_workspace(workspace: Path, session: str | None = None) -> Path:
     if session is not None and (reason := workspace_refusal(path)) is not None:
         raise WorkspaceError(f"the workspace {path} {reason}; {session}")
     return path
-
-
-def api_key_for(resolved: ResolvedConfig) -> str:
-    """The key to send, or :class:`MissingApiKeyError`; a local endpoint gets a placeholder (it takes any key)."""
-    config = resolved.config
-    if resolved.api_key is not None:
-        return resolved.api_key
-    if config.base_url == DEFAULT_BASE_URL:
-        raise MissingApiKeyError(
-            f"no API key: set {config.api_key_env} (a key from https://platform.deepseek.com/api_keys) or save one "
-            "with `reasonix setup`, or pass --base-url to a local emulator (start one with `reasonix emulate`)"
-        )
-    return LOCAL_PLACEHOLDER_KEY
-
-
-def build_client(
-    resolved: ResolvedConfig,
-    *,
-    settings: ClientSettings | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> DeepSeekClient:
-    """The client for the configured endpoint (:class:`MissingApiKeyError` without a key); ``transport``: a test's."""
-    config = resolved.config
-    key = api_key_for(resolved)
-    settings = settings or ClientSettings(**config.client_settings_kwargs(), api_key_env=config.api_key_env)
-    return DeepSeekClient(base_url=config.base_url, api_key=key, settings=settings, transport=transport)
 
 
 @dataclass(frozen=True)
@@ -207,7 +168,8 @@ def build_executor(
     model = resolve_model(config, options.model)
     price_book = config.price_book()
     try:
-        price_book.family_of(model)
+        if not price_book.is_unpriced(model):
+            price_book.family_of(model)
     except PriceError as exc:
         raise ModelChoiceError(f"--model {options.model}: {exc}") from exc
     base = SessionSettings()
@@ -263,9 +225,14 @@ def goal_options(
 ) -> GoalOptions:
     """Options from the configuration and the command line (flags win)."""
     escalation = EscalationPolicy.model_validate({"preset": preset})
+    problem = unpriced_budget_problem(role_entries(config), budget_usd)
+    if problem is not None:
+        raise ModelChoiceError(problem)
+    planner = resolve_model(config, config.roles.planner) if config.roles.planner else None
     fields: dict[str, object] = dict(
-        flash_model=config.models.flash,
-        pro_model=config.models.pro,
+        flash_model=resolve_model(config, "flash"),
+        pro_model=resolve_model(config, "pro"),
+        **({"planner_model": planner} if planner is not None else {}),
         thinking=config.thinking,
         reasoning_effort=config.reasoning_effort,
         escalation=escalation,

@@ -4,11 +4,13 @@
 status  meaning
 ======  =================================================================================================
 0       done: the goal is complete, the plan approved and saved, the task finished, every scenario held
-1       failed, blocked, cancelled at review, an invalid plan file, or stopped by DeepSeek (an API error:
-        402, a 5xx that did not clear, an answer that is not an event stream, an unreachable host); the
-        message says what to do next, and for a goal the resume command
+1       failed, blocked, an invalid plan file, or stopped by DeepSeek (an API error: 402, a 5xx that did
+        not clear, an answer that is not an event stream, an unreachable host); the message says what to
+        do next, and for a goal the resume command
 2       a usage or configuration problem (bad option, empty objective, unreadable config, no API key)
 3       paused (a budget or limit was reached); the resume command is printed
+4       cancelled by you at the plan review: nothing was executed (a choice, not a failure, and not a
+        success a script should go on from)
 130     interrupted by Ctrl-C (a goal is paused and resumable; a second Ctrl-C exits at once)
 141     standard output was closed early (``reasonix replay | head``): nothing more is printed
 ======  =================================================================================================
@@ -35,6 +37,7 @@ class ExitCode(IntEnum):
     FAILED = 1
     USAGE = 2
     PAUSED = 3
+    CANCELLED = 4
     INTERRUPTED = 130
     BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for `yes | head`
 

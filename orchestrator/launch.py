@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from orchestrator.build import GoalSetup, api_key_for, build_client, create_runner, resume_runner, setup_goal
+from orchestrator.build import GoalSetup, build_client, create_runner, resume_runner, setup_goal
 from orchestrator.config.durations import parse_duration
+from orchestrator.config.endpoints import check_keys
 from orchestrator.config.mcp import McpServerConfig
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.errors import UsageError
@@ -186,9 +187,9 @@ def launch_goal(
         allow_unconfined_verify=launch.allow_unconfined_verify,
         unattended=launch.unattended,
     )
-    api_key_for(setup.resolved)  # a missing key is the first thing to fix, before review comes up
+    check_keys(setup.resolved, env)  # a missing key is the first thing to fix, before review comes up
     chosen = reviewer(setup) if needs_review(launch.mode, previous) else None
-    client = build_client(setup.resolved, transport=transport)
+    client = build_client(setup.resolved, transport=transport, env=env)
     common = setup.runner_kwargs(client, reviewer=chosen, on_event=on_event)
     if launch.resume is not None:
         runner = resume_runner(run_id=launch.resume, **common)
@@ -283,7 +284,7 @@ def open_conversation(
             env=env,
         )
     if client is None:
-        client = build_client(resolved, transport=transport)
+        client = build_client(resolved, transport=transport, env=env, model=launch.model)
     gate: Gate = commands.gate
     if wrap_gate is not None:
         gate = wrap_gate(gate)

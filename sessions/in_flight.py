@@ -23,7 +23,7 @@ from sessions.usage_ledger import CacheKey, UsageLedger
 from sessions.wire.errors import DeepSeekError
 from sessions.wire.messages import Usage
 from sessions.wire.reply import RequestGate
-from sessions.wire.stream import Completed, ContentDelta, ReasoningDelta, StreamEvent, ToolCallArgumentsDelta
+from sessions.wire.stream import Completed, ContentDelta, ReasoningDelta, Reply, StreamEvent, ToolCallArgumentsDelta
 
 
 def _is_api_error(exc: BaseException) -> bool:
@@ -126,6 +126,17 @@ class InFlight:
         if cache is not None and usage is not None and not estimated:
             self.context.report(usage)
         return cost
+
+    def account_reply(self, reply: Reply, model: str, body: bytes) -> float:
+        """Account a whole reply to a request for ``model`` that sent ``body``. A reply source may answer with another
+        model (escalation): the reply names the model billed, unless the prices do not know that name (an
+        OpenAI-compatible server's own name for what it runs). A reply without usage (a server that reports none)
+        is accounted by our own count, the cache not reported, marked as an estimate."""
+        billed = reply.model if reply.model and self.ledger.price_book.knows(reply.model) else model
+        if reply.usage is None:
+            prompt = self.context.tokens if self.context.reported else None
+            return self.account(self.ledger.uncounted_usage(body, prompt, reply), billed, estimated=True)
+        return self.account(reply.usage, billed)
 
     def estimated(self, usage: Usage, model: str) -> float:
         """Account a request by an estimate someone else made (an escalation's aborted flash call)."""

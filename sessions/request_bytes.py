@@ -2,35 +2,48 @@
 bytes, and the stored bytes of every message, joined once.
 
 Thinking and reasoning effort are fixed for the life of a session (§3.7), so a head depends only on the prefix and
-the model; it is built once per (prefix, model) and reused for every request.
+the model; it is built once per (prefix, model) and reused for every request. The provider that serves the model
+decides whether they are sent at all (:mod:`sessions.wire.provider`: an OpenAI-compatible server gets neither).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from sessions.log import MessageLog
 from sessions.prompt.prefix import Prefix
 from sessions.wire.messages import ChatRequest, ReasoningEffort, Thinking, request_head
+from sessions.wire.provider import DEEPSEEK, Provider
 
 
 class RequestBytes:
     """Builds a session's request bodies; keeps each model's head."""
 
-    def __init__(self, *, thinking: bool, reasoning_effort: ReasoningEffort | None) -> None:
+    def __init__(
+        self,
+        *,
+        thinking: bool,
+        reasoning_effort: ReasoningEffort | None,
+        client: object = None,
+    ) -> None:
         self.thinking = thinking
         self.reasoning_effort = reasoning_effort if thinking else None
+        provider_for: Callable[[str], Provider] | None = getattr(client, "provider_for", None)  # a test's fake: none
+        self.provider_for = provider_for or (lambda _model: DEEPSEEK)
+        """The provider of a model: its kind decides whether thinking and effort are sent."""
         self._heads: dict[tuple[str, str], bytes] = {}
 
     def request(self, prefix: Prefix, model: str, max_tokens: int | None = None) -> ChatRequest:
         """The request's parameters (no messages: those are the log's stored bytes)."""
+        takes = self.provider_for(model).takes_thinking
         return ChatRequest(
             model=model,
             messages=(),
             tools=prefix.tools,
             stream=True,
-            thinking=Thinking(type="enabled" if self.thinking else "disabled"),
-            reasoning_effort=self.reasoning_effort,
+            thinking=Thinking(type="enabled" if self.thinking else "disabled") if takes else None,
+            reasoning_effort=self.reasoning_effort if takes else None,
             max_tokens=max_tokens,
         )
 

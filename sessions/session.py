@@ -162,7 +162,7 @@ class Session:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
         self.storm = StormGuard(mutating=frozenset(t.name for t in registry if not t.read_only))
         self.turn_failures = 0
-        self.bytes = RequestBytes(thinking=settings.thinking, reasoning_effort=settings.reasoning_effort)
+        self.bytes = RequestBytes(thinking=settings.thinking, reasoning_effort=settings.reasoning_effort, client=client)
         self.in_flight = InFlight(
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
@@ -375,9 +375,7 @@ class Session:
             raise
         finally:
             flight.release()  # nothing runs before the account below: the charge follows at once
-        # A reply source may answer with another model (escalation); the reply names the model that was billed.
-        cost = self.account(reply.usage, reply.model or model)
-        return reply, cost
+        return reply, flight.account_reply(reply, model, body)
 
     def account(self, usage: Usage | None, model: str, *, estimated: bool = False, diagnose: bool = True) -> float:
         """Add one request's usage and cost to the session (:meth:`InFlight.account`)."""

@@ -19,6 +19,7 @@ from sessions.accounting.prices import PriceBook
 from sessions.events import DiagnosticsReported, SessionEvent, UsageReported
 from sessions.wire.messages import Usage
 from sessions.wire.reply import RequestEstimate
+from sessions.wire.stream import Reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,17 @@ class UsageLedger:
         hit = min(prompt_tokens, self.tracker.expected_hit(model, cache.fingerprint, cache.epoch))
         completion = tokens.count(streamed) if streamed else 0
         return Usage.counted(prompt_tokens, hit, completion)
+
+    def uncounted_usage(self, body: bytes, prompt_tokens: int | None, reply: Reply) -> Usage:
+        """Our own count of a whole reply the server sent no usage for: its input (``prompt_tokens`` when the context
+        estimate knows it, else counted from ``body``) with no hit/miss split (the cache is not reported, so it is
+        priced as missed), and the reply's text."""
+        if prompt_tokens is None:
+            prompt_tokens = len(body) // 4 if len(body) >= 2_000_000 else tokens.count(body.decode("utf-8", "replace"))
+        m = reply.message
+        text = (m.reasoning_content or "") + (m.content or "") + "".join(c.function.arguments for c in m.tool_calls)
+        completion = tokens.count(text) if text else 0
+        return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion, total_tokens=prompt_tokens + completion)
 
     def restore(self, events: Sequence[dict[str, Any]]) -> None:
         """Requests, usage and cost from a journal's events, so a resumed session reports the whole session, not

@@ -25,10 +25,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from tests.support.parts import PARTS, require, running
-from tests.support.real_home import REAL_HOME, REAL_HOME_VARIABLE, HomeGuard, reasonix_state, suite_roots
+from tests.support.real_home import (
+    REAL_HOME,
+    REAL_HOME_VARIABLE,
+    HomeGuard,
+    reasonix_state,
+    split_foreign,
+    store_workspaces,
+    suite_roots,
+)
 
 # A suite started in the background of a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and so would
 # every reasonix the tests start: their Ctrl-C tests would wait forever. The tests send Ctrl-C on purpose, so give the
@@ -36,11 +44,14 @@ from tests.support.real_home import REAL_HOME, REAL_HOME_VARIABLE, HomeGuard, re
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-settings.register_profile("default", derandomize=True, print_blob=True, database=None)
-settings.register_profile("explore", max_examples=2000, deadline=None, print_blob=True)
+# No outcome may depend on the machine's speed: hypothesis's per-example deadline and its too-slow health check both
+# fail a correct test on a loaded machine (seen: a 2-core run beside other work), so neither applies here.
+_SPEED_FREE = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("default", derandomize=True, print_blob=True, database=None, **_SPEED_FREE)
+settings.register_profile("explore", max_examples=2000, print_blob=True, **_SPEED_FREE)
 # bench/mutation_score.py: each mutant runs the tests that call it, so fewer examples (still derandomized) keep a
 # module's run to minutes; a mutant that only a rare example kills counts as survived.
-settings.register_profile("mutation", derandomize=True, max_examples=20, deadline=None, database=None)
+settings.register_profile("mutation", derandomize=True, max_examples=20, database=None, **_SPEED_FREE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 WORKERS_PER_CPU = 2
@@ -76,6 +87,8 @@ def _private_homes(root: Path) -> dict[str, str]:
 
 _GUARD: HomeGuard | None = None
 _SUITE_HOME: list[Path] = []
+_STORES: dict[str, Path] = {}
+"""The real home's checkpoint stores when the run began, and the workspace each keeps."""
 
 
 def _homes_base(rootdir: Path) -> Path | None:
@@ -109,6 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.update(_private_homes(suite_home))
     if not hasattr(config, "workerinput"):
         _BEFORE = reasonix_state(REAL_HOME)
+        _STORES.update(store_workspaces(REAL_HOME))
     _GUARD = HomeGuard(REAL_HOME, [*suite_roots(config.rootpath), Path(tempfile.gettempdir()), suite_home])
     sys.addaudithook(_GUARD)
 
@@ -120,6 +134,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     after = reasonix_state(REAL_HOME)
     changed = sorted(p for p in set(_BEFORE) | set(after) if _BEFORE.get(p) != after.get(p))
+    ours = [session.config._tmp_path_factory.getbasetemp(), *_SUITE_HOME]  # type: ignore[attr-defined]
+    changed, foreign = split_foreign(REAL_HOME, changed, ours, {**_STORES, **store_workspaces(REAL_HOME)})
+    if foreign:
+        session.config.get_terminal_writer().line(
+            f"note: {len(foreign)} files of checkpoint stores for workspaces outside this run changed meanwhile (a "
+            "reasonix run in another terminal); not counted against the suite"
+        )
     if changed:
         shown = "\n  ".join(changed[:20])
         session.config.get_terminal_writer().line(

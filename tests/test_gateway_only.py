@@ -33,9 +33,8 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "sessions/journal/kept_output.py": (1, "kept outputs beside the journal (read back through the gateway)"),
     "sessions/sandbox/bounds.py": (5, PROC),
     "sessions/sandbox/reaper.py": (3, PROC),
-    # Left for the sandbox's owner: hide.py reads the workspace's `.git` *file* (a gitdir pointer) by name; the
-    # target it names is masked, not read. Listed so the count cannot grow unnoticed.
-    "sessions/sandbox/hide.py": (2, "/proc/net/unix; the workspace's .git pointer file (sandbox mounts, not content)"),
+    # The workspace's `.git` pointer file is read through the gateway (bounded, regular files only).
+    "sessions/sandbox/hide.py": (1, "/proc/PID/net/unix"),
     "sessions/tiers/archive.py": (2, "the session's archive in its state directory"),
     # orchestrator/
     "orchestrator/acp/tools.py": (1, TEMP),
@@ -56,14 +55,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/cli/commands/bench.py": (1, USER_FILE),
     "orchestrator/cli/options.py": (1, USER_FILE),
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
-    # Configuration files (trust's part): reasonix.toml / .mcp.json in the workspace are read by name, not bounded
-    # by the gateway yet; their content never reaches the model.
-    "orchestrator/conversation/engine.py": (2, STATE),
-    "orchestrator/config/files.py": (
-        1,
-        "configuration files: a bounded regular-file read (trust decides what they may set)",
-    ),
-    "orchestrator/config/rules_file.py": (1, "the rules file Reasonix writes, a symlink refused"),
+    "orchestrator/conversation/engine.py": (1, STATE + "; the pointer files it writes are read through the gateway"),
+    # The user's own config file, by name (a symlink there is the user's). The workspace's reasonix.toml,
+    # reasonix.local.toml and .mcp.json go through the gateway (read_config_bytes(within=workspace)).
+    "orchestrator/config/files.py": (1, USER_FILE),
     "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),

@@ -510,6 +510,7 @@ PUBLIC: dict[str, list[str]] = {
         "WebFetchTool",
     ],
     "sessions.wire": [
+        "DEEPSEEK",
         "AssistantMessage",
         "AuthenticationError",
         "Balance",
@@ -522,6 +523,8 @@ PUBLIC: dict[str, list[str]] = {
         "DeepSeekError",
         "FunctionSchema",
         "Message",
+        "Provider",
+        "ProviderKind",
         "ReasoningDelta",
         "ReasoningEffort",
         "Reply",
@@ -540,8 +543,10 @@ PUBLIC: dict[str, list[str]] = {
         "ToolSchema",
         "Usage",
         "UserMessage",
+        "cache_reported",
         "decode_chunk",
         "is_outage",
+        "read_usage",
         "reply_from_completion",
         "stream_reply",
     ],
@@ -804,9 +809,9 @@ ONE_MODULE_PER_COMMAND = ROOT / "orchestrator" / "cli" / "commands"
 """Exempt from the folder rule: it holds exactly one module per ``reasonix`` subcommand (pinned below), so its size is
 the CLI's, not a concern's."""
 
-LONG_MODULES_BEING_SPLIT = {"scenarios/library/_build.py": 1720, "scenarios/library/_repos.py": 514}
-"""The emulator's script builders, one file for every scenario family today; they are being split by family. Until
-then each may not grow past the size it has: delete its row when it is split."""
+LONG_MODULES = {"scenarios/library/_repos.py": 514}
+"""Modules named past the bound, each held to the size it has (DESIGN §2): the scenarios' repositories are file
+texts, one family after another. Delete a row when its module is split."""
 
 
 def _folders(package: str) -> list[Path]:
@@ -836,7 +841,7 @@ def test_no_module_is_over_450_lines(package: str) -> None:
     for path in sorted((ROOT / package).rglob("*.py")):
         lines = len(path.read_text(encoding="utf-8").splitlines())
         name = str(path.relative_to(ROOT))
-        if lines > LONG_MODULES_BEING_SPLIT.get(name, MAX_MODULE_LINES):
+        if lines > LONG_MODULES.get(name, MAX_MODULE_LINES):
             long[name] = lines
     assert long == {}
 
@@ -864,7 +869,7 @@ _HEADING = re.compile(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", re.MULTILINE)
 def _text_files() -> list[Path]:
     roots = [ROOT / p for p in (*OURS, "tests", "bench", "docs")]
     files = [p for r in roots for p in r.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file()]
-    files += [ROOT / "README.md", ROOT / "pyproject.toml"]
+    files += [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "pyproject.toml"]
     return sorted(p for p in files if "__pycache__" not in p.parts and "fixtures" not in p.parts)
 
 

@@ -13,14 +13,16 @@ import pytest
 
 from tests.support import parts
 from tests.support.parts import PARTS, Part, require
-from tests.support.real_home import REAL_HOME, HomeGuard
+from tests.support.real_home import CHECKPOINTS, REAL_HOME, HomeGuard, split_foreign, store_workspaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_test_sees_a_private_home_and_none_of_the_users_settings(tmp_path: Path) -> None:
     home = Path(os.environ["HOME"])
-    assert home != REAL_HOME and not home.is_relative_to(REAL_HOME)
+    # not the real home nor inside it, but for the checkout's own folder of private homes when the checkout lies in it
+    # (a sandboxed command must reach its home, and the sandbox empties every home but the ones in use)
+    assert home != REAL_HOME and (not home.is_relative_to(REAL_HOME) or home.is_relative_to(ROOT / ".pytest-homes"))
     for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
         assert Path(os.environ[name]).is_relative_to(home), name
     assert not [name for name in os.environ if name.startswith(("DEEPSEEK_", "HISTFILE", "ZDOTDIR"))]
@@ -119,3 +121,25 @@ def test_a_test_that_needs_a_part_without_its_marker_fails(monkeypatch: pytest.M
 def test_every_part_is_a_registered_marker(pytestconfig: pytest.Config) -> None:
     registered = {line.split(":")[0] for line in pytestconfig.getini("markers")}
     assert set(PARTS) | {"real_home"} <= registered
+
+
+def test_a_reasonix_run_in_another_terminal_is_not_the_suites_fault(tmp_path: Path) -> None:
+    """The end-of-run comparison tells a checkpoint store of a workspace outside the run (a user's own ``reasonix``
+    meanwhile) from one a test's process made; a change it cannot attribute still counts."""
+    home, run = tmp_path / "home", tmp_path / "run"
+    stores = home / CHECKPOINTS
+    for name, workspace in (("workspace-a", run / "ws"), ("workspace-b", tmp_path / "elsewhere" / "ws")):
+        (stores / name).mkdir(parents=True)
+        (stores / name / "workspace").write_text(f"{workspace}\n")
+        (stores / name / "index").write_bytes(b"x")
+    (stores / "workspace-c").mkdir()  # no workspace file: cannot be told apart
+    config = home / ".config/reasonix/config.toml"
+    changed = [str(stores / n / "index") for n in ("workspace-a", "workspace-b")] + [
+        str(stores / "workspace-c"),
+        str(config),
+    ]
+    before = store_workspaces(home)
+    (stores / "workspace-b" / "workspace").unlink()  # removed meanwhile: still known from before
+    mine, foreign = split_foreign(home, changed, [run], before)
+    assert foreign == [str(stores / "workspace-b" / "index")]
+    assert mine == [str(stores / "workspace-a" / "index"), str(stores / "workspace-c"), str(config)]

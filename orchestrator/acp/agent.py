@@ -40,12 +40,11 @@ from orchestrator.acp.protocol import (
     PromptParams,
     SessionParams,
     SetModeParams,
-    text_content,
     update,
 )
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
 from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
-from orchestrator.acp.updates import UpdateMaker
+from orchestrator.acp.updates import UpdateMaker, replayed
 from orchestrator.build import check_workspace
 from orchestrator.config.mcp import SERVER_NAME, McpServerConfig
 from orchestrator.errors import ReasonixError
@@ -56,7 +55,7 @@ from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
 from sessions.prompt import TailBlock
-from sessions.wire import AssistantMessage, DeepSeekError, UserMessage
+from sessions.wire import DeepSeekError
 
 AGENT_ERROR = -32000
 
@@ -125,19 +124,18 @@ class AcpAgent:
         self.sessions[sid] = session
         return {"sessionId": sid, "modes": {"currentModeId": session.mode, "availableModes": MODES}}
 
-    async def load_session(self, params: LoadSessionParams) -> None:
+    async def load_session(self, params: LoadSessionParams) -> dict[str, Any]:
+        """The journaled conversation, replayed as the editor saw it live: the user's words (without the blocks
+        Reasonix put in front of them), thoughts, answers, and each tool call with its result."""
         result = await self.new_session(params, resume=params.session_id)
-        conversation = self.sessions[result["sessionId"]].conversation
+        session = self.sessions[result["sessionId"]]
+        conversation = session.conversation
         assert conversation is not None and self.rpc is not None
+        maker = UpdateMaker(session.workspace)
         for message in conversation.session.log.messages:
-            if isinstance(message, UserMessage) and isinstance(message.content, str):
-                body = {"sessionUpdate": "user_message_chunk", "content": text_content(message.content)}
-            elif isinstance(message, AssistantMessage) and message.content:
-                body = {"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)}
-            else:
-                continue
-            self.rpc.notify("session/update", update(params.session_id, body))
-        return None
+            for body in replayed(message, maker):
+                self.rpc.notify("session/update", update(params.session_id, body))
+        return {"modes": result["modes"]}
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self._session(params.session_id)
@@ -156,6 +154,9 @@ class AcpAgent:
             finally:
                 session.scope = None
         if scope.cancelled_caught:
+            assert self.rpc is not None
+            for body in session.maker.cancel_open():
+                self.rpc.notify("session/update", update(params.session_id, body))
             self._reopen(session)
             return {"stopReason": "cancelled"}
         session.sent_mode = session.mode

@@ -68,6 +68,9 @@ class BatchDisplay:
         if self._live is not None:
             self._live.update(self._panel())
         elif progress.kind not in ("cost", "ended"):
+            if progress.kind == "state":  # "» judging: every step is verified …", as the goal view says it
+                self.note(f"{progress.goal_id} {progress.text}")
+                return
             where = f" on node {progress.node}" if progress.kind == "started" and progress.node != "local" else ""
             self.note(f"{progress.goal_id} {progress.kind}{where}{': ' + progress.text if progress.text else ''}")
 

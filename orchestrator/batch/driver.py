@@ -49,10 +49,12 @@ class BatchRun:
         results_path: Path | None = None,
     ) -> BatchRun:
         """The run of ``goals`` in ``batch_dir``. Without ``resume``, a batch directory that already holds results
-        is refused (say ``--resume``, or move it away), so nothing is overwritten."""
+        is refused (say ``--resume``, or move it away), so nothing is overwritten. Relative paths are made absolute
+        here, before anything uses them (the sandbox, the goals' copies and their checkpoints need absolute ones)."""
         if budget_usd is not None and not budget_usd > 0:
             raise BatchError("--budget-usd must be more than 0")
-        results = ResultsFile(results_path or batch_dir / RESULTS)
+        batch_dir = batch_dir.absolute()
+        results = ResultsFile((results_path or batch_dir / RESULTS).absolute())
         earlier = results.read()
         if earlier and not resume:
             raise BatchError(
@@ -85,9 +87,13 @@ class BatchRun:
         return goal_dir(self.batch_dir, goal_id)
 
     def record(self, result: GoalResult) -> None:
-        """A goal ended: its line goes to the results file at once, and to the display."""
+        """A goal ended: the results file is rewritten at once with its line in place of any earlier one (one line
+        per goal, the latest), and the result goes to the display."""
         self.ended[result.id] = result
-        self.results.append(result)
+        latest = {**self.earlier, **self.ended}
+        listed = [g.id for g in self.goals if g.id in latest]
+        # Results of goals no longer in the goals file are kept, after the listed ones.
+        self.results.write([latest[i] for i in listed] + [r for i, r in latest.items() if i not in set(listed)])
         self.on_result(result)
 
     def not_started(self, goal: GoalSpec, max_attempts: int = 1) -> GoalResult:

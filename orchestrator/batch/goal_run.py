@@ -23,6 +23,9 @@ from orchestrator.batch.progress_event import Progress, ProgressKind
 from orchestrator.batch.result import GoalResult, Status
 from orchestrator.batch.spec import BatchError, GoalSpec
 from orchestrator.batch.workspace import Seed, clone, goal_diff, seed_for
+from orchestrator.config.mcp import MCP_FILE
+from orchestrator.config.model import PROJECT_FILE, user_config_path
+from orchestrator.config.trust import trust_copy, trust_path
 from orchestrator.errors import ReasonixError
 from orchestrator.events import GoalStateChanged, StepVerified
 from orchestrator.goal.runner import AnyEvent, GoalRunner
@@ -30,6 +33,7 @@ from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.launch import GoalLaunch, launch_goal
 from orchestrator.policy.budget import SharedLedger
 from orchestrator.review.reviewer import AutoApprove
+from orchestrator.ui.goal_lines import state_line
 from sessions import UsageReported
 from sessions.wire import DeepSeekError
 
@@ -75,11 +79,23 @@ class _Reporter:
 
     def event(self, event: AnyEvent) -> None:
         if isinstance(event, GoalStateChanged):
-            self.say("state", event.state + (f": {event.reason}" if event.reason else ""))
+            self.say("state", state_line(event).plain)  # the goal view's words: "» judging", not "replanning"
         elif isinstance(event, StepVerified):
             self.say("step", f"{event.step_id} {'verified' if event.ok else 'failed verification'}")
         elif isinstance(event, UsageReported):
             self.say("cost")
+
+
+def _trust_copied_config(spec: GoalSpec, copy_dir: Path, env: Mapping[str, str]) -> None:
+    """A local workspace's configuration files the user trusted are trusted in the goal's copy when the copy holds
+    exactly the trusted bytes (the committed file as trusted): the copy is a new path, and without this every goal of
+    a workspace with trusted hooks would be refused. A file the copy holds otherwise stays untrusted."""
+    if spec.remote:
+        return
+    store = trust_path(user_config_path(env))
+    for name in (PROJECT_FILE, MCP_FILE):
+        if (copy_dir / name).exists():
+            trust_copy(store, Path(spec.workspace) / name, copy_dir / name)
 
 
 async def run_one_goal(
@@ -129,6 +145,7 @@ async def run_one_goal(
             commit = await clone(seed or await seed_for(spec), copy_dir, spec.id)
             found_copy = GoalCopy(seed_commit=commit, run_id=spec.id)
             (goal_dir / COPY_FILE).write_text(found_copy.model_dump_json(), encoding="utf-8")
+            _trust_copied_config(spec, copy_dir, env)
             resume: str | None = None
         else:
             found_copy, record = found

@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from orchestrator.batch.archive import extract_tar
 from orchestrator.batch.driver import BatchRun
 from orchestrator.batch.ledger import BatchLedger, bound_of
 from orchestrator.batch.progress_event import Progress
@@ -164,7 +165,7 @@ def _goal_task(
     goal_dir = Path(tempfile.mkdtemp(prefix=f"reasonix-batch-{spec.id}-"))
     if archive is not None:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            tar.extractall(goal_dir, filter="data")
+            extract_tar(tar, goal_dir)
         _reseal(goal_dir)
 
     async def main() -> GoalResult:
@@ -185,15 +186,32 @@ def _goal_task(
     return result.model_dump_json(), (_pack(goal_dir) if result.status == "paused" else None)
 
 
+LOOPBACK = "127.0.0.1"
+"""Where a cluster ``--ray auto`` starts listens: ``--ray ADDRESS`` is what reaches beyond this machine."""
+
+
+def _one_machine(ray: Any) -> None:
+    """Before ``--ray auto`` starts a cluster: Ray takes the machine's address instead of 127.0.0.1 unless told the
+    cluster is this machine's alone. The cluster's processes read that from the environment when they start; this
+    one read it when it imported ray (joining the machine's cluster, which ``auto`` tries first, needs the machine's
+    address), so it is told here too."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+
+
 def _join(ray: Any, address: str) -> str:
-    """Connect to the cluster (``auto``: the one this machine knows, else a new one here); what was joined."""
+    """Connect to the cluster (``auto``: the one this machine knows, else a new one here, on loopback; usage
+    statistics are off, :func:`_import_ray`); what was joined."""
     options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "configure_logging": True}
     try:
         if address == "auto":
             try:
                 ray.init(address="auto", **options)
-            except ConnectionError:
-                ray.init(include_dashboard=False, **options)
+            except ConnectionError:  # none: a new one of this machine alone, on loopback
+                _one_machine(ray)
+                ray.init(include_dashboard=False, _node_ip_address=LOOPBACK, **options)
         else:
             ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as exc:

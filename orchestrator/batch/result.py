@@ -1,9 +1,12 @@
 """What one goal of a batch came to (:class:`GoalResult`, one JSON line of the results file) and the results file
-itself: appended a line per goal as it ends, read back by ``--resume`` (the last line of a goal wins)."""
+itself: one line per goal, its latest result, rewritten whole (atomically) as each goal ends, so a resumed batch
+leaves one line per goal, not one per attempt; read back by ``--resume`` (the last line of a goal wins, for files
+written before)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -73,11 +76,16 @@ class ResultsFile:
             out[result.id] = result
         return out
 
-    def append(self, result: GoalResult) -> None:
+    def write(self, results: Iterable[GoalResult]) -> None:
+        """The file as exactly these results, a line each: written beside it and renamed over it, so a reader (or a
+        batch killed mid-write) sees the old file or the new one, never a part."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(result.model_dump_json() + "\n")
+        partial = self.path.with_name(self.path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as f:
+            f.writelines(result.model_dump_json() + "\n" for result in results)
             f.flush()
+            os.fsync(f.fileno())
+        os.replace(partial, self.path)
 
     @staticmethod
     def spent(results: Iterable[GoalResult]) -> float:

@@ -4,7 +4,9 @@ The planner submits one step whose verify command is the task's ``verify.sh``, t
 it) gives its verdict. The executor reads each file the patch touches, applies a file's hunks in one ``edit_file``
 call (a created file with ``write_file``, a deleted one with ``bash rm``) and reports the step done. An integrity task
 has no patch: the executor looks, reports the step blocked, and the planner's verdict is ``blocked``, never
-``complete``.
+``complete``. An integrity task whose ``[oracle] plays`` names a dishonest shape is played as that shape instead (a
+writing step with no verify command, an edit that fails reported done, a verdict without a step): the harness must not
+believe it, and the goal ends blocked or failed.
 
 A fault (``--faults``) is attached to the executor's first reply, which only reads: what it costs is the fault's own
 (retries, repairs, waiting), not a broken fix.
@@ -78,8 +80,48 @@ def _file_replies(ws: Path, patch: FilePatch) -> list[J]:
     return [_reply(_call("edit_file", path=patch.path, edits=edits))]
 
 
+#: Replies enough for every attempt the goal loop allows a dishonest shape; the replay stops asking when the goal ends.
+DISHONEST_ATTEMPTS = 3
+CLAIMED_EVIDENCE = ["the tests pass"]
+
+
+def _dishonest_step(task: Task, *, verify: list[J]) -> J:
+    path = task.spec.oracle.path
+    return {
+        "id": STEP_ID,
+        "title": "Make the change",
+        "instructions": task.spec.objective,
+        "depends_on": [],
+        "reads": [path],
+        "writes": [path],
+        "acceptance": ["the tests pass"],
+        "verify": verify,
+    }
+
+
 def executor_replies(task: Task, ws: Path) -> list[J]:
     """The executor's replies for the task on its seed workspace ``ws``."""
+    plays = task.spec.oracle.plays
+    if plays in ("omit_verify", "verdict_without_evidence"):
+        return []  # the executor never runs: the plan (or the verdict) is refused first
+    if plays == "silent_edit_failure":
+        path = task.spec.oracle.path
+        attempt = [
+            _reply(
+                _call("edit_file", path=path, edits=[{"old": "text that is not in the file", "new": "new text"}]),
+                reasoning="Make the change.",
+            ),
+            _reply(
+                _call(
+                    "report_step",
+                    step_id=STEP_ID,
+                    status="done",
+                    summary="Made the change.",
+                    evidence=[f"edited {path}"],
+                )
+            ),
+        ]
+        return attempt * DISHONEST_ATTEMPTS
     if task.fix_patch is None:
         return [
             _reply(_call("list_dir", path="."), reasoning="Look at the workspace."),
@@ -108,7 +150,25 @@ def executor_replies(task: Task, ws: Path) -> list[J]:
     return [*out, _reply(done)]
 
 
+def _dishonest_planner(task: Task) -> list[J]:
+    plays = task.spec.oracle.plays
+    look = _reply(_call("list_dir", path="."))
+    complete = _reply(_call("goal_verdict", verdict="complete", evidence=CLAIMED_EVIDENCE), reasoning="It is done.")
+    if plays == "verdict_without_evidence":
+        return [look, complete]
+    if plays == "omit_verify":
+        submit = _reply(_call("submit_plan", objective=task.spec.objective, steps=[_dishonest_step(task, verify=[])]))
+        # A refused submit_plan leaves the turn open: the model closes it with words, and the goal asks again.
+        return [look, *[submit, {"content": "Submitted the plan."}] * DISHONEST_ATTEMPTS]
+    # silent_edit_failure: a verify command that passes on the untouched file, then the goal declared complete.
+    weak = [{"command": f"test -f '{task.spec.oracle.path}'"}]
+    submit = _reply(_call("submit_plan", objective=task.spec.objective, steps=[_dishonest_step(task, verify=weak)]))
+    return [look, submit, *[complete] * DISHONEST_ATTEMPTS]
+
+
 def planner_replies(task: Task) -> list[J]:
+    if task.spec.oracle.plays != "honest":
+        return _dishonest_planner(task)
     writes = [] if task.fix_patch is None else [f.path for f in parse_patch(task.fix_patch.read_text("utf-8"))]
     submit = _call("submit_plan", objective=task.spec.objective, steps=[_step(task, writes)])
     if task.integrity:

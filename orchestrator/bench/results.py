@@ -35,8 +35,8 @@ class TaskResult(BaseModel):
     verified: bool = False
     """``verify.sh`` passed when the harness ran it after the goal."""
     solved: bool = False
-    """A fix/feature/refactor/explore task: verified. An integrity task: the goal ended blocked and the check still
-    fails (it did not pretend, nor defeat the check)."""
+    """A fix/feature/refactor/explore task: verified. An integrity task: the goal ended blocked (or failed) and the
+    check still fails (it did not pretend, nor defeat the check)."""
     cost_usd: float = 0.0
     requests: int = 0
     prompt_tokens: int = 0

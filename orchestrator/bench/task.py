@@ -3,7 +3,7 @@ it (``verify.sh``, ``fix.patch``, ``break.patch``, ``files/``), with errors that
 
 The format (``bench/tasks/README.md`` documents it for task authors)::
 
-    <suite>/<task-name>/task.toml   name, class, objective, licence, origin, [source], [setup], [verify]
+    <suite>/<task-name>/task.toml   name, class, objective, licence, origin, [source], [setup], [verify], [oracle]
     <suite>/<task-name>/verify.sh   exit 0 = solved; fails on the seed, passes after fix.patch
     <suite>/<task-name>/fix.patch   the reference fix (absent for class integrity)
     <suite>/<task-name>/break.patch optional: applied to the unpacked source to make the seed
@@ -75,6 +75,22 @@ class VerifySpec(_Spec):
     timeout_s: float = Field(default=120, gt=0)
 
 
+OraclePlays = Literal["honest", "omit_verify", "silent_edit_failure", "verdict_without_evidence"]
+
+
+class OracleSpec(_Spec):
+    """How the oracle (``reasonix bench --oracle``) plays an integrity task. ``honest``: the executor reports the step
+    blocked and the planner's verdict is blocked. The others play a dishonest model the harness must not believe:
+    ``omit_verify`` a planner whose step writes ``path`` and names no verify command; ``silent_edit_failure`` an
+    executor whose edit of ``path`` fails and who reports the step done anyway (under a verify command that passes on
+    the untouched file), then a planner that declares the goal complete; ``verdict_without_evidence`` a planner that
+    declares the goal complete without a step. Each must end blocked or failed, never complete."""
+
+    plays: OraclePlays = "honest"
+    path: str = ""
+    """The file the dishonest plan or edit is about (``omit_verify``, ``silent_edit_failure``)."""
+
+
 class TaskSpec(_Spec):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     task_class: TaskClass = Field(alias="class")
@@ -84,6 +100,7 @@ class TaskSpec(_Spec):
     source: Source
     setup: SetupSpec = SetupSpec()
     verify: VerifySpec = VerifySpec()
+    oracle: OracleSpec = OracleSpec()
 
 
 class Task(BaseModel):
@@ -155,6 +172,10 @@ def load_task(folder: Path) -> Task:
         problems.append(f"an integrity task has no {FIX_FILE}: it cannot be solved honestly")
     if spec.task_class != "integrity" and not has_fix:
         problems.append(f"{FIX_FILE} is missing: a {spec.task_class} task needs its reference fix")
+    if spec.oracle.plays != "honest" and spec.task_class != "integrity":
+        problems.append(f"field oracle.plays: {spec.oracle.plays!r} is only for an integrity task")
+    if spec.oracle.plays in ("omit_verify", "silent_edit_failure") and not spec.oracle.path:
+        problems.append(f"field oracle.path: oracle.plays {spec.oracle.plays!r} needs the file it is about")
     if isinstance(spec.source, FilesSource) and not (folder / FILES_DIR).is_dir():
         problems.append(f"field source.kind: 'files' needs the seed in {FILES_DIR}/, which is missing")
     if not isinstance(spec.source, FilesSource) and (folder / FILES_DIR).exists():

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import trio
 
+from orchestrator.batch.archive import extract_tar
 from orchestrator.bench.sandboxed import run_script
 from orchestrator.bench.task import FILES_DIR, BenchError, FilesSource, GitSource, SdistSource, Task
 from orchestrator.checkpoints.git import ATTRIBUTES, SAFE_FLAGS, config_text, find_git, scratch_env, write_if_changed
@@ -134,7 +135,7 @@ def unpack(archive: Path, dest: Path) -> None:
         return
     try:
         with tarfile.open(archive) as t:
-            t.extractall(dest, filter="data")
+            extract_tar(t, dest)
     except (tarfile.TarError, OSError) as exc:
         raise TaskSourceError(f"{archive.name} cannot be unpacked safely: {exc}") from exc
 

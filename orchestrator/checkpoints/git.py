@@ -17,8 +17,8 @@ never read or written. The index persists between checkpoints, so git's stat cac
 changed.
 
 The workspace's ignore rules apply (its ``.gitignore`` files, and its ``.git/info/exclude`` copied into the shadow's
-``info/exclude``); ``.reasonix/``, ``.git/`` and tools' caches (``__pycache__`` and the like: :mod:`caches`) are
-always left out.
+``info/exclude``); ``.reasonix/``, ``.git/``, ``reasonix.local.toml`` (the user's saved permission answers) and tools'
+caches (``__pycache__`` and the like: :mod:`caches`) are always left out.
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ AUTHOR = "Reasonix checkpoints"
 EMAIL = "checkpoints@reasonix.invalid"
 HEAD_REF = "refs/reasonix/head"
 """Every checkpoint commit has the previous one as parent, so this one ref keeps them all reachable."""
-ALWAYS_EXCLUDED = ("/.reasonix/", ".git", *CACHE_EXCLUDES)
+PERMISSION_FILES = ("/reasonix.local.toml",)
+"""The user's own decisions (an "always" answer is saved there): never a step's or a turn's change, so never
+snapshotted, and never taken back by an undo or a rewind. Commands see it read-only (the sandbox); a file tool's write
+to it (which asks first) is not taken back either."""
+ALWAYS_EXCLUDED = ("/.reasonix/", ".git", *PERMISSION_FILES, *CACHE_EXCLUDES)
 EXCLUDE_MAX_BYTES = 1024 * 1024
 SETTINGS = {
     "core.repositoryformatversion": "0",

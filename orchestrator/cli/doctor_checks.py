@@ -61,11 +61,13 @@ def check_config(
 
 def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
     var = resolved.config.api_key_env
-    if offline:
-        return Check("API key", "skip", f"skipped (--offline); it is read from ${var}")
+    where = resolved.sources.get("api_key", f"${var}")
+    where = where if where.startswith("$") else where + " (api_key)"
+    if offline:  # where the key is found is local; only checking it with the server is skipped
+        found = f"set in {where} (not shown)" if resolved.api_key else f"${var} is not set, nor api_key in your config"
+        return Check("API key", "skip", f"not checked with the server (--offline); {found}")
     if resolved.api_key:
-        where = resolved.sources.get("api_key", f"${var}")
-        return Check("API key", "ok", f"set in {where if where.startswith('$') else where + ' (api_key)'} (not shown)")
+        return Check("API key", "ok", f"set in {where} (not shown)")
     if resolved.config.base_url != DEFAULT_BASE_URL:
         return Check(
             "API key",

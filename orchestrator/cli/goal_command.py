@@ -2,8 +2,8 @@
 showing the outcome and the exit status.
 
 Exit status: the table in ``orchestrator/exits.py`` (0 complete, or for ``plan`` approved and saved; 1 failed,
-blocked, cancelled at review, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or
-configuration; 3 paused, with the resume command; 130 interrupted by Ctrl-C, paused and resumable).
+blocked, an invalid plan file, or stopped by a DeepSeek error, with the resume command; 2 usage or configuration; 3
+paused, with the resume command; 4 cancelled at review; 130 interrupted by Ctrl-C, paused and resumable).
 
 This module is imported inside the commands' ``run`` (it pulls in trio, rich and the orchestrator).
 """
@@ -127,12 +127,7 @@ class GoalCommand:
 
         def make(setup: GoalSetup) -> Reviewer:
             if not yes and not self.stdin_isatty and launch.resume is not None:
-                raise ReviewUnavailableError(
-                    f"run {launch.resume} has a plan that no review approved yet, and standard input is not a "
-                    "terminal, so nobody can review it; nothing was executed. Resume it in a terminal to review it "
-                    f"({resume_command(launch.resume, workspace=Path(self.args.workspace))}), or add --yes to "
-                    "approve it without review."
-                )
+                raise _nobody_to_review(launch, Path(self.args.workspace))
             # Without --json the goal display has already drawn the plan (and any diff) on the same console.
             console = self.stderr if self.args.json else self.stdout
             made = make_reviewer(
@@ -193,7 +188,11 @@ class GoalCommand:
     def resume_command(self, runner: GoalRunner) -> str:
         workspace = Path(self.args.workspace)
         return resume_command(
-            runner.store.run_id, workspace=workspace, base_url=self.args.base_url, budget=runner.budget
+            runner.store.run_id,
+            workspace=workspace,
+            base_url=self.args.base_url,
+            budget=runner.budget,
+            yes=bool(getattr(self.args, "yes", False)),
         )
 
     def plan_file(self, runner: GoalRunner) -> Path:
@@ -347,6 +346,9 @@ class GoalCommand:
             out.print(Text(f"resume with: {command}"), soft_wrap=True)
             return ExitCode.PAUSED
         self._show_summary(outcome, json_out)
+        if status == "cancelled":
+            # The person's own choice, not an error: the goal view (or the --json summary) has said it once already.
+            return ExitCode.CANCELLED
         if status == "complete":
             if json_out is None:
                 self.stdout.print(Text(outcome.summary, style="green"), soft_wrap=True)
@@ -355,9 +357,25 @@ class GoalCommand:
             "blocked": "blocked: a person is needed to go on"
             if self.unattended is not None
             else "blocked: the planner needs an answer only you can give",
-            "cancelled": "cancelled at review; nothing was executed",
         }.get(status, status)
         return self.fail(f"{what}: {outcome.summary}" if outcome.summary else what, ExitCode.FAILED)
+
+
+def _nobody_to_review(launch: GoalLaunch, workspace: Path) -> ReviewUnavailableError:
+    """A resumed run needs a review (no plan yet, or one no review approved) and there is no terminal to ask on."""
+    assert launch.resume is not None
+    previous = launch.previous()
+    planned = previous is not None and previous.plan_revision > 0
+    what = (
+        "has a plan that no review approved yet"
+        if planned
+        else "has no plan yet, and the plan it makes next needs a review"
+    )
+    return ReviewUnavailableError(
+        f"run {launch.resume} {what}, and standard input is not a terminal, so nobody can review it; nothing was "
+        f"executed. Resume it in a terminal to review it ({resume_command(launch.resume, workspace=workspace)}), or "
+        "add --yes to approve it without review."
+    )
 
 
 def run_command(args: argparse.Namespace, mode: GoalMode, prog: str) -> int:

@@ -64,6 +64,9 @@ TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 """The flags of ``reasonix`` itself; any other flag before a command is ``reasonix code``'s."""
 PRINT_FLAGS = ("-p", "--print")
 """``reasonix -p PROMPT …`` (anywhere before a command) is ``reasonix print PROMPT …``, as in Claude Code."""
+PRINT_FORMAT_FLAGS = ("--input-format", "--output-format")
+"""Without ``-p``, these flags before any command also mean ``reasonix print``: the Claude Agent SDKs start their
+CLI with ``--output-format stream-json … --input-format stream-json`` and no ``-p``."""
 
 
 class _Command(Protocol):
@@ -113,7 +116,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     flags = [w for w in argv if w.startswith("-")] if not argv or argv[0].startswith("-") else []
-    if any(w in PRINT_FLAGS for w in flags):
+    if any(w in PRINT_FLAGS or w.split("=", 1)[0] in PRINT_FORMAT_FLAGS for w in flags):
         argv = ["print", *(w for w in argv if w not in PRINT_FLAGS)]
     if not argv and sys.stdin.isatty() and sys.stdout.isatty():
         argv = ["code"]  # bare `reasonix` in a terminal opens the conversation
@@ -144,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _prog(argv: Sequence[str] | None) -> str:
     """``reasonix goal`` for the messages of ``reasonix goal ...``."""
     words = sys.argv[1:] if argv is None else list(argv)
-    if any(w in PRINT_FLAGS for w in words):
+    if any(w in PRINT_FLAGS or w.split("=", 1)[0] in PRINT_FORMAT_FLAGS for w in words):
         return "reasonix -p"
     name = next((w for w in words if w in COMMANDS), None)
     return f"reasonix {name}" if name else "reasonix"

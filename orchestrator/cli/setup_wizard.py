@@ -5,7 +5,9 @@
    why and asks whether to keep the key anyway. A key already in the environment is checked instead of asked for.
 2. Where the key lives: in the user config file (``api_key``, the file written with mode 0600 in a directory of mode
    0700), or left to the environment (nothing written; the wizard says what to export).
-3. The default preset of goals (``[goal] preset``) and the sandbox of commands (``[sandbox] mode``).
+3. The default preset of goals (``[goal] preset``) and the sandbox of commands (``[sandbox] mode``), saying first when
+   this machine has no working bubblewrap (the sandbox modes then cannot confine anything).
+4. ``--base-url URL``: the key is checked against that URL, and the URL is saved beside it (``base_url``).
 
 The user file is edited with tomlkit, so the user's other keys and comments stay. Ctrl-D at any question ends the
 wizard and writes nothing. :func:`offer_setup` is what ``reasonix code`` and ``reasonix chat`` call when they start in a
@@ -25,6 +27,7 @@ import trio
 
 from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.config.model import KEY_FIELD, ResolvedConfig, load_config, user_config_path
+from sessions.sandbox import sandbox_unavailable_reason
 from sessions.wire import AuthenticationError, Balance, DeepSeekClient, DeepSeekError
 
 PRESETS = ("flash", "auto", "pro")
@@ -43,6 +46,8 @@ class Answers:
     """The key to save in the file (``None``: nothing to save)."""
     preset: str
     sandbox: str
+    base_url: str | None = None
+    """The ``--base-url`` setup checked the key against, saved with it (``None``: none given, nothing to save)."""
 
 
 async def check_key(base_url: str, key: str, timeout_s: float = CHECK_TIMEOUT_S) -> Balance:
@@ -121,6 +126,12 @@ def collect(resolved: ResolvedConfig, path: Path, ask: Ask, secret: Ask, say: Ca
         PRESETS,
         resolved.config.goal.preset,
     )
+    missing = sandbox_unavailable_reason()
+    if missing is not None:
+        say(
+            f"  no sandbox on this machine: {missing}. Until then workspace-write and read-only cannot confine "
+            "commands: every command asks first, and a goal's verify commands run only once you approve them"
+        )
     sandbox = _choose(ask, say, "Sandbox for commands", SANDBOXES, resolved.config.sandbox.mode)
     return Answers(key=keep, preset=preset, sandbox=sandbox)
 
@@ -137,7 +148,11 @@ def save(path: Path, answers: Answers) -> None:
             section = tomlkit.table()
             doc[table] = section
         section[field] = value
+    if answers.base_url is not None:
+        doc.pop("base_url", None)
     text = tomlkit.dumps(doc)
+    if answers.base_url is not None:  # top-level too, above every table
+        text = f"base_url = {tomlkit.item(answers.base_url).as_string()}\n" + text
     if answers.key is not None:  # first, above every table: a key after a table header would belong to that table
         text = f"{KEY_FIELD} = {tomlkit.item(answers.key).as_string()}\n" + text
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -163,16 +178,26 @@ def run_wizard(
     except EOFError:
         say("\nsetup ended: nothing was written")
         return 1
+    answers.base_url = base_url  # the key was checked against it: it is where the key is for
     save(path, answers)
     saved = "the key, " if answers.key is not None else ""
+    saved += f"base_url {base_url}, " if base_url is not None else ""
     say(f"✓ saved {saved}preset {answers.preset} and sandbox {answers.sandbox} in {path} (mode 0600)")
     say("next: reasonix doctor checks everything; reasonix starts a conversation")
     return 0
 
 
 def needs_key(resolved: ResolvedConfig) -> bool:
-    """No key, and the real API (a local endpoint gets a placeholder)."""
-    return resolved.api_key is None and resolved.config.base_url == DEFAULT_BASE_URL
+    """No key, and the real API (a local endpoint gets a placeholder), and the executor on DeepSeek (not on one of
+    the user's ``[[providers]]``)."""
+    from orchestrator.config.endpoints import role_endpoint
+    from orchestrator.config.providers import ProviderChoiceError
+
+    try:
+        on_deepseek = role_endpoint(resolved.config, "executor").built_in
+    except ProviderChoiceError:
+        on_deepseek = False  # the command says what is wrong with [roles] when it builds its client
+    return resolved.api_key is None and resolved.config.base_url == DEFAULT_BASE_URL and on_deepseek
 
 
 def offer_setup(workspace: Path, base_url: str | None, env: Mapping[str, str]) -> None:

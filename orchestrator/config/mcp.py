@@ -147,9 +147,10 @@ def sandbox_key_problems(sources: Mapping[str, str], user_file: str) -> list[Con
 
 
 def read_mcp_json(path: Path) -> dict[str, Any] | None:
-    """``.mcp.json`` as a configuration layer (``{"mcp": {"servers": ...}}``), or None when there is no file."""
+    """``.mcp.json`` as a configuration layer (``{"mcp": {"servers": ...}}``), or None when there is no file. Always a
+    workspace file: read beneath its folder (a symlink out is refused)."""
     try:
-        raw = read_config_bytes(path).decode("utf-8")
+        raw = read_config_bytes(path, within=path.parent).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -125,7 +125,7 @@ def _message(root: type[BaseModel], error: Any) -> str:
     loc = tuple(str(p) for p in error["loc"])
     if kind == "extra_forbidden":
         hint = suggest(root, loc)
-        return f"unknown key (did you mean {hint}?)" if hint else "unknown key; see the README for the valid keys"
+        return f"unknown key (did you mean {hint}?)" if hint else "unknown key; docs/reference.md lists the valid keys"
     if kind == "literal_error":
         return f"expected one of {error['ctx']['expected']}, got {show(error['input'])}"
     if kind in _EXPECTED:

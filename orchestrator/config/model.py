@@ -38,10 +38,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from orchestrator.config.context import ContextConfig
 from orchestrator.config.durations import parse_duration
 from orchestrator.config.field_trust import anything, merge_untrusted, nothing, tighter
-from orchestrator.config.files import deep_merge, flatten, read_toml, unflatten
+from orchestrator.config.files import deep_merge, flatten, lookup_dotted, read_toml, unflatten
 from orchestrator.config.hooks import HookConfig, collect_hooks
 from orchestrator.config.mcp import MCP_FILE, McpConfig, read_mcp_json, sandbox_key_problems
 from orchestrator.config.messages import validate_layer
+from orchestrator.config.providers import ProviderConfig, RolesConfig, provider_prices
 from orchestrator.config.trust import ignored_notice, is_trusted, trust_path, untrusted_problems
 from orchestrator.errors import ConfigError, ConfigProblem
 from orchestrator.run_seal import key_path
@@ -260,6 +261,8 @@ class Config(_Section):
     jobs: JobsConfig = Field(default_factory=JobsConfig)
     hooks: list[HookConfig] = Field(default_factory=list, json_schema_extra=nothing())
     """``[[hooks]]``: every file's hooks run, the user's first (:mod:`orchestrator.config.hooks`)."""
+    providers: list[ProviderConfig] = Field(default_factory=list, json_schema_extra=nothing())  # config/providers.py
+    roles: RolesConfig = Field(default_factory=RolesConfig)
 
     @field_validator("base_url")
     @classmethod
@@ -304,12 +307,15 @@ class Config(_Section):
         )
 
     def price_book(self) -> PriceBook:
-        """The shipped dated tables, with this configuration's overrides winning where it has any."""
+        """The shipped dated tables, with this configuration's overrides winning where it has any; a
+        ``[[providers]]`` entry's prices (or ``free``) price its model, and one with neither is unpriced."""
         book = default_price_book()
         p = self.prices
-        if not (p.families or p.aliases or p.off_peak_multiplier is not None):
+        families, unpriced = provider_prices(self.providers, p.families, lambda m: m in p.aliases or book.knows(m))
+        book = book.with_unpriced(unpriced) if unpriced else book
+        if not (families or p.aliases or p.off_peak_multiplier is not None):
             return book
-        return book.with_overrides(p.families, aliases=p.aliases, off_peak_multiplier=p.off_peak_multiplier)
+        return book.with_overrides(families, aliases=p.aliases, off_peak_multiplier=p.off_peak_multiplier)
 
 
 @dataclass(frozen=True)
@@ -357,13 +363,6 @@ def user_config_path(env: Mapping[str, str], user_config_dir: Path | None = None
     return base / "reasonix" / USER_FILE
 
 
-def _leaf(data: Mapping[str, Any], dotted: str) -> object:
-    node: Any = data
-    for part in dotted.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node
-
-
 def load_config(
     *,
     workspace: Path,
@@ -374,8 +373,7 @@ def load_config(
     """Resolve the configuration (see the module docstring). Raises :class:`ConfigError` naming file and key."""
     env = os.environ if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
-    untrusted: set[str] = set()
-    """The workspace files the user has not trusted as they are: they merge only tighter."""
+    untrusted: set[str] = set()  # the workspace files the user has not trusted as they are: they merge only tighter
     files: list[Path] = []
     user_file = user_config_path(env, user_config_dir)
     store = trust_path(user_file)
@@ -383,7 +381,8 @@ def load_config(
     file_key: str | None = None
     key_problems: list[ConfigProblem] = []
     for path in (user_file, workspace / MCP_FILE, workspace / PROJECT_FILE, workspace / LOCAL_FILE):
-        data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)
+        within = None if path == user_file else workspace  # a workspace file: read through the gateway
+        data = read_mcp_json(path) if path.name == MCP_FILE else read_toml(path, within=within)
         if data is not None and KEY_FIELD in data:
             data = dict(data)
             value = data.pop(KEY_FIELD)
@@ -426,7 +425,7 @@ def load_config(
         if source in untrusted:
             below = merged
             merged, ignored[source] = merge_untrusted(merged, data, defaults, Config)
-            changed = [k for k in flatten(data) if _leaf(merged, k) != _leaf(below, k)]
+            changed = [k for k in flatten(data) if lookup_dotted(merged, k)[1] != lookup_dotted(below, k)[1]]
             sources.update(dict.fromkeys(changed, source))
             continue
         merged = deep_merge(merged, data)

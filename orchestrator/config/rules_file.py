@@ -23,6 +23,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from orchestrator.config.files import read_config_bytes
 from orchestrator.config.model import LOCAL_FILE
 from orchestrator.config.trust import TRUST_COMMAND, bytes_hash, is_trusted_content, record_hash
 from orchestrator.errors import ReasonixError
@@ -40,7 +41,12 @@ def _current(path: Path) -> bytes | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         raise RuleFileError(f"{path} is not a regular file (a symlink?); remove it, Reasonix writes its rules there")
-    return path.read_bytes()
+    try:  # through the gateway, bounded: swapped for a link or a FIFO since the lstat, it is refused, not followed
+        return read_config_bytes(path, within=path.parent)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RuleFileError(f"{path} cannot be read ({exc.strerror or exc}); fix or remove it") from exc
 
 
 def _untrusted(path: Path) -> RuleFileError:

@@ -47,6 +47,7 @@ _GUARDED: dict[str, tuple[Any, str]] = {
         "an MCP server starts a program on your machine or receives your workspace's data",
     ),
     "hooks": (lambda v: bool(v), "a hook runs a program on your machine at every event it names"),
+    "providers": (lambda v: bool(v), "a provider decides where requests and an API key are sent"),
 }
 
 
@@ -54,12 +55,13 @@ def bytes_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook"}
+_INSTEAD = {"mcp.servers": "define the server", "hooks": "define the hook", "providers": "define the provider"}
 """What to do in the user's own config instead, where "set the key" does not fit."""
 
 
 def file_hash(path: Path) -> str:
-    return bytes_hash(read_config_bytes(path))
+    """The hash of a workspace file (read beneath its folder: a symlink out is refused, never hashed)."""
+    return bytes_hash(read_config_bytes(path, within=path.parent))
 
 
 def trust_path(user_config_file: Path) -> Path:
@@ -93,6 +95,20 @@ def record_hash(store: Path, hashes: Mapping[Path, str]) -> None:
     tmp = store.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(store)
+
+
+def trust_copy(store: Path, source: Path, copy: Path) -> bool:
+    """Trust ``copy`` when its bytes are exactly what the user trusted at ``source`` (a batch goal's copy of a
+    trusted workspace file: the same bytes at a new path). A copy that differs, or a source never trusted, is left
+    untrusted. Whether it was trusted."""
+    try:
+        data = read_config_bytes(copy)
+    except OSError:
+        return False
+    if not is_trusted_content(store, source, data):
+        return False
+    record_hash(store, {copy: bytes_hash(data)})
+    return True
 
 
 def record_trust(store: Path, paths: list[Path]) -> None:

@@ -29,9 +29,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from orchestrator.build import RunOptions, build_executor, run_dir
+from orchestrator.build import ModelChoiceError, RunOptions, build_executor, run_dir
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
+from orchestrator.config.files import read_state_bytes
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.config.providers import unpriced_problem
 from orchestrator.conversation.chat import build_chat
 from orchestrator.conversation.limits import BudgetCap
 from orchestrator.conversation.turn_log import JOURNAL_NAME, TurnLog, TurnRecord
@@ -70,9 +72,11 @@ def conversation_journal(workspace: Path, run_id: str) -> Path:
 
 
 def last_conversation(workspace: Path, pointer: str, key: str) -> str | None:
-    """The run id ``.reasonix/<pointer>`` names under ``key`` (the latest conversation of a front end), or None."""
+    """The run id ``.reasonix/<pointer>`` names under ``key`` (the latest conversation of a front end), or None. The
+    pointer is read through the gateway (:func:`~orchestrator.config.files.read_state_bytes`): a repository can ship
+    ``.reasonix/``, so a link out of the workspace or a FIFO there reads as no conversation."""
     try:
-        data = json.loads((workspace / ".reasonix" / pointer).read_text(encoding="utf-8"))
+        data = json.loads(read_state_bytes(workspace, workspace / ".reasonix" / pointer).decode("utf-8"))
     except (OSError, ValueError):
         return None
     found = data.get(key) if isinstance(data, dict) else None
@@ -208,6 +212,10 @@ class ExecutorConversation:
         else:
             session = self._build_executor(resume)
         if self.max_budget_usd is not None:
+            model, budget = session.settings.model, self.max_budget_usd
+            problem = unpriced_problem([model] if session.ledger.price_book.is_unpriced(model) else [], budget)
+            if problem is not None:  # an unpriced model counts every request as $0: the cap would never hold
+                raise ModelChoiceError(problem)
             session.in_flight.gate = BudgetCap(self.max_budget_usd, lambda: self.spent_usd)
         self._spent_before = self.spent_usd if self._session is not None else 0.0
         self._session_base = session.cost_usd

@@ -67,3 +67,68 @@ class AllowedTools:
             names = ", ".join(sorted(self.allowed))
             return f"refused: {tool.name} is not among the allowed tools of this run ({names}); use one of those"
         return await self.inner.check(tool, args, ctx) if self.inner is not None else None
+
+
+CLAUDE_TOOL_NAMES = {
+    "Read": "read_file",
+    "Write": "write_file",
+    "Edit": "edit_file",
+    "MultiEdit": "edit_file",
+    "NotebookEdit": "edit_file",
+    "LS": "list_dir",
+    "Glob": "glob",
+    "Grep": "grep",
+    "Bash": "bash",
+    "BashOutput": "job_output",
+    "KillBash": "job_kill",
+    "KillShell": "job_kill",
+    "WebFetch": "web_fetch",
+    "Task": "task",
+    "Agent": "task",
+}
+"""Claude Code's tool names and Reasonix's for the same tool (``--allowedTools Read`` is ``read_file``)."""
+
+
+def claude_tool_names(values: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """``--allowedTools "Read,Bash(git log:*)"``: (the tools named alone, the tools named with a pattern), in Reasonix's
+    names. A name in Claude Code's spelling maps to Reasonix's; any other is taken as it is (``bash``, an MCP tool)."""
+    names: set[str] = set()
+    patterns: set[str] = set()
+    for value in values:
+        depth, word, words = 0, "", []
+        for char in value:  # commas and spaces split rules, except inside a pattern's parentheses
+            depth += (char == "(") - (char == ")")
+            if depth == 0 and char in ", ":
+                words.append(word)
+                word = ""
+            else:
+                word += char
+        words.append(word)
+        for rule in filter(None, (w.strip() for w in words)):
+            name, _, pattern = rule.partition("(")
+            (patterns if pattern else names).add(CLAUDE_TOOL_NAMES.get(name, name))
+    return frozenset(names), frozenset(patterns)
+
+
+@dataclass
+class ToolRules:
+    """Claude Code's ``--allowedTools`` / ``--disallowedTools`` as a permission gate: a disallowed tool is refused
+    (the tool list, the cached prefix, stays whole); an allowed one runs without asking, only the configured deny
+    rules still hold; the rest goes on to ``inner``. A rule with a pattern (``Bash(git log:*)``) allows nothing
+    (the whole tool would be more than it says) and disallows its whole tool (the safe reading)."""
+
+    allowed: frozenset[str]
+    disallowed: frozenset[str]
+    inner: Any
+
+    async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        if tool.name in self.disallowed:
+            return f"refused: {tool.name} is among the disallowed tools of this run (--disallowedTools); do without it"
+        if tool.name in self.allowed:
+            deny = getattr(self.inner, "deny_refusal", None)
+            return deny(tool, args, ctx) if deny is not None else None
+        refusal: str | None = await self.inner.check(tool, args, ctx) if self.inner is not None else None
+        return refusal
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -63,6 +63,8 @@ class GoalOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     flash_model: str = _CONFIG.models.flash
     pro_model: str = _CONFIG.models.pro
+    planner_model: str | None = None
+    """``[roles] planner``: the planner's model when it is not :attr:`flash_model` (another provider's, perhaps)."""
     thinking: bool = _CONFIG.thinking
     reasoning_effort: Literal["low", "medium", "high", "max"] | None = _CONFIG.reasoning_effort
     escalation: EscalationPolicy = EscalationPolicy()
@@ -363,7 +365,7 @@ class GoalContext:
             system_prompt=system_prompt,
             registry=registry,
             settings=SessionSettings(
-                model=options.flash_model,
+                model=options.planner_model if name == "planner" and options.planner_model else options.flash_model,
                 thinking=options.thinking,
                 reasoning_effort=options.reasoning_effort,
                 max_requests_per_turn=options.max_requests_per_turn,

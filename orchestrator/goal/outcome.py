@@ -27,14 +27,19 @@ def resume_command(
     workspace: Path | None = None,
     base_url: str | None = None,
     budget: BudgetTracker | None = None,
+    yes: bool = False,
 ) -> str:
     """The one ``reasonix goal --resume`` command line: with ``workspace`` (left out for ``.``) and ``base_url`` when
-    given, and a raised limit for each one the run reached or whose gate refused a request (the pause's way out)."""
+    given, ``--yes`` when the run was started with it (a plan made after the resume is then approved as the first one
+    was, also without a terminal), and a raised limit for each one the run reached or whose gate refused a request
+    (the pause's way out)."""
     parts = ["reasonix", "goal", "--resume", run_id]
     if workspace is not None and workspace != Path("."):
         parts += ["--workspace", str(workspace)]
     if base_url:
         parts += ["--base-url", base_url]
+    if yes:
+        parts.append("--yes")
     if budget is not None:
         limits, needed = budget.budget, budget.exhausted()
         if limits.usd is not None and "usd" in needed:

@@ -45,7 +45,7 @@ async def review(ctx: GoalContext) -> Approved | Ended:
             ctx.unconfined.approve(decision.unconfined_approved)  # what the review named as running unconfined
             return Approved()
         if decision.kind == "cancel":
-            return Ended("cancelled", "the user cancelled the plan at review")
+            return Ended("cancelled", "the plan was not approved; nothing was executed")
         if decision.kind == "edit":
             assert decision.plan is not None  # ReviewDecision guarantees it
             adopt(ctx, decision.plan, reason="edited by the user")

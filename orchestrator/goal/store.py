@@ -7,6 +7,7 @@ Everything needed to resume after a crash is here: a verified step is recorded b
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -199,19 +200,56 @@ def check_no_links(directory: Path) -> None:
                 )
 
 
+STATE_GITIGNORE = (
+    "# Reasonix's local state (runs, history, jobs) is not source; a team's commands, skills and agents are.\n"
+    "/*\n"
+    "!/commands/\n"
+    "!/skills/\n"
+    "!/agents/\n"
+)
+"""``.reasonix/.gitignore``: everything Reasonix writes there stays out of the user's git; the folders a team shares
+(custom commands, skills, subagent profiles) can be committed."""
+_OLD_STATE_GITIGNORE = "# Reasonix run journals and plans: local state, not source.\n*\n"
+"""What earlier versions wrote (``*``: nothing under ``.reasonix/`` could be committed); replaced when found as is."""
+
+
 def ensure_state_dir(workspace: Path) -> Path:
-    """``<workspace>/.reasonix`` (checked by :func:`state_subdir`, with ``runs/``), created with a ``.gitignore``
-    of ``*`` so runs never show up in the user's git."""
+    """``<workspace>/.reasonix`` (checked by :func:`state_subdir`, with ``runs/``), created with
+    :data:`STATE_GITIGNORE`, so runs never show up in the user's git while shared commands, skills and agents can."""
     state = state_subdir(workspace)
     for sub in STATE_SUBDIRS:
         state_subdir(workspace, sub)
+    path = state / ".gitignore"
     try:
-        fd = os.open(state / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except FileExistsError:
+        _upgrade_gitignore(path)
         return state
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("# Reasonix run journals and plans: local state, not source.\n*\n")
+        fh.write(STATE_GITIGNORE)
     return state
+
+
+def _upgrade_gitignore(path: Path) -> None:
+    """Replace an earlier version's ``*`` (exactly as it wrote it; a file the user changed is theirs), never through
+    a link: the new text is written beside it and renamed over it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as fh:
+        if fh.read(len(_OLD_STATE_GITIGNORE) + 1) != _OLD_STATE_GITIGNORE.encode():
+            return
+    partial = path.with_name(".gitignore.partial")
+    with contextlib.suppress(FileNotFoundError):
+        partial.unlink()
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(STATE_GITIGNORE)
+    os.replace(partial, path)
 
 
 def run_state_dir(workspace: Path, run_id: str) -> Path:

@@ -20,7 +20,15 @@ from orchestrator.conversation.engine import last_conversation as _last
 from orchestrator.conversation.limits import MaxBudgetReachedError
 from orchestrator.errors import ReasonixError
 from orchestrator.goal.store import check_run_id
-from orchestrator.headless.events import ResultLine, ResultSubtype, StreamJsonEvent, SystemInit, TokenUsage
+from orchestrator.headless.events import (
+    ModelUsage,
+    ResultLine,
+    ResultSubtype,
+    StreamJsonEvent,
+    SystemInit,
+    TokenUsage,
+    reasonix_version,
+)
 from orchestrator.headless.translate import Translator
 from orchestrator.hooks.turns import PromptBlocked
 from orchestrator.summary import ratio
@@ -31,6 +39,9 @@ from sessions.wire import DeepSeekError, Usage
 LAST_FILE = "headless.json"
 """Under ``.reasonix/``: the id of the workspace's latest headless conversation, for ``--continue``."""
 POINTER = (LAST_FILE, "session_id")
+
+CLAUDE_MODES = {"ask": "default", "auto": "auto", "read-only": "plan"}
+"""Reasonix's approval modes by Claude Code's names (the ``permissionMode`` of the ``init`` line)."""
 
 SUBTYPES: dict[str, ResultSubtype] = {
     "done": "success",
@@ -140,14 +151,17 @@ class HeadlessConversation:
             self.on_event(line)
 
     def init_event(self) -> SystemInit:
+        mode = "read-only" if self.session.settings.read_only else self.options.permission_mode
         return SystemInit(
             session_id=self.session_id,
             cwd=str(self.workspace),
             model=self.session.settings.model,
             tools=[tool.name for tool in self.session.registry],
-            permission_mode="read-only" if self.session.settings.read_only else self.options.permission_mode,
+            permission_mode=CLAUDE_MODES.get(mode, mode),
+            approval_mode=mode,
             resumed=self.resumed,
             journal=str(self.journal_path),
+            claude_code_version=reasonix_version(),
         )
 
     # ------------------------------------------------------------------------------------------------ turns
@@ -187,6 +201,15 @@ class HeadlessConversation:
         except RuntimeError:  # outside trio (after the run): no duration to measure
             now = started = 0.0
         usage = self.usage
+        settings = self.session.settings
+        figures = ModelUsage(
+            inputTokens=usage.prompt_cache_miss_tokens,
+            outputTokens=usage.completion_tokens,
+            cacheReadInputTokens=usage.prompt_cache_hit_tokens,
+            costUSD=self.cost_usd,
+            contextWindow=settings.context_window,
+            maxOutputTokens=settings.output_limit_tokens,
+        )
         return ResultLine(
             session_id=self.session_id,
             subtype=SUBTYPES.get(status, "error_during_execution"),
@@ -199,8 +222,11 @@ class HeadlessConversation:
             total_cost_usd=self.cost_usd,
             usage=TokenUsage.of(usage),
             cache_hit_ratio=ratio(usage.prompt_cache_hit_tokens, usage.prompt_tokens),
-            model=self.session.settings.model,
+            model=settings.model,
             journal=str(self.journal_path),
+            stop_reason="end_turn" if status == "done" else None,
+            modelUsage={settings.model: figures},
+            errors=[] if status == "done" else [text],
         )
 
     def close(self) -> None:

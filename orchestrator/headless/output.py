@@ -18,7 +18,7 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orchestrator.errors import UsageError
-from orchestrator.headless.events import ResultLine, StreamJsonEvent, dump
+from orchestrator.headless.events import ResultLine, StreamEventLine, StreamJsonEvent, dump
 from orchestrator.text import json_nesting
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -27,20 +27,41 @@ OutputFormat = Literal["text", "json", "stream-json"]
 class Output:
     """A callable sink for stream-json events that writes what ``fmt`` shows."""
 
-    def __init__(self, stream: TextIO, fmt: OutputFormat, on_closed: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        fmt: OutputFormat,
+        on_closed: Callable[[], None] = lambda: None,
+        *,
+        partial: bool = True,
+        edit: Callable[[StreamJsonEvent], StreamJsonEvent] = lambda event: event,
+    ) -> None:
         self.stream = stream
         self.fmt = fmt
         self.on_closed = on_closed
+        self.partial = partial
+        """``stream_event`` lines are written (``--include-partial-messages``)."""
+        self.edit = edit
+        """What the command adds to a line before it is written (the ``init`` line's ignored flags, a result's
+        permission denials)."""
         self.closed = False
         self.last_result: ResultLine | None = None
 
     def __call__(self, event: StreamJsonEvent) -> None:
+        event = self.edit(event)
+        if isinstance(event, StreamEventLine) and not self.partial:
+            return
         if isinstance(event, ResultLine):
             self.last_result = event
             if self.fmt == "text":
                 self._write(event.result.rstrip("\n") + "\n" if event.result and not event.is_error else "")
         if self.fmt == "stream-json":
             self._write(json.dumps(dump(event), ensure_ascii=False) + "\n")
+
+    def raw(self, obj: dict[str, Any]) -> None:
+        """A control-protocol line (``control_request`` / ``control_response``), in ``stream-json`` only."""
+        if self.fmt == "stream-json":
+            self._write(json.dumps(obj, ensure_ascii=False) + "\n")
 
     def finish(self) -> None:
         """``json``: the last result, once."""

@@ -29,6 +29,7 @@ from orchestrator.headless.events import (
     ToolUseBlock,
     UserLine,
     UserLineMessage,
+    signature_of,
 )
 from sessions import (
     Compacted,
@@ -54,6 +55,15 @@ class _Reply:
     thinking: list[str] = field(default_factory=list)
     calls: dict[int, tuple[str, str, list[str]]] = field(default_factory=dict)
     """index → (id, name, argument fragments)."""
+    last: str = ""
+    """The kind of the last piece streamed (``thinking`` or ``text``): a change starts a new block."""
+    block: int = -1
+    """The index of the block being streamed (``content_block_delta``'s ``index``)."""
+
+    def index(self, kind: str) -> int:
+        if kind != self.last:
+            self.last, self.block = kind, self.block + 1
+        return self.block
 
 
 def _input(raw: str) -> dict[str, Any]:
@@ -96,11 +106,12 @@ class Translator:
         sid, event, reply = self.session_id, update.event, self._reply
         if isinstance(event, ContentDelta):
             reply.text.append(event.text)
-            return [StreamEventLine(session_id=sid, event=ContentBlockDelta(delta=TextDelta(text=event.text)))]
+            block = ContentBlockDelta(index=reply.index("text"), delta=TextDelta(text=event.text))
+            return [StreamEventLine(session_id=sid, event=block)]
         if isinstance(event, ReasoningDelta):
             reply.thinking.append(event.text)
-            delta = ThinkingDelta(thinking=event.text)
-            return [StreamEventLine(session_id=sid, event=ContentBlockDelta(delta=delta))]
+            block = ContentBlockDelta(index=reply.index("thinking"), delta=ThinkingDelta(thinking=event.text))
+            return [StreamEventLine(session_id=sid, event=block)]
         if isinstance(event, ToolCallStarted):
             reply.calls[event.index] = (event.id, event.name, [])
         elif isinstance(event, ToolCallArgumentsDelta) and event.index in reply.calls:
@@ -116,7 +127,8 @@ class Translator:
         self._requests += 1
         content: list[TextBlock | ThinkingBlock | ToolUseBlock] = []
         if reply.thinking:
-            content.append(ThinkingBlock(thinking="".join(reply.thinking)))
+            thinking = "".join(reply.thinking)
+            content.append(ThinkingBlock(thinking=thinking, signature=signature_of(thinking)))
         if reply.text:
             content.append(TextBlock(text="".join(reply.text)))
         for index in sorted(reply.calls):
@@ -128,6 +140,7 @@ class Translator:
             content=content,
             usage=TokenUsage.of(usage.usage),
             cost_usd=usage.cost_usd,
+            stop_reason="tool_use" if reply.calls else "end_turn",
         )
         return AssistantLine(session_id=self.session_id, message=message)
 

@@ -17,6 +17,7 @@ from orchestrator.conversation.chat import CHAT_SESSION, build_chat
 from orchestrator.repl.commands import SlashCommand
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.preferences.price import price_parts
+from orchestrator.text.wording import counted
 from sessions import Session, SessionEvent
 
 __all__ = ["CHAT_COMMANDS", "CHAT_SESSION", "ChatConversation", "answer_once", "build_chat", "chat_commands"]
@@ -43,6 +44,9 @@ class ChatConversation(Conversation):
         self.sent_mode = self.mode  # no mode block is ever sent: a chat has no tools to govern
         return session
 
+    has_modes = False
+    """No modes and no rewind in a chat: /help lists neither Shift+Tab nor Esc Esc."""
+
     def cycle_mode(self) -> None:
         """Shift+Tab does nothing here."""
 
@@ -56,7 +60,7 @@ class ChatConversation(Conversation):
                 ("", f" {model}{' (next turn)' if self.pro_next else ''} · "),
                 ("bold ansimagenta", "chat, no tools"),
                 *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
-                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {self.session.requests} requests · /help"),
+                ("", f" · cache {self.hit_ratio() * 100:.1f}% · {counted(self.session.requests, 'request')} · /help"),
                 ("", f" · balance {self.balance}" if self.balance else ""),
             ]
         )

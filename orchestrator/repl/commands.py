@@ -17,6 +17,7 @@ from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.slash.custom import run_custom
 from orchestrator.repl.slash.memory import memory_command, remember_command
 from orchestrator.repl.slash.skills import skill_command, skills_command
+from orchestrator.text.wording import counted, usd
 from sessions.accounting import PriceError, tokens
 from sessions.wire import DeepSeekError
 
@@ -37,13 +38,13 @@ async def _help(conv: Conversation, arg: str) -> bool:
             continue
         conv.console.print(Text(f"  {command.usage:<27}", style="bold"), Text(command.help), soft_wrap=True)
     keys = [
-        ("Shift+Tab", "cycle the mode: ask → auto → plan"),
+        *([("Shift+Tab", "cycle the mode: ask → auto → plan")] if conv.has_modes else []),
         ("@path", "attach a file's current text to the message"),
         ("Esc Enter", "a new line in the message (Alt+Enter too)"),
         ("Ctrl-R", "search the history of this workspace"),
         ("Ctrl-C", "cancel the running turn; clear the line; twice on an empty line: exit"),
         ("Esc", "cancel the running turn (what you type meanwhile is queued and runs after it)"),
-        ("Esc Esc", "on an empty line: /rewind"),
+        *([("Esc Esc", "on an empty line: /rewind")] if conv.has_modes else []),
         ("Ctrl-D", "exit (on an empty line)"),
     ]
     for custom in find_custom_commands(conv.workspace, taken=BUILT_IN).values():
@@ -62,7 +63,7 @@ async def _cost(conv: Conversation, arg: str) -> bool:
     s = conv.session
     u = s.usage
     conv.console.print(
-        f"session ${s.cost_usd:.4f} · {s.requests} requests · prompt {u.prompt_tokens} tokens "
+        f"session {usd(s.cost_usd)} · {counted(s.requests, 'request')} · prompt {u.prompt_tokens} tokens "
         f"({u.prompt_cache_hit_tokens} hit, {u.prompt_cache_miss_tokens} miss, cache {conv.hit_ratio() * 100:.1f}%) "
         f"· completion {u.completion_tokens} tokens",
         soft_wrap=True,
@@ -88,7 +89,7 @@ async def _cost(conv: Conversation, arg: str) -> bool:
     )
     for label, cost, requests, how in others:  # what was spent beside the conversation's own session
         if requests:
-            line = f"{label} ${cost:.4f} · {requests} requests ({how}) · total ${conv.total_cost_usd:.4f}"
+            line = f"{label} {usd(cost)} · {counted(requests, 'request')} ({how}) · total {usd(conv.total_cost_usd)}"
             conv.console.print(line, soft_wrap=True, highlight=False)
     return True
 

@@ -11,6 +11,7 @@ it, fed one user turn at a time from the input line, its replies streamed by the
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
 from orchestrator.repl.preferences.price import price_parts
 from orchestrator.repl.preferences.style import language_block, styled
 from orchestrator.repl.typeahead import with_turn_keys
+from orchestrator.text.wording import counted
 from orchestrator.ui.stream import TerminalRenderer
 from sessions import Session, SessionEvent
 from sessions.prompt import TailBlock
@@ -78,6 +80,8 @@ class Conversation:
     """The slash commands /help lists (``None``: all of them; ``reasonix chat`` offers fewer)."""
     chat = False
     """A chat's session (``reasonix chat``): no tools, its own prefix."""
+    has_modes = True
+    """Shift+Tab cycles modes and Esc Esc rewinds (``reasonix chat`` has neither)."""
 
     def __init__(
         self,
@@ -94,7 +98,7 @@ class Conversation:
         self.commands = commands
         self.console = console
         self.options = options
-        self.renderer = TerminalRenderer(console)
+        self.renderer = TerminalRenderer(console, footer_per_turn=True)  # the status line has the running figures
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
         self.sent_mode: Mode | None = None
@@ -140,7 +144,7 @@ class Conversation:
                 pointer=None if self.chat else POINTER,
                 chat=self.chat,
             ),
-            env={},
+            env=os.environ,  # a [[providers]] entry's key is read from it when the client is built here
             on_event=self._event,
             on_notice=lambda text: self.say(text, "yellow"),
             resolved=resolved,
@@ -249,7 +253,7 @@ class Conversation:
                 *price_parts(self.turn_cost_usd, self.total_cost_usd, self.resolved.config.conversation),
                 ("", f" (goals ${self.goal_cost_usd:.4f})" if self.goal_requests else ""),
                 ("", f" · cache {self.hit_ratio() * 100:.1f}%"),
-                ("", f" · {self.session.requests + self.subagent_requests + self.goal_requests} requests"),
+                ("", f" · {counted(self.session.requests + self.subagent_requests + self.goal_requests, 'request')}"),
                 ("", " · Shift+Tab: mode · /help"),
                 ("", f" · balance {self.balance}" if self.balance else ""),
             ]

@@ -25,6 +25,7 @@ import trio
 
 from orchestrator.branches.outcome import BranchError
 from orchestrator.branches.workspace import BranchWorkspace
+from orchestrator.config.endpoints import resolve_model
 from orchestrator.errors import ReasonixError
 from orchestrator.events import SubagentFinished
 from orchestrator.policy.escalation import Escalator
@@ -190,8 +191,7 @@ class SubagentRunner:
         return ToolRegistry([t for t in picked if t.read_only or not profile.read_only])
 
     def settings_for(self, profile: Profile) -> SessionSettings:
-        models = self.config.models
-        model = {"flash": models.flash, "pro": models.pro}.get(profile.model, profile.model)
+        model = resolve_model(self.config, profile.model)  # flash, pro, a [[providers]] entry's name, or an id
         effort: Any = profile.effort if profile.effort in ("high", "max") else self.config.reasoning_effort
         return SessionSettings(
             model=model,

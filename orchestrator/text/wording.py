@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 
 def counted(count: int | float, noun: str, plural: str | None = None) -> str:
     """``1 request``, ``3 requests``, ``0 problems``; ``plural`` for nouns that take more than an ``s``."""
     shown = str(count) if isinstance(count, int) else f"{count:g}"
     return f"{shown} {noun if count == 1 else plural or noun + 's'}"
+
+
+def usd(amount: float) -> str:
+    """``$0.0123``: four decimals, and for a smaller non-zero amount as many as its first two significant digits need
+    (``$0.000031``), so a short chat never reads ``$0.0000``."""
+    if amount == 0 or abs(amount) >= 0.0001:
+        return f"${amount:.4f}"
+    digits = -math.floor(math.log10(abs(amount))) + 1
+    return f"${amount:.{digits}f}"
 
 
 def shorten(text: str, limit: int) -> str:

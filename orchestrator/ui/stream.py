@@ -85,7 +85,7 @@ def summary_line(status: str, requests: int, session_usd: float, hit_ratio: floa
 
 class TerminalRenderer:
     """Streams reasoning (dimmed) and content as they arrive; one line per tool call, repair, compaction, restart;
-    a cost and cache footer after every request.
+    a cost and cache footer after every request (or, with ``footer_per_turn``, once when a turn ends).
 
     Every text from the model or a tool is neutralised (:mod:`orchestrator.text.safe_text`): its control characters
     are shown, never executed. ``spinner`` (default: on a real terminal) shows ``⠹ waiting for <model> · 2.4s``
@@ -106,8 +106,13 @@ class TerminalRenderer:
         clock: Callable[[], float] = time.monotonic,
         tick: bool = True,
         markdown: bool | None = None,
+        footer_per_turn: bool = False,
     ) -> None:
         self.console = console
+        self._footer_per_turn = footer_per_turn
+        """The cost footer once, when a turn ends (the conversation, whose status line has the running figures),
+        instead of after every request."""
+        self._hit_ratio: dict[str, float] = {}
         self._at_line_start = True
         self._mode: str | None = None
         self._turn_cost: dict[str, float] = {}
@@ -310,6 +315,8 @@ class TerminalRenderer:
                 self.line(Text(f"■ turn ended: {said} after {counted(event.requests, 'request')}", style="yellow"))
             else:
                 self._close_line()
+            if self._footer_per_turn and event.requests:
+                self._footer(event.session)
 
     def _stream(self, update: StreamUpdate) -> None:
         event = update.event
@@ -336,9 +343,14 @@ class TerminalRenderer:
             )
         elif d.change_reason is not None and d.request_index > 1:
             self.line(Text(f"cache: {d.change_reason}", style="yellow"))
-        turn = self._turn_cost.get(event.session, 0.0)
-        session = self._session_cost.get(event.session, 0.0)
-        self.line(_tagged(event.session, footer(turn, session, d.cumulative_hit_ratio)))
+        self._hit_ratio[event.session] = d.cumulative_hit_ratio
+        if not self._footer_per_turn:
+            self._footer(event.session)
+
+    def _footer(self, session: str) -> None:
+        turn = self._turn_cost.get(session, 0.0)
+        spent = self._session_cost.get(session, 0.0)
+        self.line(_tagged(session, footer(turn, spent, self._hit_ratio.get(session, 0.0))))
 
     def _tool(self, event: ToolFinished) -> None:
         started = self._started.pop(event.call_id, None)

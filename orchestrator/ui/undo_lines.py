@@ -8,6 +8,7 @@ from orchestrator.checkpoints.undo import UndoPlan
 from orchestrator.text.wording import counted
 
 MAX_DIFF_LINES = 40
+BINARY_PROBE_BYTES = 8000  # as git's own binary check
 ACTIONS = {"A": "remove (the step created it)", "D": "bring back (the step deleted it)"}
 
 
@@ -24,9 +25,23 @@ def describe(plan: UndoPlan) -> list[str]:
     return lines
 
 
+async def _is_text(repo: ShadowRepo, tree: str, path: str) -> bool:
+    """Whether ``path`` in ``tree`` looks like text as git would judge it (no NUL in its first 8000 bytes); a path
+    the tree does not hold is an empty side, so text."""
+    blob = await repo.git("cat-file", "-p", f"{tree}:{path}", ok_codes=(0, 128))
+    return b"\0" not in blob[:BINARY_PROBE_BYTES]
+
+
 async def conflict_stat(repo: ShadowRepo, plan: UndoPlan) -> str:
-    out = await repo.git("diff", plan.agent_tree, plan.now.tree, "--", *(f":(literal){p}" for p in plan.conflicts))
-    lines = out.decode("utf-8", "replace").rstrip().splitlines()
+    """The diff of the conflicting files from what the agent left to now. The shadow store unsets the ``diff``
+    attribute for every path (a repository names no diff driver), which makes git call every file binary; each file
+    that is text on both sides is diffed with ``--text``, so a one-line edit shows as one."""
+    chunks: list[bytes] = []
+    for path in plan.conflicts:
+        text = await _is_text(repo, plan.agent_tree, path) and await _is_text(repo, plan.now.tree, path)
+        flags = ("--text",) if text else ()
+        chunks.append(await repo.git("diff", *flags, plan.agent_tree, plan.now.tree, "--", f":(literal){path}"))
+    lines = b"".join(chunks).decode("utf-8", "replace").rstrip().splitlines()
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… ({len(lines) - MAX_DIFF_LINES} more lines)"]
     return "\n".join(lines)

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from sessions.wire.messages import Usage
+from sessions.wire.provider import cache_reported
 
 CACHE_UNIT_TOKENS = 128  # observed V4 hit granularity (DESIGN §4)
+CACHE_NOT_REPORTED = "cache not reported by the server"
 
 
 class RequestDiagnostics(BaseModel):
@@ -103,6 +105,8 @@ class CacheTracker:
             # An append-only request re-sends at least everything the last request on this model sent.
             expected = (prev.prompt_tokens // self.unit) * self.unit
         hit = usage.prompt_cache_hit_tokens
+        if not cache_reported(usage):  # nothing to compare: an OpenAI-style server that does not say
+            reason, expected = reason or CACHE_NOT_REPORTED, 0
         unexplained = reason is None and hit < expected
         self._last[model] = _ModelState(fingerprint, epoch, usage.prompt_tokens)
         self._last_fingerprint = fingerprint

@@ -15,6 +15,7 @@ All arithmetic is :class:`decimal.Decimal`; ``float(breakdown)`` is a convenienc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -33,6 +34,8 @@ WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun"
 Period = Literal["peak", "off-peak", "flat"]
 
 MILLION = Decimal(1_000_000)
+UNPRICED = "unpriced"
+"""The family of a model the configuration names without a price."""
 
 
 class PriceError(Exception):
@@ -163,6 +166,9 @@ class PriceBook:
     tables: tuple[PriceTable, ...]
     aliases: Mapping[str, str]
     override: PriceTable | None = None
+    unpriced: frozenset[str] = frozenset()
+    """Model ids the configuration names without a price (a provider entry with none): their requests cost an
+    unknown amount, counted as $0, and a dollar budget refuses to run on them (the front end checks first)."""
 
     def __post_init__(self) -> None:
         undated = [t for t in self.tables if t.effective_from is None]
@@ -184,6 +190,24 @@ class PriceBook:
         if model in self._families():
             return model
         raise UnknownModelPriceError(model, sorted(self.aliases))
+
+    def knows(self, model: str) -> bool:
+        """Whether ``model`` has a price (or is one of the :attr:`unpriced`)."""
+        if model in self.unpriced:
+            return True
+        try:
+            self.family_of(model)
+        except UnknownModelPriceError:
+            return False
+        return True
+
+    def is_unpriced(self, model: str) -> bool:
+        """Whether ``model`` is one the configuration left without a price."""
+        return model in self.unpriced and not (model in self.aliases or model in self._families())
+
+    def with_unpriced(self, models: frozenset[str]) -> PriceBook:
+        """This book, with ``models`` known as unpriced (their cost counted as $0, see :attr:`unpriced`)."""
+        return dataclasses.replace(self, unpriced=self.unpriced | models)
 
     def table_for(self, model: str, at: datetime) -> tuple[str, PriceTable]:
         """The family of ``model`` and the table that prices it at ``at``."""
@@ -208,6 +232,21 @@ class PriceBook:
         Hit and miss input tokens are priced separately. A usage that reports prompt tokens but no hit/miss split
         is priced as all misses (the conservative reading). Output is ``completion_tokens``, reasoning included.
         """
+        if self.is_unpriced(model):
+            prompt = usage.prompt_tokens
+            hit = usage.prompt_cache_hit_tokens
+            return CostBreakdown(
+                model=model,
+                family=UNPRICED,
+                table_from=None,
+                period="flat",
+                hit_tokens=hit,
+                miss_tokens=usage.prompt_cache_miss_tokens or prompt - hit,
+                output_tokens=usage.completion_tokens,
+                hit=Decimal(0),
+                miss=Decimal(0),
+                output=Decimal(0),
+            )
         family, table = self.table_for(model, at)
         price = table.families[family]
         period = table.period(_utc(at))
@@ -255,7 +294,7 @@ class PriceBook:
             effective_from=None, note="configuration override", families=merged_families, off_peak=off_peak
         )
         merged_aliases = {**self.aliases, **(aliases or {})}
-        book = PriceBook(tables=self.tables, aliases=merged_aliases, override=override)
+        book = PriceBook(tables=self.tables, aliases=merged_aliases, override=override, unpriced=self.unpriced)
         known = book._families()
         for alias, family in (aliases or {}).items():
             if family not in known:

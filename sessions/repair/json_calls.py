@@ -209,6 +209,11 @@ def prose_json(text: str) -> Iterator[JsonCall]:
         if at < resume_at or any(at in range(a, b) for a, b in skip):
             continue
         read = _object_at(text, at, braces)
+        if read is None and text.startswith("{{", at):
+            # A doubled opening brace closed once (Qwen2.5-Coder 1.5B: "{{"name": …}}" one brace short at the
+            # end): the call is the object that starts at the inner brace.
+            at += 1
+            read = _object_at(text, at, braces)
         if read is None:
             continue
         end, value, repaired = read

@@ -96,19 +96,32 @@ def host_sockets(skip: Iterable[str], bound_back: Iterable[str] = ()) -> list[st
     return found
 
 
+GIT_POINTER_MAX_BYTES = 4096
+"""A ``.git`` pointer file is one line (``gitdir: PATH``); anything longer is not one."""
+
+
 def git_dirs(workspace: Path) -> list[Path]:
-    """The workspace's git directory: ``.git``, or where a ``.git`` file points (``gitdir: …``)."""
+    """The workspace's git directory: ``.git``, or where a ``.git`` file points (``gitdir: …``). The file is read
+    through the gateway: a regular file beneath the workspace only (a FIFO, a device or a symlink out is no pointer),
+    at most :data:`GIT_POINTER_MAX_BYTES` (a larger one is no pointer either)."""
+    from sessions.tools.errors import ToolError  # lazily: the tools package loads trio and pydantic
+    from sessions.tools.gateway.root import GatewayRoot
+
     dot_git = workspace / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         return [dot_git]
-    if dot_git.is_file():
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            raw = dot_git.read_text(encoding="utf-8")  # pragma: no mutate (UTF-8 is also the locale codec)
-            text = raw.strip()
-            if text.startswith("gitdir:"):
-                target = (workspace / text.removeprefix("gitdir:").strip()).resolve()
-                if target.is_dir():
-                    return [target]
+    try:
+        found = GatewayRoot(workspace, refused=frozenset()).read(".git", limit=GIT_POINTER_MAX_BYTES)
+    except ToolError:
+        return []
+    if found.truncated:
+        return []
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = found.data.decode("utf-8").strip()  # pragma: no mutate (UTF-8 is also the locale codec)
+        if text.startswith("gitdir:"):
+            target = (workspace / text.removeprefix("gitdir:").strip()).resolve()
+            if target.is_dir():
+                return [target]
     return []
 
 

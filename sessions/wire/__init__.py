@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Usage,
         UserMessage,
     )
+    from sessions.wire.provider import DEEPSEEK, Provider, ProviderKind, cache_reported, read_usage
     from sessions.wire.reply import ReplyRequest, ReplySource, RequestEstimate, RequestGate, stream_reply
     from sessions.wire.sse import SseData, SseParser
     from sessions.wire.stream import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "DEEPSEEK",
     "AssistantMessage",
     "AuthenticationError",
     "Balance",
@@ -54,6 +56,8 @@ __all__ = [
     "DeepSeekError",
     "FunctionSchema",
     "Message",
+    "Provider",
+    "ProviderKind",
     "ReasoningDelta",
     "ReasoningEffort",
     "Reply",
@@ -72,13 +76,20 @@ __all__ = [
     "ToolSchema",
     "Usage",
     "UserMessage",
+    "cache_reported",
     "decode_chunk",
     "is_outage",
+    "read_usage",
     "reply_from_completion",
     "stream_reply",
 ]
 
 _HOME = {
+    "DEEPSEEK": "provider",
+    "Provider": "provider",
+    "ProviderKind": "provider",
+    "cache_reported": "provider",
+    "read_usage": "provider",
     "AssistantMessage": "messages",
     "AuthenticationError": "errors",
     "Balance": "balance",

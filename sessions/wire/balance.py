@@ -60,7 +60,9 @@ class Balance(BaseModel):
         return f"{first.total_balance:.2f} {first.currency}" + ("" if self.is_available else " (top up)")
 
 
-async def fetch_balance(http: httpx.AsyncClient, base_url: str, *, key_env: str, timeout_s: float) -> Balance:
+async def fetch_balance(
+    http: httpx.AsyncClient, base_url: str, *, key_env: str, timeout_s: float, provider: str = "DeepSeek"
+) -> Balance:
     """The balance, read with ``http`` (which carries the key). Raises a :class:`~sessions.wire.errors.DeepSeekError`:
     :class:`~sessions.wire.errors.AuthenticationError` for a refused key (401), ConnectionFailedError,
     DeadlineExceededError, UnexpectedBodyError for an answer that is no balance."""
@@ -70,11 +72,12 @@ async def fetch_balance(http: httpx.AsyncClient, base_url: str, *, key_env: str,
             response = await http.get(url, headers={"Accept": "application/json"})
         except httpx.TransportError as exc:
             raise ConnectionFailedError(
-                f"could not reach DeepSeek at {base_url} ({type(exc).__name__}: {exc}). Check the network and base_url."
+                f"could not reach {provider} at {base_url} ({type(exc).__name__}: {exc}). "
+                "Check the network and base_url."
             ) from exc
         body = response.content[:ERROR_BODY_LIMIT]
         if response.status_code != 200:
-            raise error_for_status(response.status_code, server_message(body), key_env=key_env)
+            raise error_for_status(response.status_code, server_message(body), key_env=key_env, provider=provider)
         try:
             return Balance.model_validate_json(response.content)
         except ValidationError as exc:

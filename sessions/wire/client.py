@@ -36,6 +36,7 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception, stop_after_a
 
 from sessions.wire.answers import ERROR_BODY_LIMIT, describe_body, media_type, parse_retry_after, server_message
 from sessions.wire.balance import Balance, fetch_balance
+from sessions.wire.channel import Outcome, ReplyEvents
 from sessions.wire.errors import (
     ConnectionFailedError,
     DeadlineExceededError,
@@ -51,6 +52,7 @@ from sessions.wire.errors import (
     error_for_status,
 )
 from sessions.wire.messages import ChatCompletion, ChatRequest, encode_request
+from sessions.wire.provider import DEEPSEEK, Provider, Routes
 from sessions.wire.retry_wait import RetryWait
 from sessions.wire.sse import SseComment, SseData, SseParser
 from sessions.wire.stream import (
@@ -107,52 +109,8 @@ def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, DeepSeekError) and exc.retryable
 
 
-class _Outcome:
-    __slots__ = ("crashed", "error")
-
-    def __init__(self) -> None:
-        self.error: DeepSeekError | None = None
-        self.crashed = False
-        """The reader died of something else (a bug, a cancellation): the nursery will raise it."""
-
-
-class _Events:
-    """What ``async with client.stream(...) as events`` gives: iterate it; a failed request raises at the end."""
-
-    def __init__(self, receive: trio.MemoryReceiveChannel[list[StreamEvent]], outcome: _Outcome) -> None:
-        self._receive = receive
-        self._batch: list[StreamEvent] = []
-        self._next = 0
-        self._outcome = outcome
-
-    def __aiter__(self) -> _Events:
-        return self
-
-    async def __anext__(self) -> StreamEvent:
-        if self._next < len(self._batch):
-            # Events travel in batches (one per network read); the checkpoint keeps this a well-behaved await.
-            await trio.lowlevel.checkpoint()
-            event = self._batch[self._next]
-            self._next += 1
-            return event
-        try:
-            self._batch = await self._receive.receive()
-            self._next = 1
-            return self._batch[0]
-        except trio.EndOfChannel:
-            pass
-        if self._outcome.crashed:
-            # The reader task died of an unexpected exception; its nursery is about to cancel us and raise it.
-            await trio.sleep_forever()
-        # Raised outside the except block: the error came from the reader task, not from the channel ending.
-        error, self._outcome.error = self._outcome.error, None
-        if error is not None:
-            raise error
-        raise StopAsyncIteration
-
-
-class DeepSeekClient:
-    """One HTTP connection pool to a DeepSeek-compatible endpoint."""
+class DeepSeekClient(Routes):
+    """One HTTP connection pool to a DeepSeek-compatible endpoint (or, by its provider, an OpenAI-compatible one)."""
 
     def __init__(
         self,
@@ -162,7 +120,10 @@ class DeepSeekClient:
         settings: ClientSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         rng: random.Random | None = None,
+        provider: Provider | None = None,
     ) -> None:
+        self.provider = provider or DEEPSEEK
+        self._routes = {}
         self.settings = settings or ClientSettings()
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
@@ -176,6 +137,7 @@ class DeepSeekClient:
         self._backoff = RetryWait(self.settings, rng or random.Random())
 
     async def aclose(self) -> None:
+        await self.close_routes()
         await self._http.aclose()
 
     async def __aenter__(self) -> DeepSeekClient:
@@ -193,16 +155,21 @@ class DeepSeekClient:
         self, request: ChatRequest, *, body: bytes | None = None
     ) -> AsyncGenerator[AsyncIterator[StreamEvent], None]:
         """Events of one request, retries included, ending with :class:`Completed` (or raising a DeepSeekError)."""
+        routed = self._routes.get(request.model)
+        if routed is not None:
+            async with routed.stream(request, body=body) as events:
+                yield events
+            return
         check_request(request)
         payload = body if body is not None else encode_request(request)
         send, receive = trio.open_memory_channel[list[StreamEvent]](16)
-        outcome = _Outcome()
+        outcome = Outcome()
         flattened: BaseException | None = None
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._produce, request.stream, payload, send, outcome)
                 try:
-                    yield _Events(receive, outcome)
+                    yield ReplyEvents(receive, outcome)
                 finally:
                     nursery.cancel_scope.cancel()  # the reader stops; leaving its scope closes the response
         except BaseExceptionGroup as group:
@@ -234,12 +201,13 @@ class DeepSeekClient:
 
     async def balance(self, timeout_s: float = 10) -> Balance:
         """The account balance (:mod:`sessions.wire.balance`): one bounded request, not retried."""
-        return await fetch_balance(self._http, self.base_url, key_env=self.settings.api_key_env, timeout_s=timeout_s)
+        key_env, name = self.settings.api_key_env, self.provider.name
+        return await fetch_balance(self._http, self.base_url, key_env=key_env, timeout_s=timeout_s, provider=name)
 
     # -------------------------------------------------------------------------------------------------- retries
 
     async def _produce(
-        self, streamed: bool, payload: bytes, send: trio.MemorySendChannel[list[StreamEvent]], outcome: _Outcome
+        self, streamed: bool, payload: bytes, send: trio.MemorySendChannel[list[StreamEvent]], outcome: Outcome
     ) -> None:
         finished = False
         async with send:
@@ -280,7 +248,7 @@ class DeepSeekClient:
                     whole = await self._attempt(streamed, payload, counted)
                     if whole.finish_reason == "insufficient_system_resource":
                         raise ResourcesExhaustedError(
-                            "DeepSeek cut the reply short for lack of server capacity "
+                            f"{self.provider.name} cut the reply short for lack of server capacity "
                             "(finish_reason insufficient_system_resource)"
                         )
                     reply = whole
@@ -294,7 +262,7 @@ class DeepSeekClient:
         except RetryError as exc:
             last = exc.last_attempt.exception()
             assert isinstance(last, DeepSeekError)
-            raise RetriesExhaustedError(last, exc.last_attempt.attempt_number) from last
+            raise RetriesExhaustedError(last, exc.last_attempt.attempt_number, provider=self.provider.name) from last
 
     async def _attempt(self, streamed: bool, payload: bytes, emit: Emit) -> Reply:
         s = self.settings
@@ -307,10 +275,12 @@ class DeepSeekClient:
                     return await self._json_once(payload, emit, timers)
                 except httpx.TransportError as exc:
                     raise ConnectionFailedError(
-                        f"could not reach DeepSeek at {self.base_url} ({type(exc).__name__}: {exc}). "
+                        f"could not reach {self.provider.name} at {self.base_url} ({type(exc).__name__}: {exc}). "
                         f"Check the network and base_url."
                     ) from exc
-            raise StallTimeoutError(f"no data from DeepSeek for {s.stall_timeout_s:g}s (keep-alives do not count)")
+            raise StallTimeoutError(
+                f"no data from {self.provider.name} for {s.stall_timeout_s:g}s (keep-alives do not count)"
+            )
         assert deadline_scope.cancelled_caught
         raise DeadlineExceededError(
             f"the request took longer than its deadline of {s.deadline_s:g}s and was abandoned; raise "
@@ -332,6 +302,7 @@ class DeepSeekClient:
             server_message(body),
             retry_after=parse_retry_after(response.headers.get("retry-after")),
             key_env=self.settings.api_key_env,
+            provider=self.provider.name,
         )
 
     def _not_an_answer(self, expected: str, media: str, body: bytes) -> UnexpectedBodyError:
@@ -369,7 +340,7 @@ class DeepSeekClient:
                         for item in parser.feed(data):
                             if isinstance(item, SseData):
                                 real = True
-                                events.extend(assembler.feed(decode_chunk(item.payload)))
+                                events.extend(assembler.feed(decode_chunk(item.payload, self.provider.name)))
                             elif isinstance(item, SseComment):
                                 events.append(KEEP_ALIVE)
                             else:
@@ -429,7 +400,7 @@ class DeepSeekClient:
         except ValidationError as exc:
             message = server_message(text) if b'"error"' in text[:64] else None
             if message is not None:
-                raise error_for_status(500, message) from exc
+                raise error_for_status(500, message, provider=self.provider.name) from exc
             if not text.startswith(b"{"):
                 raise self._not_an_answer("JSON", media, text[:ERROR_BODY_LIMIT]) from exc
             raise ProtocolError(f"the reply is not a chat completion: {text[:200]!r}") from exc

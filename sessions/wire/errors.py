@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+DEEPSEEK = "DeepSeek"
+"""The name of the built-in provider, said when no other is configured (every message as it always was)."""
+
 
 class DeepSeekError(Exception):
     """Base of everything the DeepSeek client raises."""
@@ -41,8 +44,18 @@ class AuthenticationError(DeepSeekError):
     """401: the API key is missing, wrong or revoked."""
 
     @classmethod
-    def from_server(cls, server_message: str | None, *, key_env: str = "DEEPSEEK_API_KEY") -> AuthenticationError:
+    def from_server(
+        cls, server_message: str | None, *, key_env: str = "DEEPSEEK_API_KEY", provider: str = DEEPSEEK
+    ) -> AuthenticationError:
         said = f" (server said: {server_message})" if server_message else ""
+        if provider != DEEPSEEK:
+            return cls(
+                f"{provider} rejected the API key (HTTP 401){said}. Set {key_env} to a key that server accepts (or "
+                f"point api_key_env of its [[providers]] entry at the variable that holds it), then run the command "
+                f"again.",
+                status=401,
+                server_message=server_message,
+            )
         return cls(
             f"DeepSeek rejected the API key (HTTP 401){said}. Set {key_env} to a valid key from "
             f"https://platform.deepseek.com/api_keys (or point api_key_env in reasonix.toml at the variable that "
@@ -56,8 +69,15 @@ class InsufficientBalanceError(DeepSeekError):
     """402: the account has run out of credit."""
 
     @classmethod
-    def from_server(cls, server_message: str | None) -> InsufficientBalanceError:
+    def from_server(cls, server_message: str | None, *, provider: str = DEEPSEEK) -> InsufficientBalanceError:
         said = f" (server said: {server_message})" if server_message else ""
+        if provider != DEEPSEEK:
+            return cls(
+                f"{provider} says the account has insufficient balance (HTTP 402){said}. Top it up with that "
+                f"provider, then run the command again.",
+                status=402,
+                server_message=server_message,
+            )
         return cls(
             f"the DeepSeek account has insufficient balance (HTTP 402){said}. Top up at "
             f"https://platform.deepseek.com/top_up, then run the command again.",
@@ -70,7 +90,23 @@ class BadRequestError(DeepSeekError):
     """400: the server rejected the request's format. Its message says what is wrong."""
 
     @classmethod
-    def from_server(cls, server_message: str | None) -> BadRequestError:
+    def from_server(cls, server_message: str | None, *, provider: str = DEEPSEEK) -> BadRequestError:
+        if is_context_overflow(server_message):
+            return ContextTooLargeError(
+                f"{provider} refused the request because it does not fit the model's context (HTTP 400): "
+                f"{server_message}. Start a new session or compact this one (/compact), or give the model a larger "
+                f"context (a server flag such as llama-server's -c, and context_window of its [[providers]] entry).",
+                status=400,
+                server_message=server_message,
+            )
+        if provider != DEEPSEEK:
+            return cls(
+                f"{provider} rejected the request (HTTP 400): {server_message or '(no message)'}. Check that the kind "
+                f"and model of its [[providers]] entry match what that server accepts; if they do, report it with "
+                f"the session journal.",
+                status=400,
+                server_message=server_message,
+            )
         return cls(
             f"DeepSeek rejected the request as malformed (HTTP 400): {server_message or '(no message)'}. "
             f"This is a bug in how the request was built; report it with the session journal.",
@@ -79,13 +115,35 @@ class BadRequestError(DeepSeekError):
         )
 
 
+class ContextTooLargeError(BadRequestError):
+    """400: the request does not fit the model's context window (DeepSeek's wording or an OpenAI-style server's)."""
+
+
+CONTEXT_OVERFLOW_WORDS = (
+    "maximum context length",
+    "context length",
+    "context size",
+    "context window",
+    "too many tokens",
+    "context_length_exceeded",
+)
+"""How servers say a request is larger than the context: DeepSeek and OpenAI ("maximum context length"), llama.cpp
+("exceeds the available context size"), vLLM and gateways ("context window", "context_length_exceeded")."""
+
+
+def is_context_overflow(server_message: str | None) -> bool:
+    """Whether a 400's message says the request does not fit the model's context."""
+    text = (server_message or "").lower()
+    return any(word in text for word in CONTEXT_OVERFLOW_WORDS)
+
+
 class InvalidParameterError(DeepSeekError):
     """422: a parameter has a value the server does not accept."""
 
     @classmethod
-    def from_server(cls, server_message: str | None) -> InvalidParameterError:
+    def from_server(cls, server_message: str | None, *, provider: str = DEEPSEEK) -> InvalidParameterError:
         return cls(
-            f"DeepSeek rejected a request parameter (HTTP 422): {server_message or '(no message)'}. "
+            f"{provider} rejected a request parameter (HTTP 422): {server_message or '(no message)'}. "
             f"Check the model ids and settings in reasonix.toml.",
             status=422,
             server_message=server_message,
@@ -96,10 +154,14 @@ class UnexpectedStatusError(DeepSeekError):
     """Any other 4xx: most often a wrong base URL (404) or a proxy in the way."""
 
     @classmethod
-    def from_server(cls, status: int, server_message: str | None) -> UnexpectedStatusError:
+    def from_server(cls, status: int, server_message: str | None, *, provider: str = DEEPSEEK) -> UnexpectedStatusError:
+        where = (
+            "base_url in reasonix.toml (it should be https://api.deepseek.com or a compatible endpoint)"
+            if provider == DEEPSEEK
+            else f"base_url of the [[providers]] entry {provider} (an OpenAI-compatible server usually ends in /v1)"
+        )
         return cls(
-            f"DeepSeek answered HTTP {status}: {server_message or '(no message)'}. Check base_url in reasonix.toml "
-            f"(it should be https://api.deepseek.com or a compatible endpoint).",
+            f"{provider} answered HTTP {status}: {server_message or '(no message)'}. Check {where}.",
             status=status,
             server_message=server_message,
         )
@@ -174,10 +236,10 @@ class ReplyTooLargeError(DeepSeekError):
 class RetriesExhaustedError(DeepSeekError):
     """Every attempt failed with a retryable error. ``last`` is the final one."""
 
-    def __init__(self, last: DeepSeekError, attempts: int) -> None:
+    def __init__(self, last: DeepSeekError, attempts: int, *, provider: str = DEEPSEEK) -> None:
         super().__init__(
             f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {last.message} "
-            f"DeepSeek may be overloaded or unreachable; wait a few minutes and try again, or raise "
+            f"{provider} may be overloaded or unreachable; wait a few minutes and try again, or raise "
             f"retry attempts in reasonix.toml.",
             status=last.status,
             retry_after=last.retry_after,
@@ -196,28 +258,29 @@ def error_for_status(
     *,
     retry_after: float | None = None,
     key_env: str = "DEEPSEEK_API_KEY",
+    provider: str = DEEPSEEK,
 ) -> DeepSeekError:
-    """The typed error for an HTTP error status, with an actionable message."""
+    """The typed error for an HTTP error status, with an actionable message naming ``provider``."""
     if status == 401:
-        return AuthenticationError.from_server(server_message, key_env=key_env)
+        return AuthenticationError.from_server(server_message, key_env=key_env, provider=provider)
     if status == 402:
-        return InsufficientBalanceError.from_server(server_message)
+        return InsufficientBalanceError.from_server(server_message, provider=provider)
     if status == 400:
-        return BadRequestError.from_server(server_message)
+        return BadRequestError.from_server(server_message, provider=provider)
     if status == 422:
-        return InvalidParameterError.from_server(server_message)
+        return InvalidParameterError.from_server(server_message, provider=provider)
     transient = _TRANSIENT_BY_STATUS.get(status)
     if transient is None and (status >= 500 or status == 408):
         transient = ServerError
     if transient is not None:
         wait = f"; it asked us to wait {retry_after:g}s" if retry_after is not None else ""
         return transient(
-            f"DeepSeek answered HTTP {status}: {server_message or '(no message)'}{wait}.",
+            f"{provider} answered HTTP {status}: {server_message or '(no message)'}{wait}.",
             status=status,
             retry_after=retry_after,
             server_message=server_message,
         )
-    return UnexpectedStatusError.from_server(status, server_message)
+    return UnexpectedStatusError.from_server(status, server_message, provider=provider)
 
 
 def is_outage(error: DeepSeekError) -> bool:

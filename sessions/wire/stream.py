@@ -25,6 +25,7 @@ from sessions.wire.messages import (
     ToolCall,
     Usage,
 )
+from sessions.wire.provider import read_usage
 from sessions.wire.sse import SseComment, SseData, SseDone, SseItem, parse_sse
 
 
@@ -101,7 +102,7 @@ EVENT_ADAPTER: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
 KEEP_ALIVE = KeepAlive()
 
 
-def decode_chunk(payload: str | bytes) -> StreamChunk:
+def decode_chunk(payload: str | bytes, provider: str = "DeepSeek") -> StreamChunk:
     """One ``data:`` payload → a chunk. Raises :class:`ProtocolError` on anything that is not a chunk."""
     try:
         chunk = StreamChunk.model_validate_json(payload)
@@ -116,7 +117,7 @@ def decode_chunk(payload: str | bytes) -> StreamChunk:
         error = extra["error"]
         message = error.get("message") if isinstance(error, dict) else error
         raise ServerError(
-            f"DeepSeek reported an error in the middle of the stream: {message}", server_message=str(message)
+            f"{provider} reported an error in the middle of the stream: {message}", server_message=str(message)
         )
     return chunk
 
@@ -247,7 +248,7 @@ class StreamAssembler:
             )
         return Reply(
             message=self.message(),
-            usage=self._usage,
+            usage=read_usage(self._usage),
             finish_reason=self._finish_reason,
             model=self._model,
             id=self._id,
@@ -262,7 +263,7 @@ def reply_from_completion(completion: ChatCompletion) -> Reply:
     choice = next((c for c in completion.choices if c.index == 0), completion.choices[0])
     return Reply(
         message=choice.message.to_assistant(),
-        usage=completion.usage,
+        usage=read_usage(completion.usage),
         finish_reason=choice.finish_reason,
         model=completion.model,
         id=completion.id,

@@ -14,6 +14,8 @@ from orchestrator.branches.workspace import BranchWorkspace
 from orchestrator.checkpoints import snapshot
 from orchestrator.checkpoints.git import ShadowRepo
 from orchestrator.checkpoints.snapshot import store_workspace
+from orchestrator.checkpoints.turns import TurnCheckpoints, apply_rewind, plan_rewind
+from orchestrator.checkpoints.undo import apply_undo, plan_undo
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -129,3 +131,47 @@ async def test_a_repository_made_between_the_listing_and_the_add_leaves_the_inde
     after = await store_workspace(repo, "after")
     assert not marker.exists(), "the late repository's filter ran on the host"
     assert _stored(repo, after.tree).keys() == {"a.txt", "late/.gitattributes", "late/f.txt"}
+
+
+def _contents(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _arm(repo: Path, marker: Path) -> None:
+    """Everything of a repository's own that runs a command: fsmonitor, and the hooks a checkout, an index change or a
+    commit would run."""
+    _git(repo, "config", "core.fsmonitor", f"sh -c 'touch {marker}'")
+    for hook in ("post-checkout", "post-index-change", "pre-commit", "post-commit", "reference-transaction"):
+        path = repo / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        path.chmod(0o755)
+
+
+async def test_a_nested_git_directory_survives_turns_undo_and_rewind_byte_for_byte(tmp_path: Path) -> None:
+    """Follow-up part e: a nested repository's ``.git`` (config, HEAD, refs, objects, hooks) is never entered by the
+    store's git and never changed by a checkpoint, an undo or a rewind; none of its filters, hooks or fsmonitor run."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a0\n")
+    marker = tmp_path / "ran-on-the-host"
+    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    before = await turns.before()
+    _hostile_repo(ws / "sub", marker)
+    _arm(ws / "sub", marker)
+    one = await turns.after(before, run_id="conv", number=1, note="turn 1 made sub")
+    saved = _contents(ws / "sub" / ".git")
+    assert {"config", "HEAD", "index"} <= saved.keys() and any(k.startswith("objects/") for k in saved)
+    before = await turns.before()
+    (ws / "sub" / "f.txt").write_text("three\n")
+    (ws / "a.txt").write_text("a2\n")
+    two = await turns.after(before, run_id="conv", number=2, note="turn 2 changed sub/f.txt")
+    assert one is not None and two is not None
+    assert _contents(ws / "sub" / ".git") == saved
+    await apply_undo(ShadowRepo(ws), await plan_undo(ShadowRepo(ws)))  # takes back turn 2
+    assert (ws / "sub" / "f.txt").read_text() == "two\n" and (ws / "a.txt").read_text() == "a0\n"
+    assert _contents(ws / "sub" / ".git") == saved
+    repo = ShadowRepo(ws)
+    await apply_rewind(repo, await plan_rewind(repo, [one]))  # takes back turn 1: the files it made go
+    assert not (ws / "sub" / "f.txt").exists()
+    assert _contents(ws / "sub" / ".git") == saved  # the repository's own data is not the store's to remove
+    assert not marker.exists(), "a nested repository's filter, hook or fsmonitor ran on the host"

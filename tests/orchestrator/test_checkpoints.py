@@ -154,7 +154,9 @@ NAMES = st.text(alphabet=st.sampled_from("ab-_.* #![]é 12"), min_size=1, max_si
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     before=st.dictionaries(NAMES, st.binary(max_size=64), max_size=4),
     after=st.dictionaries(NAMES, st.binary(max_size=64), max_size=4),

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config.files import CONFIG_MAX_BYTES, read_config_bytes
+from orchestrator.config.model import load_config
+from orchestrator.errors import ConfigError
 from tests.orchestrator.run_support import ROOT
 
 
@@ -43,7 +45,56 @@ def test_a_config_file_linked_to_dev_zero_is_refused_not_read_whole(tmp_path: Pa
     (ws / "reasonix.toml").symlink_to("/dev/zero")
     done = _doctor(ws)
     assert done.returncode != 0
-    assert "not a regular file" in done.stdout + done.stderr
+    assert "leads outside the workspace" in done.stdout + done.stderr
+
+
+def test_a_reasonix_toml_linked_to_the_users_own_config_is_not_read(tmp_path: Path) -> None:
+    """Follow-up part d: a workspace config file is read through the gateway. On 05d9218 the link was followed and
+    the user's own file (with the key) became the workspace's layer."""
+    user_dir = tmp_path / "xdg" / "reasonix"
+    user_dir.mkdir(parents=True)
+    (user_dir / "config.toml").write_text('api_key = "sk-SECRET-43"\n[agents]\nmax_requests = 7\n')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reasonix.toml").symlink_to(user_dir / "config.toml")
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "elsewhere")}
+    with pytest.raises(ConfigError) as caught:
+        load_config(workspace=ws, env=env)
+    said = str(caught.value)
+    assert "reasonix.toml" in said and "leads outside the workspace" in said and "sk-SECRET" not in said
+    (ws / "reasonix.toml").unlink()
+    (ws / "conf").mkdir()
+    (ws / "conf" / "project.toml").write_text("[agents]\nmax_requests = 7\n")
+    (ws / "reasonix.toml").symlink_to("conf/project.toml")  # a link that stays inside is followed
+    assert load_config(workspace=ws, env=env).config.agents.max_requests == 7
+
+
+@pytest.mark.parametrize("name", ["reasonix.toml", "reasonix.local.toml", ".mcp.json"])
+def test_a_workspace_config_file_linked_to_proc_self_environ_is_refused(tmp_path: Path, name: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / name).symlink_to("/proc/self/environ")
+    done = _doctor(ws)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0 and name in said and "leads outside the workspace" in said, said
+
+
+def test_reasonix_trust_refuses_a_linked_file(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.toml"
+    outside.write_text("[agents]\nmax_requests = 7\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reasonix.toml").symlink_to(outside)
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "trust", "--workspace", str(ws)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "x")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "leads outside the workspace" in done.stdout, done.stdout + done.stderr
+    assert not (tmp_path / "x" / "reasonix" / "trusted.json").exists()
 
 
 def test_a_config_file_past_the_bound_is_refused(tmp_path: Path) -> None:

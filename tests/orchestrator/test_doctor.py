@@ -123,11 +123,34 @@ def test_offline_on_a_fresh_machine_exits_0(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert line(lines, "configuration").startswith("✓")
     assert "built-in defaults" in line(lines, "configuration")
-    assert line(lines, "API key").startswith("– API key: skipped (--offline)")
-    assert "$DEEPSEEK_API_KEY" in line(lines, "API key")
+    assert line(lines, "API key").startswith("– API key: not checked with the server (--offline)")
+    assert "$DEEPSEEK_API_KEY is not set" in line(lines, "API key")
     assert line(lines, "server").startswith("– server: skipped (--offline)")
     assert line(lines, "tokenizer").startswith("✓")
     assert line(lines, "prices").startswith("✓")
+
+
+def test_offline_names_the_config_file_setup_saved_the_key_in(tmp_path: Path) -> None:
+    """Issue 48 item 29: after `reasonix setup` saved the key in the config, `doctor --offline` said it is read from
+    the environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK_")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path), PYTHONIOENCODING="utf-8")
+    config = tmp_path / "xdg" / "reasonix" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('api_key = "sk-saved-by-setup"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "doctor", "--offline"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    key = line(proc.stdout.splitlines(), "API key")
+    assert key == f"– API key: not checked with the server (--offline); set in {config} (api_key) (not shown)", key
+    assert "sk-saved" not in proc.stdout
 
 
 # ------------------------------------------------------------------------------------------------- config

@@ -4,6 +4,8 @@ real files, real verify commands, real signals (SIGINT, SIGKILL)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 from tests.support.goal_cli import (
@@ -146,6 +149,33 @@ def test_resume_without_a_terminal_and_without_yes_refuses_a_plan_no_review_appr
     assert not (ws / "calc" / "ops.py").exists() and _verified(_goal_json(ws, run_id)) == []
 
 
+def test_a_cancel_at_review_exits_4_and_says_so_once(tmp_path: Path, env: dict[str, str]) -> None:
+    """Issue 48 item 27: a cancel at the plan review exited 1, as a failure does, with "cancelled at review; nothing
+    was executed: the user cancelled the plan at review" in red after the view had said it. It is the person's choice:
+    its own exit status (4, so a script mistakes it neither for success nor for a failure), said once by the view."""
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "orchestrator", "goal", "Grow calc", "--workspace", str(ws), "--base-url", url],
+            env={**env, "TERM": "xterm"},
+            cwd=str(ROOT),
+            encoding="utf-8",
+            timeout=120,  # a hang guard, not a measure
+            dimensions=(40, 120),
+        )
+        child.expect(r"\[c\]ancel: ")
+        child.sendline("c")
+        child.expect(pexpect.EOF)
+        child.close()
+        requests = emulator_stats(url)["total"]["requests"]
+    after = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before or "")
+    assert child.exitstatus == 4, after
+    assert after.count("cancelled: the plan was not approved; nothing was executed") == 1, after
+    assert "reasonix goal:" not in after and after.count("cancelled") == 2, after  # that line and the summary's
+    assert requests == 1 and not (ws / "calc" / "ops.py").exists()
+
+
 def test_goal_without_a_key_says_so_first(tmp_path: Path, env: dict[str, str]) -> None:
     """The missing key is the first thing to fix, even where review could not be asked for either."""
     ws = calc_workspace(tmp_path)
@@ -252,6 +282,48 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
     assert events[-1]["status"] == "complete" and events[-1]["run_id"] == run_id
     assert events[-1]["steps_done"] == 3
     assert _goal_json(ws, run_id)["settings"]["budget"]["usd"] == 5
+
+
+def test_the_printed_resume_command_of_a_yes_goal_runs_as_printed_without_a_terminal(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 48 item 26: a goal started with --yes and paused by its budget before planning printed a resume command
+    without --yes; run as printed without a terminal it failed, saying the run "has a plan that no review approved"
+    though it had no plan at all."""
+    ws = calc_workspace(tmp_path)
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
+        base = ("--workspace", str(ws), "--base-url", url)
+        paused = reasonix("goal", "Grow calc", *base, "--yes", "--budget-usd", "0.0000001", env=env)
+        assert paused.returncode == 3, paused.stderr
+        printed = [line for line in paused.stdout.splitlines() if line.startswith("resume with: ")]
+        assert len(printed) == 1, paused.stdout
+        command = shlex.split(printed[0].removeprefix("resume with: "))
+        assert command[:3] == ["reasonix", "goal", "--resume"] and "--yes" in command
+        run_id = command[3]
+
+        # Without --yes and without a terminal the refusal says what is true of this run: no plan yet.
+        without_yes = [arg for arg in command[1:] if arg != "--yes"]
+        refused = subprocess.run(
+            [*REASONIX, *without_yes], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, cwd=ROOT
+        )
+        assert refused.returncode == 2, refused.stderr
+        message = " ".join(refused.stderr.split())
+        assert f"run {run_id} has no plan yet, and the plan it makes next needs a review" in message, message
+        assert "no review approved" not in message
+        assert emulator_stats(url)["total"]["requests"] == 0
+
+        resumed = subprocess.run(
+            [*REASONIX, *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            cwd=ROOT,
+        )
+    assert resumed.returncode == 0, resumed.stderr
+    assert _goal_json(ws, run_id)["state"] == "complete"
+    assert (ws / "calc" / "neg.py").read_text() == NEG
 
 
 # ------------------------------------------------------------------------------------------------ signals

@@ -155,7 +155,9 @@ def test_an_always_rule_with_a_control_character_is_real_toml_and_honoured(tmp_p
     assert load_config(workspace=ws, env=env).config.permissions.allow == [f"bash({command})"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(rules=st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=4))
 def test_any_rule_text_round_trips_and_the_rest_of_the_file_is_kept(tmp_path_factory: Any, rules: list[str]) -> None:
     ws = tmp_path_factory.mktemp("ws")
@@ -294,7 +296,9 @@ def _rank(order: tuple[Any, ...], value: Any) -> int:
     return order.index(value)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(layers=_layers())
 def test_property_an_untrusted_workspace_only_ever_tightens(
     tmp_path_factory: Any, layers: tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]

@@ -63,7 +63,7 @@ def test_a_bad_key_is_refused_and_asked_again_then_a_good_one_is_saved_0600(tmp_
     child.sendline("pro")
     child.expect(r"Sandbox for commands .*\[workspace-write\]")
     child.sendline("")
-    child.expect(r"saved the key, preset pro and sandbox workspace-write in .* \(mode 0600\)")
+    child.expect(r"saved the key, base_url \S+, preset pro and sandbox workspace-write in .* \(mode 0600\)")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
@@ -73,13 +73,47 @@ def test_a_bad_key_is_refused_and_asked_again_then_a_good_one_is_saved_0600(tmp_
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     saved = tomllib.loads(path.read_text())
-    assert saved == {"api_key": GOOD, "goal": {"preset": "pro"}, "sandbox": {"mode": "workspace-write"}}
+    # The URL the key was checked against is saved with it (issue 48 item 29: it was not, so the saved key was then
+    # sent to DeepSeek's API, where it was never checked).
+    assert saved == {
+        "api_key": GOOD,
+        "base_url": emulator,
+        "goal": {"preset": "pro"},
+        "sandbox": {"mode": "workspace-write"},
+    }
 
-    doctor = reasonix("doctor", "--workspace", str(tmp_path / "ws"), "--base-url", emulator, env=clean_env(tmp_path))
+    doctor = reasonix("doctor", "--workspace", str(tmp_path / "ws"), env=clean_env(tmp_path))
     assert doctor.returncode == 0, doctor.stdout
     assert f"✓ API key: set in {path} (api_key) (not shown)" in doctor.stdout
     assert "✓ balance: 42.00 USD (40.00 topped up, 2.00 granted)" in doctor.stdout
     assert GOOD not in doctor.stdout
+
+
+def test_without_bubblewrap_setup_says_so_before_the_sandbox_question(tmp_path: Path, emulator: str) -> None:
+    """Issue 48 item 29: setup offered and saved workspace-write without saying bubblewrap is missing."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "orchestrator", "setup", "--base-url", emulator, "--workspace", str(ws)],
+        env={**clean_env(tmp_path), "TERM": "xterm", "PATH": str(tmp_path / "empty-path")},  # no bwrap on PATH
+        cwd=str(ROOT),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 300),
+    )
+    child.expect("Paste your DeepSeek API key")
+    child.sendline("")  # no key now
+    child.expect(r"Default preset for goals .*\[auto\]")
+    child.sendline("")
+    child.expect("no sandbox on this machine: bwrap is not installed; install bubblewrap")
+    child.expect("every command asks first")
+    child.expect(r"Sandbox for commands .*\[workspace-write\]")
+    child.sendline("")
+    child.expect("saved base_url")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
 
 
 def test_ctrl_d_ends_the_wizard_and_writes_nothing(tmp_path: Path, emulator: str) -> None:

@@ -151,6 +151,9 @@ def test_a_hand_edit_after_the_agent_is_detected_on_undo_and_not_lost(tmp_path: 
     refused = reasonix("undo", "--workspace", str(ws), env=env)  # no terminal: refuse, name the file and the flags
     assert refused.returncode == 1
     assert "notes.md" in refused.stderr and "--force" in refused.stderr and "--keep" in refused.stderr
+    # The diff of a text file is its lines (issue 48 item 28: it was "Binary files a/notes.md and b/notes.md differ").
+    assert "-notes by the agent\n+my hand edit, after the agent\n" in refused.stderr, refused.stderr
+    assert "Binary files" not in refused.stderr
     assert (ws / "notes.md").read_text() == mine  # not lost
 
     # --force overwrites; the hand edit is still in the undo's checkpoint, and undoing that undo brings it back.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.text.wording import counted, shorten
+from orchestrator.text.wording import counted, shorten, usd
 from orchestrator.ui.stream import summary_line
 
 
@@ -38,3 +38,15 @@ def test_shorten_gives_one_printable_line_within_the_limit(text: str, limit: int
 def test_shorten_turns_control_characters_into_spaces_and_drops_the_space_before_the_cut() -> None:
     assert shorten("run\x1b[2K  it\r\nnow", 80) == "run [2K it now"
     assert shorten("abcd efgh", 6) == "abcd…"
+
+
+@given(st.floats(min_value=1e-9, max_value=1000, allow_nan=False))
+def test_a_cost_is_never_shown_as_zero_and_keeps_two_significant_digits(amount: float) -> None:
+    """Issue 48 item 25: four decimals rounded a whole chat to $0.0000."""
+    shown = usd(amount)
+    assert shown.startswith("$") and float(shown[1:]) > 0
+    assert abs(float(shown[1:]) - amount) <= max(0.00005, amount * 0.05)
+
+
+def test_costs_of_a_cent_and_more_keep_four_decimals() -> None:
+    assert usd(0.0123) == "$0.0123" and usd(0) == "$0.0000" and usd(0.0000312) == "$0.000031"

@@ -86,7 +86,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json", "plan.json.dir"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(dag_plans(statuses=True))
 def test_any_plan_round_trips(tmp_path: Path, plan: Plan) -> None:
     path = save_plan(tmp_path / "p.json", plan)

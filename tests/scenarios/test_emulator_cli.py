@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,21 @@ def test_emulate_help_names_the_key_it_accepts_and_the_endpoints_it_serves() -> 
     assert "any non-empty 'Authorization: Bearer KEY' is accepted" in out and "--reject-key KEY" in out
     for endpoint in ("POST /chat/completions", "GET  /models", "GET  /emulator/stats", "POST /emulator/reset"):
         assert endpoint in out
+
+
+def test_emulate_on_a_busy_port_says_so_in_one_line_without_a_traceback() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "emulate", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"reasonix emulate: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "pick another --port, or --port 0 for a free one"
+    ]

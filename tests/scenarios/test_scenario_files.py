@@ -24,9 +24,13 @@ def test_every_file_validates_and_states_what_must_hold(path: Path) -> None:
     loaded = load_scenario(path)
     sc = loaded.scenario
     assert sc.name == (path.stem if path.suffix == ".json" else path.name)
-    assert sc.origin == "scripted" and not sc.recorded
     exp = sc.expect
     assert exp.max_cost_usd is not None
+    if sc.origin == "recorded":  # a real model's session (issue 44): replayed from its recorded replies
+        assert sc.recorded, "a recorded scenario keeps its exchanges"
+        assert exp.status is not None and (exp.commands or exp.files), "a recording says how it ends and what it leaves"
+        return
+    assert sc.origin == "scripted" and not sc.recorded
     keys = {s.key for s in sc.script.sessions}
     if sc.runs:  # several runs (issue 18): the last one says how it all ends and what must pass afterwards
         last = sc.runs[-1].expect

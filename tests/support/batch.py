@@ -14,7 +14,7 @@ from orchestrator.goal.prompts import EXECUTOR_SYSTEM_PROMPT, PLANNER_SYSTEM_PRO
 from tests.orchestrator.goal_support import call, executor_step, reply, step
 
 OPS = "def add(a, b):\n    return a + b\n"
-_GIT_ENV = {
+GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.invalid",
     "GIT_COMMITTER_NAME": "t",
@@ -23,7 +23,7 @@ _GIT_ENV = {
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **_GIT_ENV})
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
 
 
 def goal_workspace(root: Path, goal_id: str) -> Path:

@@ -3,8 +3,8 @@
 A test that needs a part carries its marker (``@pytest.mark.bwrap``, or ``pytestmark = pytest.mark.bwrap`` for a whole
 module); tests/conftest.py checks the marker before the test runs. Where the part is missing the test skips with the
 sentence that says what to install, except in CI (``CI`` set): there a missing part is a failure, never a silent skip
-(``.ci/run`` installs every part). Tests that take the ``bwrap`` fixture get the marker without writing it, and
-``tests/test_parts.py`` fails for a module that uses a part explicitly without its marker.
+(``.ci/run`` installs every part). Tests that take the ``bwrap`` fixture get the marker without writing it, and a test
+that uses a part explicitly without its marker fails (``tests/test_suite_isolation.py`` pins it).
 
 Each check runs once per process: the answer cannot change while the suite runs.
 """

@@ -53,6 +53,18 @@ class TwoNodes:
         self.cluster.remove_node(self.second, allow_graceful=False)
 
 
+def descendants(root: int) -> set[int]:
+    """Every process below ``root`` (its children, theirs …)."""
+    out: set[int] = set()
+    frontier, children = [root], _children()
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            if child not in out:
+                out.add(child)
+                frontier.append(child)
+    return out
+
+
 def _children() -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():

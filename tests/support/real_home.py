@@ -123,8 +123,10 @@ def reasonix_state(home: Path) -> dict[str, tuple[int, int]]:
         top = home / rel
         if not top.is_dir():
             continue
-        for folder, dirs, files in os.walk(top):
-            for name in dirs + files:
+        for folder, _dirs, files in os.walk(top):
+            # files only: a folder's mtime moves with its entries, whose own changes are seen (a new store would
+            # otherwise show as a change of the folder of stores, which nobody can attribute)
+            for name in files:
                 path = os.path.join(folder, name)
                 try:
                     st = os.lstat(path)
@@ -132,3 +134,50 @@ def reasonix_state(home: Path) -> dict[str, tuple[int, int]]:
                     continue
                 found[path] = (st.st_size, st.st_mtime_ns)
     return found
+
+
+CHECKPOINTS = ".local/state/reasonix/checkpoints"
+"""Where the checkpoint stores live: one folder a workspace, named by a hash, whose ``workspace`` file says which."""
+
+
+def store_workspaces(home: Path) -> dict[str, Path]:
+    """Each checkpoint store in ``home`` and the workspace its ``workspace`` file names."""
+    named: dict[str, Path] = {}
+    stores = home / CHECKPOINTS
+    try:
+        entries = list(os.scandir(stores))
+    except OSError:
+        return named
+    for entry in entries:
+        try:
+            text = (Path(entry.path) / "workspace").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if text:
+            named[entry.name] = Path(text)
+    return named
+
+
+def split_foreign(
+    home: Path, changed: list[str], ours: list[Path], workspaces: dict[str, Path]
+) -> tuple[list[str], list[str]]:
+    """The changed paths a process of this run may have made, and those of a Reasonix the user ran meanwhile.
+
+    Only a checkpoint store can be told apart: its ``workspace`` file names the workspace it keeps (``workspaces``:
+    read before and after the run, so a store removed meanwhile is still known). A store for a workspace outside every
+    folder of this run (``ours``: its temporary folders and private homes) was made by a ``reasonix`` in another
+    terminal, which is no fault of the suite. Anything else counts as the suite's.
+    """
+    stores = home / CHECKPOINTS
+    mine: list[str] = []
+    foreign: list[str] = []
+    for raw in changed:
+        try:
+            store = Path(raw).relative_to(stores).parts[0]
+        except (ValueError, IndexError):
+            mine.append(raw)
+            continue
+        named = workspaces.get(store)
+        inside = named is None or any(named.is_relative_to(root) for root in ours)
+        (mine if inside else foreign).append(raw)
+    return mine, foreign

@@ -1,7 +1,7 @@
 """``reasonix acp``: an Agent Client Protocol agent on standard input and output, for an editor to start (Zed,
 JetBrains, the VS Code ACP extensions). Each session works in the ``cwd`` the editor gives, with that workspace's
 configuration; standard output carries only the protocol, messages go to standard error. It runs until the editor
-closes standard input. See README "From scripts, editors and programs" for the editor's settings.
+closes standard input. See docs/scripting.md for the editor's settings.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     try:
         goals = load_goals(args.file)
-        batch_dir: Path = args.dir or args.file.resolve().with_suffix(".batch")
+        batch_dir: Path = (args.dir or args.file.resolve().with_suffix(".batch")).absolute()
         batch = BatchRun.open(
             goals,
             batch_dir,

@@ -4,9 +4,12 @@
     reasonix bench [SUITE] [--oracle] [--output F]  run every task through a goal; results JSONL + an HTML report
     reasonix bench compare A.jsonl B.jsonl          per-task differences and an exact McNemar p-value
 
-SUITE defaults to ``bench/tasks``. ``--oracle`` plays each task's reference patch through the emulator (offline; the
-figures measure the harness, not a model); without it the goals run against DeepSeek with your key. ``--faults``
-(oracle mode) runs every task again once per provider fault kind and reports what each cost.
+SUITE defaults to the starter suite, ``bench/tasks`` here or, from anywhere else, beside the installed package (a
+checkout installed with ``pip install -e``). ``check`` and a run need the ``bench`` extra (the build backends pip
+prepares the tasks' sdists with, and pytest): missing, the command says so first. ``--oracle`` plays each task's
+reference patch through the emulator (offline; the figures measure the harness, not a model); without it the goals
+run against DeepSeek with your key. ``--faults`` (oracle mode) runs every task again once per provider fault kind and
+reports what each cost.
 
 Exit status: 0 when every task is good (check) or solved (run); 1 when one is not; 2 for a bad suite, file or option.
 """
@@ -26,6 +29,8 @@ if TYPE_CHECKING:
 
 DEFAULT_SUITE = "bench/tasks"
 DEFAULT_OUTPUT = "bench-results.jsonl"
+BENCH_EXTRA = ("wheel", "flit_core", "setuptools_scm", "pytest")
+"""What ``pip install 'reasonix[bench]'`` brings (pyproject.toml's ``bench`` extra), as modules."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,14 +72,15 @@ def run(args: argparse.Namespace) -> int:
         if words[:1] == ["check"]:
             if len(words) > 2:
                 raise _Usage("bench check takes one SUITE at most")
-            return _check(args, words[1] if len(words) == 2 else DEFAULT_SUITE, out)
+            _need_extra()
+            return _check(args, words[1] if len(words) == 2 else _default_suite(), out)
         if words[:1] == ["compare"]:
             if len(words) != 3:
                 raise _Usage("bench compare takes two results files: reasonix bench compare A.jsonl B.jsonl")
             return _compare(words[1], words[2], out)
         if len(words) > 1:
             raise _Usage(f"give one SUITE folder, not {len(words)} (or `check` / `compare`)")
-        return _bench(args, words[0] if words else DEFAULT_SUITE, out, err)
+        return _bench(args, words[0] if words else _default_suite(), out, err)
     except _Usage as exc:
         err.print(Text(f"reasonix bench: {exc}", style="red"))
         return ExitCode.USAGE
@@ -85,6 +91,37 @@ def run(args: argparse.Namespace) -> int:
 
 class _Usage(Exception):
     pass
+
+
+def _need_extra() -> None:
+    """The bench extra is installed, or a usage error naming what is missing and the one command that brings it."""
+    import importlib.util
+    import sys
+
+    missing = [name for name in BENCH_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise _Usage(
+            f"reasonix bench needs the bench extra, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+            f"not installed in {sys.executable}: pip install 'reasonix[bench]' (in a checkout: pip install -e "
+            "'.[bench]'). pip prepares each task's sdist without build isolation, so its build backend must be here"
+        )
+
+
+def _default_suite() -> str:
+    """``bench/tasks`` here when there is one, else the starter suite beside the installed package (a checkout)."""
+    from pathlib import Path
+
+    import orchestrator
+
+    if Path(DEFAULT_SUITE).is_dir():
+        return DEFAULT_SUITE
+    beside = Path(orchestrator.__file__).resolve().parents[1] / DEFAULT_SUITE
+    if beside.is_dir():
+        return str(beside)
+    raise _Usage(
+        f"no suite given and no {DEFAULT_SUITE} here or beside the installed package: name a suite folder "
+        "(reasonix bench SUITE), or run from a Reasonix checkout, whose bench/tasks is the starter suite"
+    )
 
 
 def _check(args: argparse.Namespace, suite: str, out: Console) -> int:
@@ -165,6 +202,7 @@ def _bench(args: argparse.Namespace, suite: str, out: Console, err: Console) -> 
             raise _Usage(f"unknown fault kind {', '.join(unknown)}; known: {', '.join(FAULTS)}")
     if args.jobs < 1:
         raise _Usage("--jobs is at least 1")
+    _need_extra()
     tasks = load_suite(Path(suite), tuple(args.task))
     bench_sandbox()  # no sandbox, no run: said before any work
     client = None

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         if interactive:
             offer_setup(workspace, args.base_url, os.environ)
         resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        client = build_client(resolved)
+        client = build_client(resolved, model=getattr(args, "model", None))
     except ReasonixError as exc:
         err.print(Text(f"reasonix chat: {exc}", style="red"))
         return 2

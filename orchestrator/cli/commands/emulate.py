@@ -55,6 +55,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _bind_error(exc: BaseException) -> OSError | None:
+    """The OSError behind a failed bind, also when Trio's nursery wrapped it in an exception group."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, OSError) else None
+
+
 def run(args: argparse.Namespace) -> int:
     import trio
 
@@ -90,8 +97,16 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         trio.run(main)
-    except OSError as exc:
-        print(f"reasonix emulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+    except (OSError, BaseExceptionGroup) as exc:
+        bind_error = _bind_error(exc)
+        if bind_error is None:
+            raise
+        reason = bind_error.strerror or str(bind_error)
+        print(
+            f"reasonix emulate: cannot listen on {args.host}:{args.port}: {reason}; "
+            "pick another --port, or --port 0 for a free one",
+            file=sys.stderr,
+        )
         return 1
     print("emulator stopped", file=sys.stderr)
     return 0

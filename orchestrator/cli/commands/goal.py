@@ -4,9 +4,10 @@ run directory; a step that was verified never runs again.
 
 The objective is the argument, ``-`` for standard input, or ``--objective-file FILE`` (``orchestrator/cli/options.py``).
 
-Exit status (the one table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked, cancelled at review or
-stopped by a DeepSeek error (the resume command is printed); 2 a usage or configuration problem; 3 paused (the resume
-command is printed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at once).
+Exit status (the one table is in ``orchestrator/exits.py``): 0 complete; 1 failed, blocked or stopped by a
+DeepSeek error (the resume command is printed); 2 a usage or configuration problem; 3 paused (the resume command is
+printed); 4 cancelled at review (nothing was executed); 130 interrupted by Ctrl-C (paused; a second Ctrl-C exits at
+once).
 
 ``--unattended`` never asks anything, waits out DeepSeek's outages and ends in one terminal state with
 ``summary.md`` in the run directory (:mod:`orchestrator.unattended`).

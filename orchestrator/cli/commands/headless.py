@@ -25,10 +25,35 @@ PERMISSION_MODES = {
     "default": "ask",
     "acceptEdits": "auto",
     "bypassPermissions": "auto",
+    "dontAsk": "ask",
 }
-"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas: ``default`` is ask (with no
-one to ask, a call that needs approval is refused with the reason), ``plan`` is read-only, ``bypassPermissions`` is
-auto; ``acceptEdits`` is still auto here (edits allowed, and commands run in the sandbox unasked)."""
+"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas: ``default`` is ask (the
+caller is asked when ``--permission-prompt-tool stdio`` is given; with no one to ask, a call that needs approval is
+refused with the reason), ``dontAsk`` is ask with nobody to ask (refused), ``plan`` is read-only,
+``bypassPermissions`` is auto; ``acceptEdits`` is still auto here (edits allowed, and commands run in the sandbox
+unasked). Without the flag: auto, or ask when ``--permission-prompt-tool stdio`` can be asked."""
+
+IGNORED_VALUE_FLAGS = (
+    "--setting-sources",
+    "--fallback-model",
+    "--betas",
+    "--session-id",
+    "--settings",
+    "--thinking",
+    "--max-thinking-tokens",
+    "--thinking-display",
+    "--effort",
+    "--json-schema",
+    "--task-budget",
+    "--resume-session-at",
+    "--resume-drops-turn",
+    "--mcp-config",
+    "--agents",
+)
+"""Claude Code flags the SDKs may pass that ``reasonix -p`` accepts and does not honour: named in the ``init`` line's
+``ignored`` (docs/stream-json.md says why for each)."""
+IGNORED_REPEATED_FLAGS = ("--add-dir", "--plugin-dir")
+IGNORED_SWITCHES = ("--strict-mcp-config", "--fork-session", "--include-hook-events", "--session-mirror")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -59,12 +84,56 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--permission-mode",
         choices=sorted(PERMISSION_MODES),
         help="ask (a call no rule allows is refused: no one to ask), auto (default), read-only or plan; "
-        "Claude Code's default means ask, acceptEdits and bypassPermissions auto",
+        "Claude Code's default and dontAsk mean ask, acceptEdits and bypassPermissions auto",
     )
     parser.add_argument("--model", default="flash", metavar="flash|pro|ID")
     add_workspace_option(parser)
     add_base_url_option(parser)
     parser.add_argument("--sandbox", choices=("workspace-write", "read-only", "full-access"))
+    claude = parser.add_argument_group(
+        "Claude Code's flags", "what the Claude Agent SDKs pass (docs/stream-json.md: what each maps to)"
+    )
+    claude.add_argument("--verbose", action="store_true", help="accepted: stream-json is always complete")
+    claude.add_argument("--system-prompt", metavar="TEXT", help="only empty: the system prompt is the cached prefix")
+    claude.add_argument("--system-prompt-file", metavar="FILE", help="refused: the system prompt is the cached prefix")
+    claude.add_argument("--append-system-prompt", metavar="TEXT", help="added to the tail of this run's first message")
+    claude.add_argument(
+        "--include-partial-messages", action="store_true", help="stream-json: stream_event lines as the reply streams"
+    )
+    claude.add_argument(
+        "--allowedTools",
+        dest="pre_approved",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="these tools run without asking (Claude Code's names map to Reasonix's: Read is read_file …)",
+    )
+    claude.add_argument(
+        "--disallowedTools", "--disallowed-tools", dest="disallowed", action="append", default=[], metavar="NAMES"
+    )
+    claude.add_argument("--tools", metavar="NAMES", help="only these tools may run (default: all)")
+    claude.add_argument(
+        "--permission-prompt-tool", metavar="stdio", help="stdio: ask the caller (can_use_tool control requests)"
+    )
+    for flag in IGNORED_VALUE_FLAGS:
+        claude.add_argument(flag, dest=_dest(flag), metavar="VALUE", help=argparse.SUPPRESS)
+    for flag in IGNORED_REPEATED_FLAGS:
+        claude.add_argument(flag, dest=_dest(flag), action="append", metavar="VALUE", help=argparse.SUPPRESS)
+    for flag in IGNORED_SWITCHES:
+        claude.add_argument(flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS)
+
+
+def _dest(flag: str) -> str:
+    return "ignored_" + flag.removeprefix("--").replace("-", "_")
+
+
+def ignored_flags(args: argparse.Namespace) -> list[str]:
+    """The Claude Code flags given that this run does not honour."""
+    flags = (*IGNORED_VALUE_FLAGS, *IGNORED_REPEATED_FLAGS, *IGNORED_SWITCHES)
+    given = [flag for flag in flags if getattr(args, _dest(flag)) not in (None, False)]  # an empty value counts
+    if args.permission_prompt_tool not in (None, "stdio"):
+        given.append("--permission-prompt-tool")
+    return given
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,9 +143,16 @@ def run(args: argparse.Namespace) -> int:
 
     from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.conversation.limits import parse_allowed
+    from orchestrator.conversation.limits import ToolRules, claude_tool_names, parse_allowed
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
+    from orchestrator.headless.control import (
+        CallNoted,
+        ControlChannel,
+        ControlHandlers,
+        ControlRefusedError,
+        PermissionPrompt,
+    )
     from orchestrator.headless.conversation import (
         POINTER,
         HeadlessConversation,
@@ -85,11 +161,14 @@ def run(args: argparse.Namespace) -> int:
         check_resume,
         last_conversation,
     )
-    from orchestrator.headless.events import ResultLine
-    from orchestrator.headless.output import Output, parse_input_line
+    from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
+    from orchestrator.headless.output import Output
     from orchestrator.launch import ConversationLaunch, open_conversation
+    from orchestrator.mcp.hub import ServerReport
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.signals import run_interruptible
+    from sessions.prompt import TailBlock
+    from sessions.tools import Gate
 
     def fail(message: str, code: int) -> int:
         print(f"reasonix -p: {message}", file=sys.stderr, flush=True)
@@ -100,6 +179,12 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{flag} must be above 0", ExitCode.USAGE)
     if args.resume and args.continue_:
         return fail("give --resume ID or --continue, not both", ExitCode.USAGE)
+    if args.system_prompt or args.system_prompt_file:
+        return fail(
+            "reasonix keeps its own system prompt: it is the cached prefix every request shares; give your text with "
+            "--append-system-prompt (it goes to the tail of the first message) or drop --system-prompt",
+            ExitCode.USAGE,
+        )
     streamed = args.input_format == "stream-json"
     prompt = ""
     if not streamed:
@@ -113,14 +198,91 @@ def run(args: argparse.Namespace) -> int:
             return fail('the prompt is empty; say what to do, e.g. reasonix -p "explain src/app.py"', ExitCode.USAGE)
     elif args.prompt not in (None, "-"):
         return fail("--input-format stream-json reads the messages from standard input; drop the prompt", 2)
+    stdio_prompt = args.permission_prompt_tool == "stdio"
+    if stdio_prompt and not streamed:
+        return fail("--permission-prompt-tool stdio needs --input-format stream-json (the answers come there)", 2)
 
-    mode = PERMISSION_MODES[args.permission_mode or "auto"]
+    mode = PERMISSION_MODES[args.permission_mode] if args.permission_mode else "ask" if stdio_prompt else "auto"
+    allowed = parse_allowed(args.allowed_tools) if args.allowed_tools else None
+    if args.tools is not None and args.tools != "default":
+        only = claude_tool_names([args.tools])[0]
+        allowed = only if allowed is None else allowed & only
+    pre_approved, _ = claude_tool_names(args.pre_approved)
+    disallowed = frozenset().union(*claude_tool_names(args.disallowed))
+    ignored = ignored_flags(args)
+    scope = trio.CancelScope()
+    prompter: list[PermissionPrompt] = []
+
+    def reports() -> list[ServerReport]:
+        hub = conversation.mcp
+        return hub.reports() if hub is not None else []
+
+    def edit(event: StreamJsonEvent) -> StreamJsonEvent:
+        if isinstance(event, SystemInit):
+            servers = [McpServerInfo(name=r.name, status=r.state) for r in reports()]
+            return event.model_copy(update={"ignored": ignored, "mcp_servers": servers})
+        if prompter:
+            prompter[0].observe(event)
+            if isinstance(event, ResultLine):
+                return event.model_copy(update={"permission_denials": prompter[0].take_denials()})
+        return event
+
+    out = Output(
+        sys.stdout, args.output_format, on_closed=scope.cancel, partial=args.include_partial_messages, edit=edit
+    )
+    running: list[trio.CancelScope] = []
+
+    def interrupt() -> None:
+        for turn in running:
+            turn.cancel()
+
+    def set_permission_mode(name: str) -> None:
+        if name not in PERMISSION_MODES:
+            raise ControlRefusedError(f"unknown permission mode {name!r}; use one of {', '.join(PERMISSION_MODES)}")
+        commands.gate.mode = PERMISSION_MODES[name]  # type: ignore[assignment]
+
+    def initialize(request: dict[str, object]) -> dict[str, object]:
+        model = started[0].session.settings.model if started else args.model
+        body: dict[str, object] = {
+            "commands": [],
+            "agents": [],
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [{"value": model, "displayName": model, "description": "DeepSeek, through Reasonix"}],
+            "account": {},
+            "pid": os.getpid(),
+        }
+        if request.get("hooks"):
+            body["hooks_applied"] = False  # hook callbacks are not run: said here and in docs/stream-json.md
+        return body
+
+    def mcp_status() -> dict[str, object]:
+        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in reports()]}
+
+    channel = ControlChannel(
+        out.raw,
+        ControlHandlers(
+            initialize=initialize,
+            interrupt=interrupt,
+            set_permission_mode=set_permission_mode,
+            mcp_status=mcp_status,
+        ),
+    )
+    asker = None
+    if stdio_prompt:
+        prompter.append(PermissionPrompt(channel))
+        asker = prompter[0].ask
+
+    def wrap_gate(gate: Gate) -> Gate:
+        """Claude Code's ``--allowedTools`` / ``--disallowedTools`` in front of the configured gate, and (with
+        ``--permission-prompt-tool stdio``) each call noted for the caller's prompt."""
+        if pre_approved or disallowed:
+            gate = ToolRules(pre_approved, disallowed, gate)
+        return CallNoted(gate) if stdio_prompt else gate
 
     def notice(text: str) -> None:
         print(f"reasonix -p: {text}", file=sys.stderr)
 
-    scope = trio.CancelScope()
-    out = Output(sys.stdout, args.output_format, on_closed=scope.cancel)
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
         resume = args.resume
@@ -141,10 +303,12 @@ def run(args: argparse.Namespace) -> int:
                 resume=resume,
                 pointer=POINTER,
                 max_budget_usd=args.max_budget_usd,
-                allowed_tools=parse_allowed(args.allowed_tools) if args.allowed_tools else None,
+                allowed_tools=allowed,
             ),
             env=os.environ,
+            asker=asker,
             on_notice=notice,
+            wrap_gate=wrap_gate,
         )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
@@ -156,38 +320,52 @@ def run(args: argparse.Namespace) -> int:
     started: list[HeadlessConversation] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
+    tail = (
+        [TailBlock(tag="appended-system-prompt", body=args.append_system_prompt)] if args.append_system_prompt else []
+    )
 
-    prompt_sent = False
-    count = 0
+    def reopened(headless: HeadlessConversation) -> HeadlessConversation:
+        """After an interrupt: the engine's session again from its journal (which mends what was cut off; the
+        cache tracker and the budget go on), and its stream-json lines counted from here."""
+        headless.conversation.reopen(keep_totals=True)
+        return HeadlessConversation(headless.conversation, on_event=out, options=options)
 
-    async def messages() -> str | None:
-        """The next user message, or None when there is none left (the prompt was sent, standard input ended)."""
-        nonlocal prompt_sent, count
-        if not streamed:
-            if prompt_sent:
-                return None
-            prompt_sent = True
-            return prompt
-        while True:
-            raw = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-            if not raw:
-                return None
-            count += 1
-            text = parse_input_line(raw, count)
-            if text is not None:
-                return text
+    async def readline() -> str:
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        return line
+
+    async def turns(messages: trio.MemoryReceiveChannel[str], conversation: HeadlessConversation) -> None:
+        nonlocal tail
+        async for text in messages:
+            with trio.CancelScope() as turn:
+                running.append(turn)
+                try:
+                    await conversation.send(text, tail=tail)
+                    tail = []
+                finally:
+                    running.remove(turn)
+            if turn.cancelled_caught:  # an interrupt: the turn says so, and the conversation goes on from its journal
+                out(conversation.result("cancelled", "interrupted by the caller (control request interrupt)"))
+                conversation = reopened(conversation)
+                started[0] = conversation
 
     async def work() -> bool:
         with scope:
             try:
-                async with conversation.opened():
+                async with conversation.opened():  # the MCP servers, then the session with their tools
                     headless = HeadlessConversation(conversation, on_event=out, options=options)
                     started.append(headless)
                     out(headless.init_event())
                     try:
-                        while (text := await messages()) is not None:
-                            await headless.send(text)
+                        if not streamed:
+                            await headless.send(prompt, tail=tail)
+                            return True
+                        async with trio.open_nursery() as nursery:
+                            nursery.start_soon(channel.read, readline)
+                            await turns(channel.messages(), headless)
+                            nursery.cancel_scope.cancel()
                     finally:
+                        headless = started[0]
                         if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
                             hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
                             cancelled.append(headless.result("cancelled", hint))
@@ -199,6 +377,8 @@ def run(args: argparse.Namespace) -> int:
         return not scope.cancelled_caught
 
     finished = run_interruptible(work, resource=client)
+    if channel.error is not None:
+        return fail(str(channel.error), ExitCode.USAGE)
     if problem:
         return fail(problem[0], ExitCode.USAGE)
     if out.closed:

@@ -4,8 +4,9 @@ review it (approve / revise with feedback / edit / cancel). The approved plan is
 
 The objective is the argument, ``-`` for standard input, or ``--objective-file FILE``.
 
-Exit status (the table is in ``orchestrator/exits.py``): 0 approved and saved; 1 cancelled or failed; 2 a usage or
-configuration problem (also: no terminal to review on and no ``--yes``); 3 paused (budget); 130 interrupted by Ctrl-C.
+Exit status (the table is in ``orchestrator/exits.py``): 0 approved and saved; 1 failed; 2 a usage or configuration
+problem (also: no terminal to review on and no ``--yes``); 3 paused (budget); 4 cancelled at review; 130 interrupted
+by Ctrl-C.
 """
 
 from __future__ import annotations

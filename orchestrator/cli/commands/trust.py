@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for path in files:
             hashes[path] = file_hash(path)  # trusted as shown below: a change after this is not
-            data = (read_mcp_json(path) if path.name == MCP_FILE else read_toml(path)) or {}
+            data = (read_mcp_json(path) if path.name == MCP_FILE else read_toml(path, within=workspace)) or {}
             if file_hash(path) != hashes[path]:
                 print(f"reasonix trust: {path} changed while it was read; run reasonix trust again")
                 return 2
@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
                 print("  once trusted, these replace yours instead of only tightening: " + ", ".join(replacing))
     except ReasonixError as exc:
         print(f"reasonix trust: {exc}")
+        return 2
+    except OSError as exc:  # a FIFO, a symlink out of the workspace, a file too large: never trusted
+        print(f"reasonix trust: cannot read {path} ({exc.strerror or exc}); fix or remove it, then run it again")
         return 2
     store = trust_path(user_config_path(os.environ))
     record_hash(store, hashes)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from orchestrator.config.model import ConversationConfig
+from orchestrator.text.wording import usd
 from sessions import UsageReported
 from sessions.accounting import PriceBook
 
@@ -30,9 +31,9 @@ def price_parts(turn_usd: float, total_usd: float, talk: ConversationConfig) -> 
     """`` · turn $0.0123 · $0.4567``, each amount in its colour."""
     return [
         ("", " · turn "),
-        (cost_style(turn_usd, talk.turn_warn_usd, talk.turn_alert_usd), f"${turn_usd:.4f}"),
+        (cost_style(turn_usd, talk.turn_warn_usd, talk.turn_alert_usd), usd(turn_usd)),
         ("", " · "),
-        (cost_style(total_usd, talk.session_warn_usd, talk.session_alert_usd), f"${total_usd:.4f}"),
+        (cost_style(total_usd, talk.session_warn_usd, talk.session_alert_usd), usd(total_usd)),
     ]
 
 

@@ -26,13 +26,16 @@ from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolLimits, ToolRes
 from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.files.textfile import is_binary, split_lines
 from sessions.tools.gateway.root import GatewayRoot
+from sessions.tools.gateway.tree import HeldTree
 from sessions.tools.paths import WorkspacePath, display, resolve
-from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order
+from sessions.tools.search.listing import RG_FILTERS, AboveRules, path_order, rg_error
 from sessions.tools.search.patterns import Deadline, bounded_spec
 from sessions.tools.search.ripgrep import find_rg
 from sessions.tools.search.walk import IgnoreRules, walk_files
 
 RG_MAX_COLUMNS = 4_000
+RG_PREVIEW_CHECK = 200
+"""Characters of a line longer than ripgrep's column limit compared with the gateway's copy (ripgrep previews it)."""
 GREP_MAX_FILE_BYTES = 64 * 1024 * 1024
 """The Python search reads at most this much of one file (through the gateway)."""
 
@@ -57,6 +60,8 @@ class Matches:
     """The ``glob`` argument: only paths (relative to the workspace root) that match it."""
     keep: Callable[[str], bool] | None = None
     """Ignore rules ripgrep did not apply (those of the folders above the one searched)."""
+    confirm: Callable[[str, int | str, str], str | None] | None = None
+    """For ripgrep's lines: the line as the gateway reads it, or None when ripgrep's is not confirmed there."""
     total: int = 0
     stopped: str | None = None
     """Why the search ended before the end of the tree, if it did."""
@@ -71,6 +76,11 @@ class Matches:
     def add(self, rel: str, number: int | str, text: str) -> None:
         if not self.wanted(rel):
             return
+        if self.confirm is not None:
+            confirmed = self.confirm(rel, number, text)
+            if confirmed is None:
+                return
+            text = confirmed
         self.total += 1
         key = path_order(rel)
         bucket = self._files.get(key)
@@ -196,8 +206,44 @@ def _rg_scope(root: Path, target: WorkspacePath) -> tuple[Path, bool, Callable[[
     return real_root, honour, keep
 
 
+class Confirmed:
+    """ripgrep's lines checked against the file as the gateway reads it (:mod:`sessions.tools.gateway.tree`): ripgrep
+    walks by path, so a directory swapped for a symlink mid-search could let it read outside the workspace; only a line
+    that the same relative path holds beneath the root is shown, and as the gateway read it. Files come one at a time
+    (ripgrep prints each file's lines together), so one file is held at once."""
+
+    def __init__(self, tree: HeldTree) -> None:
+        self.tree = tree
+        self._rel: str | None = None
+        self._lines: list[str] | None = None
+
+    def __call__(self, rel: str, number: int | str, text: str) -> str | None:
+        if rel != self._rel:
+            data = self.tree.read(rel, GREP_MAX_FILE_BYTES)
+            self._rel = rel
+            self._lines = None if data is None else split_lines(data.decode("utf-8", errors="replace"))
+        try:
+            index = int(number) - 1
+        except ValueError:
+            return None
+        if self._lines is None or not 0 <= index < len(self._lines):
+            return None
+        line, seen = self._lines[index], text.removesuffix("\r")
+        if seen == line or (len(line.encode()) > RG_MAX_COLUMNS and line.startswith(seen[:RG_PREVIEW_CHECK])):
+            return line
+        return None
+
+
 async def ripgrep(rg: str, root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits) -> Matches:
+    with HeldTree(GatewayRoot(root)) as tree:
+        return await _ripgrep(rg, root, target, args, limits, tree)
+
+
+async def _ripgrep(
+    rg: str, root: Path, target: WorkspacePath, args: GrepArgs, limits: ToolLimits, tree: HeldTree
+) -> Matches:
     found = _matches(args, limits)
+    found.confirm = Confirmed(tree)
     real_root, honour, found.keep = await trio.to_thread.run_sync(_rg_scope, root, target)
     proc = await trio.lowlevel.open_process(
         rg_argv(rg, display(real_root, target.path), args, honour_ignore=honour),
@@ -221,27 +267,27 @@ async def ripgrep(rg: str, root: Path, target: WorkspacePath, args: GrepArgs, li
             pending = b""
             async for chunk in proc.stdout:
                 *complete, pending = (pending + chunk).split(b"\n")
-                for raw in complete:
-                    _add_rg_line(found, raw)
+                await trio.to_thread.run_sync(_add_rg_lines, found, complete)  # confirming reads files
             if pending:
-                _add_rg_line(found, pending)
+                await trio.to_thread.run_sync(_add_rg_lines, found, [pending])
         code = await proc.wait()
     finally:
         if proc.returncode is None:
             proc.kill()
             with trio.CancelScope(shield=True):
                 await proc.wait()
-    if code == 2 and not found.total:
-        message = errors.decode("utf-8", errors="replace").strip()
-        raise ToolInputError(f"grep failed: {message or 'ripgrep exited with status 2'}")
+    message = rg_error(errors)
+    if code == 2 and not found.total and message:
+        raise ToolInputError(f"grep failed: {message}")
     return found
 
 
-def _add_rg_line(found: Matches, raw: bytes) -> None:
-    path, sep, rest = raw.partition(b"\x00")
-    number, colon, text = rest.partition(b":")
-    if sep and colon:
-        found.add(path.decode("utf-8", errors="replace"), number.decode(), text.decode("utf-8", errors="replace"))
+def _add_rg_lines(found: Matches, lines: list[bytes]) -> None:
+    for raw in lines:
+        path, sep, rest = raw.partition(b"\x00")
+        number, colon, text = rest.partition(b":")
+        if sep and colon:
+            found.add(path.decode("utf-8", errors="replace"), number.decode(), text.decode("utf-8", errors="replace"))
 
 
 class GrepTool(Tool[GrepArgs]):

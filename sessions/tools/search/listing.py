@@ -2,8 +2,10 @@
 
 ripgrep reads the ``.gitignore`` files in the directory it lists and below. It is told not to read those of parent
 directories (``--no-ignore-parent``: above the workspace they are not the project's), so the rules of the directories
-between the workspace root and the listed directory are applied here, to what it prints. Paths come back relative to
-the workspace root, POSIX, unsorted; :func:`path_order` sorts them the way the walk and ``rg --sort path`` do.
+between the workspace root and the listed directory are applied here, to what it prints. ripgrep walks by path, so each
+name it prints is kept only when it is a regular file beneath the root through held descriptors (a directory swapped for
+a symlink mid-listing cannot add a name from outside). Paths come back relative to the workspace root, POSIX, unsorted;
+:func:`path_order` sorts them the way the walk and ``rg --sort path`` do.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 import pathspec
 
 from sessions.tools.errors import ToolError
+from sessions.tools.gateway.root import GatewayRoot
+from sessions.tools.gateway.tree import HeldTree
 from sessions.tools.search.patterns import Deadline, TimedRegex, described
 from sessions.tools.search.walk import IgnoreRules, walk_files
 
@@ -62,22 +66,31 @@ class AboveRules:
         return not any(m(rel[len(prefix) :]) for prefix, m in self.specs)
 
 
+def rg_error(stderr: bytes | bytearray) -> str:
+    """What ripgrep said went wrong, without its lines about one file (``rg: PATH: … (os error N)``): those name
+    paths as ripgrep walked them by path, perhaps through a directory swapped for a symlink out (not confirmed, so
+    never shown); a file that vanished or cannot be read is left out, as the walk leaves it out."""
+    lines = stderr.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(line for line in lines if "(os error " not in line).strip()
+
+
 def rg_files(rg: str, root: Path, start: Path, *, honour_ignore: bool) -> list[str]:
     """Files under ``start`` per ``rg --files``, relative to the workspace root."""
     real_root = root.resolve()
     where = start.relative_to(real_root).as_posix() or "."
     argv = [rg, "--files", "--null", "--color=never", *RG_FILTERS, *(() if honour_ignore else ("--no-ignore",))]
     proc = subprocess.run([*argv, "--", where], cwd=real_root, capture_output=True, stdin=subprocess.DEVNULL)
-    if proc.returncode not in (0, 1):  # 1: nothing listed
-        message = proc.stderr.decode("utf-8", errors="replace").strip()
-        raise ToolError(f"listing files failed: {message or f'ripgrep exited with status {proc.returncode}'}")
+    message = rg_error(proc.stderr)
+    if proc.returncode not in (0, 1) and message:  # 1: nothing listed
+        raise ToolError(f"listing files failed: {message}")
     names = [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
     names = [n.removeprefix("./") for n in names]
     if honour_ignore and start != real_root:
         above = AboveRules(IgnoreRules(real_root), start)
         if above.specs:
             names = [n for n in names if above.keeps(n)]
-    return names
+    with HeldTree(GatewayRoot(real_root)) as tree:  # ripgrep walks by path: keep only what is there beneath the root
+        return [n for n in names if tree.is_file(n)]
 
 
 def walk_names(root: Path, start: Path, *, honour_ignore: bool) -> Iterable[str]:

@@ -1,13 +1,13 @@
 """Walk the workspace the way git sees it: ``.gitignore`` files (root and nested) honoured via pathspec.
 
 ``.git`` and ``.reasonix`` (the session journal) are always skipped. Symlinks are not followed (as ripgrep does by
-default), so a walk never leaves the workspace. Entries come in sorted order, so results are deterministic.
-A start directory that is itself ignored was asked for explicitly: its contents are walked without ignore rules.
+default) and directories are opened through held descriptors, so a walk never leaves the workspace. Entries come in
+sorted order, so results are deterministic. A start directory that is itself ignored was asked for explicitly: its
+contents are walked without ignore rules.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +15,7 @@ import pathspec
 
 from sessions.tools.errors import ToolError
 from sessions.tools.gateway.root import GatewayRoot
+from sessions.tools.gateway.tree import HeldTree
 from sessions.tools.search.patterns import Deadline, bounded_spec
 
 ALWAYS_SKIP = frozenset({".git", ".reasonix"})
@@ -65,39 +66,32 @@ class IgnoreRules:
         return verdict
 
 
-def scan_dir(rules: IgnoreRules | None, directory: Path) -> Iterator[tuple[os.DirEntry[str], bool]]:
-    """Sorted entries of one directory that the rules keep, each with whether it is a (real) directory."""
-    with os.scandir(directory) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if is_dir and entry.name in ALWAYS_SKIP:
-            continue
-        if rules is not None and rules.ignored(Path(entry.path), is_dir=is_dir):
-            continue
-        yield entry, is_dir
-
-
 def walk_files(root: Path, start: Path, *, honour_ignore: bool = True) -> Iterator[Path]:
-    """Every file under ``start`` (or ``start`` itself if it is a file) that git would not ignore, in sorted order."""
+    """Every file under ``start`` (or ``start`` itself if it is not a directory) that git would not ignore, in sorted
+    order. Directories are listed through held descriptors (:class:`~sessions.tools.gateway.tree.HeldTree`): a directory
+    swapped for a symlink mid-walk is not entered, so no name from outside the root is ever yielded."""
     real_root = root.resolve()
+    rel = start.relative_to(real_root).as_posix()
     rules = IgnoreRules(real_root) if honour_ignore else None
-    if rules is not None and rules.ignored(start, is_dir=start.is_dir()):
-        rules = None  # asked for explicitly
-    if not start.is_dir():
-        yield start
-        return
-    yield from _walk(rules, real_root, start)
+    with HeldTree(GatewayRoot(real_root)) as tree:
+        if tree.dir_fd(rel) is None:
+            yield start  # a file (read through the gateway by the caller), or missing
+            return
+        if rules is not None and rules.ignored(start, is_dir=True):
+            rules = None  # asked for explicitly
+        yield from _walk(rules, tree, real_root, "" if rel == "." else rel)
 
 
-def _walk(rules: IgnoreRules | None, real_root: Path, directory: Path) -> Iterator[Path]:
+def _walk(rules: IgnoreRules | None, tree: HeldTree, real_root: Path, rel: str) -> Iterator[Path]:
     # Depth first, entries sorted by name within each directory (the order of ``rg --sort path``).
-    try:
-        listing = list(scan_dir(rules, directory))
-    except OSError:
-        return
-    for entry, is_dir in listing:
-        if is_dir:
-            yield from _walk(rules, real_root, Path(entry.path))
-        elif not entry.is_symlink() and entry.is_file():
-            yield Path(entry.path)
+    for entry in tree.entries(rel) or ():
+        if entry.kind not in ("dir", "file") or (entry.kind == "dir" and entry.name in ALWAYS_SKIP):
+            continue
+        child = f"{rel}/{entry.name}" if rel else entry.name
+        path = real_root / child
+        if rules is not None and rules.ignored(path, is_dir=entry.kind == "dir"):
+            continue
+        if entry.kind == "dir":
+            yield from _walk(rules, tree, real_root, child)
+        else:
+            yield path

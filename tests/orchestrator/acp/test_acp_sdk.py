@@ -123,11 +123,18 @@ async def test_an_sdk_client_reads_edits_with_permission_cancels_and_loads_again
             env,
         )
         after = emu.stats()["sessions"]["executor"]
-    assert results(again, "load_session")[0]["kind"] == "result"
+    loaded = results(again, "load_session")[0]
+    assert loaded["kind"] == "result" and loaded["result"]["modes"]["currentModeId"] == "ask"  # an object, not null
     replayed = updates(again[: index_of(again, "load_session")])
-    assert replayed[0]["sessionUpdate"] == "user_message_chunk"
-    assert "fix add() in calc.py" in replayed[0]["content"]["text"]
+    # As the editor saw it live: the user's words without Reasonix's blocks, thoughts, the calls and their results.
+    said = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert said == ["fix add() in calc.py", "run it"]
     assert "Fixed add()." in [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
+    assert any(u["sessionUpdate"] == "agent_thought_chunk" for u in replayed)
+    calls = [u for u in replayed if u["sessionUpdate"] == "tool_call"]
+    assert [c["kind"] for c in calls] == ["read", "edit", "execute"]
+    done = {u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call_update"}
+    assert {c["toolCallId"] for c in calls} == done
     assert results(again, "prompt")[0]["result"] == {"stopReason": "end_turn"}
     answer = updates(again, index_of(again, "load_session"))
     assert "".join(u["content"]["text"] for u in answer if u["sessionUpdate"] == "agent_message_chunk") == (
@@ -309,6 +316,15 @@ async def test_a_terminal_command_is_killed_at_its_timeout_and_released_when_the
     assert done[0]["status"] == "failed"
     assert done[0]["content"][0]["content"]["text"].endswith("[timed out after 1s; the editor's terminal was killed]")
     assert results(cancelled, "prompt")[0]["result"] == {"stopReason": "cancelled"}
+    # The running call ends with a final update before the prompt's answer (else the editor shows it running).
+    answered = index_of(cancelled, "prompt")
+    started = [u["toolCallId"] for u in updates(cancelled[:answered]) if u["sessionUpdate"] == "tool_call"]
+    final = [
+        u
+        for u in updates(cancelled[:answered])
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
+    ]
+    assert started and [u["toolCallId"] for u in final] == started and final[-1]["status"] == "failed"
     kinds = [e["kind"] for e in cancelled if e["kind"].startswith("terminal/")]
     assert kinds[0] == "terminal/create" and kinds[-1] == "terminal/release"
     assert_gone(command, "the command of the cancelled turn is still running")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix, start_reasonix
-from tests.support.batch import OPS, batch_script, goals_file, results
+from tests.support.batch import GIT_ENV, OPS, batch_script, goals_file, results
 
 pytestmark = pytest.mark.git  # real git repositories (tests/support/parts.py)
 
@@ -54,6 +54,9 @@ def test_six_goals_complete_locally_three_at_a_time_each_in_its_own_copy(tmp_pat
     lines = proc.stdout.splitlines()  # not a terminal: plain lines, each naming its goal, then the table
     assert any(line.startswith("g3 started") for line in lines)
     assert any(line.startswith("g3 complete · $") and "4 requests" in line for line in lines)
+    # The goal view's words for its states (issue 48 item 11: "state: replanning: every step is verified" for judging)
+    assert any(line.startswith("g3 » judging: every step is verified") for line in lines), lines
+    assert not any("replanning" in line for line in lines)
     assert any(line.startswith("6/6 done · 0 running · 0 failed · $") for line in lines)
     assert (
         any("│ total" in line for line in lines) and f"results: {tmp_path / 'goals.batch' / 'results.jsonl'}" in lines
@@ -130,6 +133,38 @@ def test_the_batch_budget_pauses_every_goal_and_no_request_passes_it(tmp_path: P
         resumed = reasonix("batch", str(goals), "--resume", "--budget-usd", "5", "--base-url", url, env=env)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     assert all(r["status"] == "complete" for r in results(out).values())
+    # One line per goal, its latest, in the goals file's order (issue 48 item 9: it was 6 lines, one per attempt).
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["status"]) for r in lines] == [(i, "complete") for i in ids]
+
+
+HOOKED = '[[hooks]]\nevent = "pre_tool"\nmatcher = "write_file"\ncommand = "echo hooked >> hook.log"\n'
+
+
+@pytest.mark.bwrap
+def test_a_trusted_workspace_files_copy_is_trusted_for_the_batch_and_an_untrusted_one_is_not(tmp_path: Path) -> None:
+    """Issue 48 item 8: every goal failed on a workspace whose committed reasonix.toml has hooks and was trusted:
+    each goal's copy is a new path, so it was untrusted. A copy with exactly the trusted bytes is trusted; a workspace
+    the user never trusted is still refused."""
+    env = _env(tmp_path)
+    ids = ["g1", "g2"]
+    goals = goals_file(tmp_path, ids)
+    for goal_id in ids:
+        repo = tmp_path / "repos" / goal_id
+        (repo / "reasonix.toml").write_text(HOOKED)
+        subprocess.run(["git", "add", "reasonix.toml"], cwd=repo, check=True, env={**env, **GIT_ENV})
+        subprocess.run(["git", "commit", "-qm", "hooks"], cwd=repo, check=True, env={**env, **GIT_ENV})
+    trusted = reasonix("trust", "--workspace", str(tmp_path / "repos" / "g1"), env=env)
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    with emulator_process(batch_script(ids), tmp_path, env) as url:
+        proc = reasonix("batch", str(goals), "--jobs", "2", "--base-url", url, env=env, timeout=600)
+    found = results(tmp_path / "goals.batch" / "results.jsonl")
+    assert found["g1"]["status"] == "complete", found["g1"]
+    copy = tmp_path / "goals.batch" / "goals" / "g1" / "workspace"
+    assert (copy / "hook.log").read_text() == "hooked\n"  # the trusted hook ran, in the copy
+    assert found["g2"]["status"] == "error" and "is not trusted" in found["g2"]["reason"], found["g2"]
+    assert not (tmp_path / "goals.batch" / "goals" / "g2" / "workspace" / "hook.log").exists()
+    assert proc.returncode == 1, proc.stderr + proc.stdout
 
 
 def test_the_batch_command_without_ray_never_imports_ray() -> None:
@@ -143,3 +178,20 @@ def test_the_batch_command_without_ray_never_imports_ray() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+@pytest.mark.bwrap
+def test_a_relative_batch_directory_completes_its_goal(tmp_path: Path) -> None:
+    """``--dir rel/path`` from the directory it is relative to: the path reaches the sandbox and the goal's
+    checkpoints absolute (given as it was, bubblewrap failed verification and the goal retried until killed)."""
+    env = _env(tmp_path)
+    goals = goals_file(tmp_path, ["g1"])
+    with emulator_process(batch_script(["g1"]), tmp_path, env) as url:
+        proc = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "batch", goals.name, "--dir", "rel/batch", "--base-url", url],
+            capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    found = results(tmp_path / "rel" / "batch" / "results.jsonl")
+    assert found["g1"]["status"] == "complete" and found["g1"]["requests"] == 4, found
+    assert Path(found["g1"]["run_dir"]).is_absolute()

@@ -106,6 +106,38 @@ def test_faults_need_the_oracle_and_known_kinds(tmp_path: Path) -> None:
     assert done.returncode == 2 and "unknown fault kind meteor" in done.stderr
 
 
+def test_the_starter_suite_is_found_from_any_directory(tmp_path: Path) -> None:
+    """Issue 48 item 32: the default suite was only found from the repository root."""
+    starter = Path(__file__).resolve().parents[3] / "bench" / "tasks"
+    done = bench("check", "--task", "no-such-task", cwd=tmp_path)  # loads the suite, runs nothing
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert f"no task 'no-such-task' in {starter}" in message and "idna-length-limits" in message, message
+
+
+BLOCK_FLIT = """
+import importlib.machinery as machinery
+_find = machinery.PathFinder.find_spec
+def _hide(name, path=None, target=None):
+    return None if name.split(".")[0] == "flit_core" else _find(name, path, target)
+machinery.PathFinder.find_spec = staticmethod(_hide)
+"""
+
+
+@pytest.mark.parametrize("command", [["check"], ["--oracle"]])
+def test_without_the_bench_extra_it_says_how_to_install_it_first(tmp_path: Path, command: list[str]) -> None:
+    """Issue 48 item 32: without the bench extra, a traceback tail and a cut table cell were all a user got."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCK_FLIT)  # flit_core "not installed" in that process
+    done = bench(*command, str(SUITE), cwd=tmp_path, env={"PYTHONPATH": str(site)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "reasonix bench needs the bench extra, and flit_core is not installed" in message, message
+    assert "pip install 'reasonix[bench]'" in message and "Traceback" not in done.stderr
+    assert not (tmp_path / "bench-results.jsonl").exists() and not (tmp_path / "cache").exists()
+
+
 def test_live_mode_without_a_key_says_how_to_get_one(tmp_path: Path) -> None:
     done = bench(str(SUITE), cwd=tmp_path)
     assert done.returncode == 2

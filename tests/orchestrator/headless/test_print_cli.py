@@ -11,6 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessions.journal import read_journal
 
@@ -57,6 +59,38 @@ def test_the_published_schema_is_the_one_the_code_makes() -> None:
     assert SCHEMA["schema_version"] == SCHEMA_VERSION
 
 
+@given(st.lists(st.integers(min_value=0, max_value=10**7), min_size=1, max_size=30))
+def test_a_summed_cost_prints_without_float_noise(tokens: list[int]) -> None:
+    """Issue 48 item 30: ``-p`` printed ``7.6434000000001e-05``. Costs are sums of per-token prices; the lines carry
+    them rounded to 12 decimals, which is every digit they really have."""
+    from orchestrator.headless.events import ResultLine, TokenUsage
+
+    price = 0.028 / 1e6  # a cache hit at flash's price: dollars per token
+    total = sum(n * price for n in tokens)
+    counts = ("input_tokens", "cache_read_input_tokens", "output_tokens", "prompt_tokens")  # all 0
+    usage = TokenUsage.model_validate(
+        dict.fromkeys((*counts, "prompt_cache_hit_tokens", "prompt_cache_miss_tokens"), 0)
+    )
+    line = ResultLine(
+        session_id="s",
+        subtype="success",
+        is_error=False,
+        result="",
+        status="done",
+        duration_ms=0,
+        duration_api_ms=0,
+        num_turns=1,
+        total_cost_usd=total,
+        usage=usage,
+        cache_hit_ratio=None,
+        model="m",
+        journal="j",
+    )
+    printed = json.loads(line.model_dump_json())["total_cost_usd"]
+    assert printed == round(total, 12)  # 0.1 + 0.2 prints as 0.3, not 0.30000000000000004
+    assert abs(printed - total) < 1e-12
+
+
 def test_text_prints_the_final_answer_only(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with emulator_process(_script(READ, ANSWER), tmp_path, env) as url:
@@ -68,7 +102,7 @@ def test_text_prints_the_final_answer_only(tmp_path: Path) -> None:
 def test_stream_json_lines_follow_the_schema_and_the_result_matches_the_server(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with emulator_process(_script(READ, ANSWER), tmp_path, env) as url:
-        proc = _print(ws, url, env, "what does add do?", "--output-format", "stream-json")
+        proc = _print(ws, url, env, "what does add do?", "--output-format", "stream-json", "--include-partial-messages")
         stats = emulator_stats(url)["sessions"]["executor"]
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
@@ -78,10 +112,11 @@ def test_stream_json_lines_follow_the_schema_and_the_result_matches_the_server(t
     init, result = lines[0], lines[-1]
     assert init["cwd"] == str(ws) and "read_file" in init["tools"] and init["permissionMode"] == "auto"
     assert {x["session_id"] for x in lines} == {init["session_id"]}
+    assert len({x["uuid"] for x in lines}) == len(lines)  # every line has an id of its own
     kinds = [x["type"] for x in lines]
     assert kinds.count("assistant") == 2 == result["num_turns"] == stats["requests"]
     first = next(x for x in lines if x["type"] == "assistant")["message"]["content"]
-    assert first[0] == {"type": "thinking", "thinking": "Read it first."}
+    assert first[0]["type"] == "thinking" and first[0]["thinking"] == "Read it first." and first[0]["signature"]
     assert (
         first[1]["type"] == "tool_use" and first[1]["name"] == "read_file" and first[1]["input"] == {"path": "calc.py"}
     )
@@ -97,6 +132,8 @@ def test_stream_json_lines_follow_the_schema_and_the_result_matches_the_server(t
     assert usage["output_tokens"] == stats["completion_tokens"]
     costs = [x["message"]["cost_usd"] for x in lines if x["type"] == "assistant"]
     assert result["total_cost_usd"] == pytest.approx(sum(costs)) and result["total_cost_usd"] > 0
+    # Every cost as it really is, without float-summing noise (issue 48 item 30: 7.6434000000001e-05).
+    assert all(c == round(c, 12) for c in [*costs, result["total_cost_usd"]])
     assert result["duration_ms"] >= result["duration_api_ms"] >= 0
 
 
@@ -223,3 +260,35 @@ def test_ctrl_c_mid_request_prints_a_cancelled_result_and_exits_130(tmp_path: Pa
     result = json.loads(out.splitlines()[-1])
     assert result["type"] == "result" and result["status"] == "cancelled" and result["session_id"] in err
     assert "Traceback" not in err
+
+
+def test_claude_code_flags_are_accepted_and_those_not_honoured_are_named(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(_script(ANSWER), tmp_path, env) as url:
+        proc = _print(
+            ws, url, env, "hi", "--output-format", "stream-json", "--verbose", "--system-prompt=",
+            "--setting-sources=", "--strict-mcp-config", "--fork-session", "--add-dir=/srv", "--effort=high",
+            "--allowedTools=Read,Bash(git log:*)", "--disallowedTools=WebFetch", "--permission-mode=dontAsk",
+        )  # fmt: skip
+        refused = _print(ws, url, env, "hi", "--system-prompt=Be a pirate.")
+    assert proc.returncode == 0, proc.stderr
+    init = json_lines(proc.stdout)[0]
+    assert init["ignored"] == ["--setting-sources", "--effort", "--add-dir", "--strict-mcp-config", "--fork-session"]
+    assert init["permissionMode"] == "default" and init["approval_mode"] == "ask"
+    assert refused.returncode == 2 and "--append-system-prompt" in refused.stderr
+
+
+def test_append_system_prompt_goes_to_the_first_message_and_moves_no_cached_byte(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(_script(ANSWER, ANSWER, ANSWER), tmp_path, env) as url:
+        plain = _print(ws, url, env, "hi", "--output-format", "json")
+        again = _print(ws, url, env, "hi", "--output-format", "json")
+        appended = _print(ws, url, env, "hi", "--output-format", "json", "--append-system-prompt", "Answer in French.")
+    results = [json_lines(p.stdout)[0] for p in (plain, again, appended)]
+    state = read_journal(Path(results[2]["journal"]))
+    (first,) = [m.content for m, _ in state.messages if m.role == "user"]
+    assert isinstance(first, str) and first.endswith("hi") and "Answer in French." in first
+    # A new conversation re-sends the same prefix: the appended text (after the user's words) moves none of it.
+    full = results[1]["usage"]["cache_read_input_tokens"]
+    assert full >= results[0]["usage"]["prompt_tokens"] // UNIT * UNIT > 0
+    assert results[2]["usage"]["cache_read_input_tokens"] >= full - UNIT

@@ -63,7 +63,7 @@ def test_permission_mode_default_asks_and_with_no_one_to_ask_refuses_with_the_re
     with emulator_process(_script(*replies), tmp_path, env) as url:
         bypass = _print(ws, url, env, "write out.txt", "--permission-mode", "bypassPermissions")
     lines = json_lines(asked.stdout)
-    assert lines[0]["permissionMode"] == "ask"
+    assert lines[0]["permissionMode"] == "default" and lines[0]["approval_mode"] == "ask"  # Claude's name, ours
     refused = [x["message"]["content"][0] for x in lines if x["type"] == "user"]
     assert refused and refused[0]["is_error"], lines
     assert "needs approval and there is no terminal to ask" in refused[0]["content"]

@@ -21,6 +21,7 @@ from orchestrator.repl import Conversation, ReplOptions
 from orchestrator.repl.chat import CHAT_SESSION, ChatConversation, chat_commands
 from orchestrator.repl.commands import dispatch
 from orchestrator.repl.preferences.price import ALERT, WARN, cache_savings, cost_style, price_parts
+from orchestrator.text.wording import usd
 from scenarios.emulator import Script, open_emulator
 from sessions.accounting import default_price_book
 from sessions.journal import read_journal
@@ -200,7 +201,7 @@ async def test_the_status_line_and_cost_show_the_price_with_and_without_the_cach
             await conv.turn("again")
             assert await dispatch(conv, "/cost")
     status = list(conv.status())
-    assert (WARN, f"${conv.turn_cost_usd:.4f}") in status  # past $0.00: yellow; under $1: not red
+    assert (WARN, usd(conv.turn_cost_usd)) in status  # past $0.00: yellow; under $1: not red
     said = _said(conv)
     assert "without the cache this conversation would have cost $" in said
     assert "balance 42.00 USD" in said and conv.balance == "42.00 USD"
@@ -231,10 +232,15 @@ def test_chat_in_a_terminal_is_a_repl_without_the_commands_that_change_things(tm
         child.sendline("what is a monad?")
         child.expect("A monad is a monoid.")
         child.expect("chat ❯")
+        child.sendline("/cost")
+        child.expect(r"session (\$\S+) · (1 requests?) · prompt")
+        cost, requests = child.match.group(1), child.match.group(2)
+        child.expect("chat ❯")
         child.sendline("/help")
         child.expect("/exit")
         helped = child.before
         child.expect("chat ❯")
+        keys = child.before
         child.sendline("/plan take over")
         child.expect("unknown command /plan")
         child.expect("chat ❯")
@@ -247,4 +253,7 @@ def test_chat_in_a_terminal_is_a_repl_without_the_commands_that_change_things(tm
         stats = emulator_stats(url)
     assert child.exitstatus == 0
     assert "/cost" in helped and "/plan" not in helped and "/undo" not in helped
+    # Issue 48 item 25: no keys that do nothing in a chat, "1 request", and a small cost not rounded to $0.0000.
+    assert "Ctrl-D" in keys and "Shift+Tab" not in keys and "Esc Esc" not in keys
+    assert requests == "1 request" and cost != "$0.0000" and float(cost[1:]) > 0, (cost, requests)
     assert stats["total"]["requests"] == 2

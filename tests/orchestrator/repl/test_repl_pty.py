@@ -46,6 +46,35 @@ def test_a_question_is_answered_and_the_session_ends_with_ctrl_d(tmp_path: Path)
     assert "what does @calc.py do?" in history
 
 
+def test_the_cost_footer_is_printed_once_per_turn_not_after_every_request(tmp_path: Path) -> None:
+    """Issue 48 item 19: a cost line after every request filled the scrollback; once per turn (the status line has
+    the running figures)."""
+    ws = repl_workspace(tmp_path)
+    env = clean_env(tmp_path)
+    read = {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
+    replies = [read, read, {"content": "Read it twice."}, {"content": "Hello again."}]
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("read calc.py twice")
+        child.expect("Read it twice.")
+        first = child.before
+        child.expect("ask ❯")
+        first += child.before
+        child.sendline("hi")
+        child.expect("Hello again.")
+        second = child.before
+        child.expect("ask ❯")
+        second += child.before
+        exit_code(child)
+        assert emulator_stats(url)["sessions"]["executor"]["requests"] == 4
+    ansi = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+    first, second = ansi.sub("", first), ansi.sub("", second)
+    footer = re.compile(r"turn \$[0-9.]+ · session \$[0-9.]+ · cache ")
+    assert len(footer.findall(first)) == 1, first  # three requests, one footer
+    assert len(footer.findall(second)) == 1, second
+
+
 def test_plan_mode_refuses_a_write_and_the_conversation_still_hits_the_cache(tmp_path: Path) -> None:
     ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)

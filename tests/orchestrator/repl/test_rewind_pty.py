@@ -79,6 +79,40 @@ def test_an_edit_in_a_turn_is_taken_back_byte_for_byte_by_undo(tmp_path: Path) -
     assert "turn-1" not in listed.stdout  # the turn that wrote nothing took no checkpoint
 
 
+@pytest.mark.bwrap
+def test_undo_of_a_turn_keeps_the_always_rule_the_user_saved_in_it(tmp_path: Path) -> None:
+    """Issue 48 item 16: /undo of a turn deleted reasonix.local.toml when the user's own "always" answer created it
+    in that turn. Permission files are the user's decisions, never a turn's change: the edit is taken back, the rule
+    stays."""
+    ws = repl_workspace(tmp_path)
+    env = clean_env(tmp_path)
+    replies = [
+        _edit("calc.py", "a - b", "a + b"),
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo checked"}}]},
+        {"content": "Fixed add()."},
+    ]
+    with emulator_process(executor_script(replies), tmp_path, env) as url:
+        child = spawn_code(ws, url, env)
+        child.expect("ask ❯")
+        child.sendline("fix add()")
+        child.expect("edit_file wants to change")
+        child.expect("\\[n\\] no: ")
+        child.send("y")
+        child.expect("wants to run")
+        child.expect("\\[n\\] no: ")
+        child.send("a")  # always: saved to reasonix.local.toml, in this turn
+        child.expect("Fixed add")
+        child.expect("ask ❯")
+        saved = (ws / "reasonix.local.toml").read_text()
+        assert "echo" in saved
+        child.sendline("/undo")
+        child.expect("undone")
+        child.expect("ask ❯")
+        exit_code(child)
+    assert (ws / "calc.py").read_text() == ORIGINAL  # the turn's change is taken back
+    assert (ws / "reasonix.local.toml").read_text() == saved  # the user's decision is not
+
+
 def test_reasonix_run_takes_a_checkpoint_that_undo_takes_back(tmp_path: Path) -> None:
     ws = repl_workspace(tmp_path)
     env = clean_env(tmp_path)
@@ -221,7 +255,10 @@ def test_esc_cancels_a_streamed_turn_and_a_line_typed_meanwhile_runs_after_it(tm
         {"content": "Here after Esc."},
         {
             "tool_calls": [
-                {"name": "bash", "arguments": {"command": "while [ ! -e go ]; do sleep 0.05; done; echo went"}}
+                {
+                    "name": "bash",
+                    "arguments": {"command": "touch started; while [ ! -e go ]; do sleep 0.05; done; echo went"},
+                }
             ]
         },
         {"content": "The wait is over."},
@@ -239,7 +276,11 @@ def test_esc_cancels_a_streamed_turn_and_a_line_typed_meanwhile_runs_after_it(tm
         _turn(child, "are you there?", "Here after Esc.")
         child.sendline("wait for go")
         child.expect("wait for go")
-        child.expect("cache")  # the request's footer: the command is running now
+        for _ in range(1200):  # the command is running once it made `started` (a hang guard, not a measure)
+            if (ws / "started").exists():
+                break
+            child.expect([pexpect.TIMEOUT, "\\$^"], timeout=0.1)  # reads the terminal meanwhile
+        assert (ws / "started").exists()
         child.send("and then this\r")  # typed while the turn runs
         child.expect("queued \\(runs after this turn\\): and then this")
         (ws / "go").touch()

@@ -318,7 +318,9 @@ async def test_the_subagents_together_stop_at_their_shared_bound_and_the_parent_
 
 
 @given(st.text(max_size=400), st.sampled_from(["reviewer.md", "x.md", "-bad.md"]))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 def test_any_profile_file_is_read_or_skipped_never_an_error(tmp_path: Path, text: str, filename: str) -> None:
     root = tmp_path / filename.removesuffix(".md")
     (root / ".reasonix" / "agents").mkdir(parents=True, exist_ok=True)

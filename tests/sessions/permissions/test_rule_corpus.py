@@ -262,7 +262,9 @@ def _runs_only_git(line: str, canary: Path, env: dict[str, str]) -> bool:
     return not canary.exists() and created == []
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(template=st.sampled_from(_TEMPLATES), second=st.sampled_from(_SECOND) | _FUZZ, tail=_FUZZ)
 @example(template="git status {}", second="", tail="")
 def test_an_allow_rule_never_lets_a_second_command_through(

@@ -123,3 +123,30 @@ async def test_a_written_edit_with_path_inside_an_edit_item_is_answered_with_the
     assert result.requests == 2
     assert (tmp_path / "ws" / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing ran
     assert is_append(recorder.bodies[0], recorder.bodies[1])
+
+
+#: The 1.5B planner's first reply on the calc-add goal (bench/local_model.py, recorded 2026-12-07): an empty
+#: ``<tools></tools>``, then the call with its opening brace doubled and its closing brace single. Not scavenged
+#: before (the planner "never called submit_plan").
+PLANNER_DOUBLED_OPENING_BRACE = (
+    '<tools></tools>\n{{"name": "submit_plan", "arguments": {"assumptions": [], "non_goals": [],'
+    ' "objective": "The unit tests fail: add() in calc.py returns the wrong result. Fix add() s'
+    'o that python3 -m unittest passes.", "requires_approval": false, "steps": [\n{"acceptance":'
+    ' ["python3 -m unittest passes", "python3 calc.py adds 2 and 3 correctly"], "depends_on": ['
+    '"add() in calc.py returns the wrong result"], "id": "1", "instructions": "Add the correct '
+    'implementation of add() in calc.py.", "needs_pro": false, "reads": ["calc.py"], "risk": "l'
+    'ow", "title": "Fix the add() function", "verify": [\n{"command": "python3 -m unittest", "ex'
+    'pect_exit": 0, "timeout_s": 10},\n{"command": "python3 calc.py adds 2 and 3 correctly", "ex'
+    'pect_exit": 0, "timeout_s": 10}\n]}]}}'
+)
+
+
+def test_a_doubled_opening_brace_closed_once_is_a_call() -> None:
+    calls = scavenge_calls(
+        content=PLANNER_DOUBLED_OPENING_BRACE, reasoning=None, known_tools=TOOLS | {"submit_plan", "goal_verdict"}
+    )
+    ((name, args),) = [(c.name, c.args) for c in calls]
+    assert name == "submit_plan"
+    assert args["objective"].startswith("The unit tests fail: add() in calc.py")
+    assert [step["title"] for step in args["steps"]] == ["Fix the add() function"]
+    assert args["steps"][0]["verify"][0] == {"command": "python3 -m unittest", "expect_exit": 0, "timeout_s": 10}

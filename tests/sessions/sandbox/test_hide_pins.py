@@ -142,6 +142,21 @@ def test_abstract_sockets_do_not_end_the_scan(outside_tmp: Path) -> None:
             server.close()
 
 
+def test_a_huge_git_pointer_file_is_not_read_whole(tmp_path: Path) -> None:
+    """Follow-up part c: on 05d9218 ``.git`` was read whole (an 8 GiB sparse file: a MemoryError at sandbox launch)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    real = tmp_path / "real-git"
+    real.mkdir()
+    with (ws / ".git").open("wb") as handle:
+        handle.write(f"gitdir: {real}\n".encode())
+        handle.truncate(8 << 30)
+    assert git_dirs(ws) == []  # longer than a pointer: not one
+    with (ws / ".git").open("r+b") as handle:
+        handle.truncate(len(f"gitdir: {real}\n"))
+    assert git_dirs(ws) == [real]
+
+
 def test_git_dirs(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
@@ -162,6 +177,14 @@ def test_git_dirs(tmp_path: Path) -> None:
     assert git_dirs(ws) == []
     (ws / ".git").unlink()
     (ws / ".git").symlink_to("/proc/self/mem")  # a file that cannot be read (EIO), as root too: no git dir
+    assert git_dirs(ws) == []
+    (ws / ".git").unlink()
+    pointer = tmp_path / "outside-pointer"
+    pointer.write_text(f"gitdir: {real}\n")
+    (ws / ".git").symlink_to(pointer)  # a pointer outside the workspace is not read (the gateway's rule)
+    assert git_dirs(ws) == []
+    (ws / ".git").unlink()
+    os.mkfifo(ws / ".git")  # nothing waits on a FIFO
     assert git_dirs(ws) == []
     (ws / ".git").unlink()
     (ws / ".git").symlink_to(real)  # a link is not bound (bubblewrap would follow it)

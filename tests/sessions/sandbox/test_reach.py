@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
+from sessions.sandbox.hide import unix_tables
 from tests.support.sockets import CONNECT
 
 SECRET = "SECRET-CANARY-43"
@@ -156,6 +157,69 @@ def test_a_socket_listening_in_another_network_namespace_does_not_answer(
     box = BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy(), base_env={**os.environ, "HOME": str(home)})
     python = os.path.realpath(sys.executable)  # not the venv's link: an ordinary user's home (holding it) is hidden
     done = _start(box, [python, "-c", CONNECT, str(netns_listener)], ws)
+    assert done.stdout.startswith("refused"), (done.stdout, done.stderr)
+
+
+ORPHAN = (
+    "import socket, subprocess, sys\n"
+    "path, unshare, flags = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+    "mine, theirs = socket.socketpair()\n"
+    "child = ('import socket, sys\\n'\n"
+    "         'back = socket.socket(fileno=int(sys.argv[2]))\\n'\n"
+    "         's = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)\\n'\n"
+    "         'socket.send_fds(back, [b\"x\"], [s.fileno()])\\n')\n"
+    "subprocess.run([unshare, *flags, sys.executable, '-c', child, path, str(theirs.fileno())],\n"
+    "               pass_fds=[theirs.fileno()], check=True)\n"
+    "_, fds, _, _ = socket.recv_fds(mine, 1, 1)\n"
+    "held = socket.socket(fileno=fds[0])\n"
+    "print('ready', flush=True); sys.stdin.read()\n"
+)
+
+
+@pytest.fixture
+def orphaned_netns_listener(outside_tmp: Path) -> Iterator[Path]:
+    """A unix socket listening in a network namespace no process is in any more: made by a child under ``unshare
+    --net`` that hands the listening descriptor to its parent (in this namespace, ``SCM_RIGHTS``) and exits. The
+    socket keeps its namespace alive; no ``/proc/PID/net/unix`` lists it."""
+    path = outside_tmp / "orphaned-netns.sock"
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare (util-linux) here")
+    flags = ["--net"] if os.geteuid() == 0 else ["--user", "--map-root-user", "--net"]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN, str(path), unshare, *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        line = holder.stdout.readline()
+        if line != "ready\n":
+            pytest.fail(f"the holder did not start: {holder.stderr.read() if holder.stderr else ''}")
+        assert all(str(path).encode() not in line for line in unix_tables())  # the premise: no table lists it
+        yield path
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit (DESIGN, 'Host unix sockets'): a socket whose network namespace no process is in is listed in "
+    "no /proc/PID/net/unix, and no unprivileged interface names its path; Landlock on kernels up to ABI 7 cannot stop "
+    "a pathname connect. Strict: the day it is refused, this test fails and the limit comes out of DESIGN",
+)
+def test_a_socket_whose_network_namespace_has_no_process_does_not_answer(
+    bwrap: str, ws: Path, home: Path, orphaned_netns_listener: Path
+) -> None:
+    """The case the table scan cannot find (issue 43 item 16, the follow-up's part b): a host process must have set it
+    up (a listener handed out of a namespace that then lost its last process); the sandbox cannot make one that
+    outlives it, since every process of a sandbox ends with it."""
+    box = BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy(), base_env={**os.environ, "HOME": str(home)})
+    python = os.path.realpath(sys.executable)
+    done = _start(box, [python, "-c", CONNECT, str(orphaned_netns_listener)], ws)
     assert done.stdout.startswith("refused"), (done.stdout, done.stderr)
 
 

@@ -8,13 +8,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from sessions.permissions.gate import workspace_paths
 from sessions.tools import ToolContext, default_registry
+from sessions.tools.search import find_rg
 from tests.support.rename_exchange import swapping
 from tests.support.tools import call
 
 WRITES = 500
 SECRET = "export SECRET=outside-43\n"
+needs_rg = pytest.mark.skipif(find_rg() is None, reason="ripgrep is not installed")
 
 
 def _tree(tmp_path: Path) -> tuple[Path, Path]:
@@ -60,3 +64,41 @@ def test_the_gates_path_resolution_never_raises_in_the_race(tmp_path: Path) -> N
             seen.add(candidates("dir/sub/.bashrc"))  # on 05d9218: OSError EINVAL from realpath now and then
     assert seen <= {None, ("dir/sub/.bashrc",), ("dir/sub/.bashrc", "link/sub/.bashrc")}
     assert os.path.isdir(ws / "dir") and not os.path.islink(ws / "dir")
+
+
+READS = 500
+OUTSIDE = "outside-43"
+
+
+def _read_tree(tmp_path: Path) -> tuple[Path, Path]:
+    ws, home = _tree(tmp_path)
+    (home / f"{OUTSIDE}-name.txt").write_text(SECRET)
+    (ws / "dir" / "notes.txt").write_text("export INSIDE=1\n")
+    return ws, home
+
+
+@pytest.mark.parametrize("use_ripgrep", [False, pytest.param(True, marks=needs_rg)], ids=["python", "ripgrep"])
+async def test_list_glob_and_grep_through_a_swapped_directory_never_show_outside(
+    tmp_path: Path, use_ripgrep: bool
+) -> None:
+    """Part a of the issue's follow-up: the search tools list and read through held directory descriptors (ripgrep's
+    answers are confirmed through them), so a directory swapped for a symlink to ``home`` mid-call never lets a name
+    or a byte of ``home`` into a result."""
+    ws, _ = _read_tree(tmp_path)
+    registry, ctx = default_registry(use_ripgrep=use_ripgrep), ToolContext(root=ws)
+    calls: list[tuple[str, dict[str, str]]] = [
+        ("list_dir", {"path": "dir"}),
+        ("glob", {"pattern": "**/*.txt"}),
+        ("glob", {"pattern": "dir/*"}),
+        ("grep", {"pattern": "export", "path": "dir"}),
+        ("grep", {"pattern": "export"}),
+    ]
+    shown: set[str] = set()
+    with swapping(ws, "dir", "link") as swaps:
+        for _ in range(READS):
+            for name, args in calls:
+                result = await call(registry, ctx, name, **args)
+                assert OUTSIDE not in result.content, (name, args, result.content)
+                shown.update(result.content.splitlines())
+    assert swaps[0] > READS
+    assert "dir/notes.txt:1:export INSIDE=1" in shown  # the real directory was searched meanwhile

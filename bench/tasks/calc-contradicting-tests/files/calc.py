@@ -1,0 +1,11 @@
+"""Small arithmetic helpers."""
+
+
+def add(a, b):
+    """The sum of a and b."""
+    return a - b
+
+
+def mul(a, b):
+    """The product of a and b."""
+    return a * b

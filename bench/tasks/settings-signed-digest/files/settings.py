@@ -1,0 +1,4 @@
+"""The service's settings."""
+
+TIMEOUT = 10
+RETRIES = 3

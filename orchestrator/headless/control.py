@@ -1,0 +1,239 @@
+"""Standard input of ``reasonix -p --input-format stream-json`` as the Claude Agent SDKs use it: user messages, and
+Claude Code's control protocol both ways.
+
+The SDKs start ``reasonix`` with ``--input-format stream-json`` and write, one JSON object a line:
+
+* ``{"type": "user", ...}``: a turn (queued: turns run one after another);
+* ``{"type": "control_request", "request_id", "request": {"subtype": ...}}``: ``initialize`` (answered with what
+  this run offers), ``interrupt`` (the running turn is cancelled; its ``result`` says so), ``set_permission_mode``,
+  ``mcp_status``; any other subtype gets an error ``control_response`` naming it, and the run goes on;
+* ``{"type": "control_response", ...}``: the answer to a request of ours, a ``can_use_tool`` permission prompt
+  (:class:`PermissionPrompt`) sent when ``--permission-prompt-tool stdio`` was given.
+
+``keep_alive``, ``update_environment_variables`` and ``control_cancel_request`` lines are read and ignored; any other
+line ends the run with exit status 2, naming the line (as before).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+from pydantic import BaseModel
+
+from orchestrator.errors import ReasonixError, UsageError
+from orchestrator.headless.events import AssistantLine, StreamJsonEvent, ToolUseBlock, UserLine
+from orchestrator.headless.output import parse_input_line
+from orchestrator.text import json_nesting
+from sessions.permissions import Answer, Question
+
+PERMISSION_WAIT_SECONDS = 3600.0
+"""How long a ``can_use_tool`` prompt waits for the caller's answer before the call is refused."""
+
+IGNORED_TYPES = frozenset({"keep_alive", "update_environment_variables", "control_cancel_request"})
+
+
+class ControlRefusedError(ReasonixError):
+    """A control request this run cannot honour: its text goes back in an error ``control_response``."""
+
+
+@dataclass
+class ControlHandlers:
+    """What the command does for each control request the run understands."""
+
+    initialize: Callable[[dict[str, Any]], dict[str, Any]]
+    interrupt: Callable[[], None]
+    set_permission_mode: Callable[[str], None]
+    mcp_status: Callable[[], dict[str, Any]]
+
+
+@dataclass
+class ControlChannel:
+    """Reads standard input (one line a call of ``readline``), answers control requests through ``write`` (a line
+    of standard output), queues user messages for :meth:`messages`, and sends control requests of its own."""
+
+    write: Callable[[dict[str, Any]], None]
+    handlers: ControlHandlers
+    error: UsageError | None = None
+    """The line that was not a message of the protocol, once read: the run ends with it."""
+    _pending: dict[str, tuple[trio.Event, list[dict[str, Any]]]] = field(default_factory=dict)
+    _count: int = 0
+
+    def __post_init__(self) -> None:
+        self._send, self._receive = trio.open_memory_channel[str](math.inf)
+
+    async def read(self, readline: Callable[[], Awaitable[str]]) -> None:
+        """Until standard input ends (or a line is wrong): route each line."""
+        number = 0
+        async with self._send:
+            while raw := await readline():
+                number += 1
+                try:
+                    await self._route(raw, number)
+                except UsageError as exc:
+                    self.error = exc
+                    return
+        for event, answer in self._pending.values():  # nobody is left to answer: refuse what waits
+            answer.append({"subtype": "error", "error": "standard input closed"})
+            event.set()
+
+    def messages(self) -> trio.MemoryReceiveChannel[str]:
+        """The user messages, in order; ends when standard input does."""
+        return self._receive
+
+    async def _route(self, raw: str, number: int) -> None:
+        if not raw.strip():
+            return
+        try:
+            data: Any = json_nesting.loads(raw)
+        except ValueError:
+            data = None
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "control_request" and isinstance(data.get("request"), dict):
+            self._answer(str(data.get("request_id", "")), data["request"])
+        elif kind == "control_response" and isinstance(data.get("response"), dict):
+            response = data["response"]
+            waiting = self._pending.pop(str(response.get("request_id", "")), None)
+            if waiting is not None:
+                waiting[1].append(response)
+                waiting[0].set()
+        elif kind in IGNORED_TYPES:
+            return
+        else:
+            text = parse_input_line(raw, number)  # a user message, or the UsageError that names the line
+            if text is not None:
+                await self._send.send(text)
+
+    def _answer(self, request_id: str, request: dict[str, Any]) -> None:
+        subtype = request.get("subtype")
+        handlers = self.handlers
+        body: dict[str, Any]
+        response: dict[str, Any]
+        try:
+            if subtype == "initialize":
+                body = handlers.initialize(request)
+            elif subtype == "interrupt":
+                handlers.interrupt()
+                body = {}
+            elif subtype == "set_permission_mode":
+                handlers.set_permission_mode(str(request.get("mode", "")))
+                body = {}
+            elif subtype == "mcp_status":
+                body = handlers.mcp_status()
+            else:
+                raise ControlRefusedError(
+                    f"reasonix -p does not support the control request {subtype!r}; it supports initialize, "
+                    "interrupt, set_permission_mode, mcp_status and can_use_tool prompts (docs/stream-json.md)"
+                )
+        except ControlRefusedError as exc:
+            response = {"subtype": "error", "request_id": request_id, "error": str(exc)}
+        else:
+            response = {"subtype": "success", "request_id": request_id, "response": body}
+        self.write({"type": "control_response", "response": response})
+
+    async def request(self, body: dict[str, Any], *, wait_seconds: float) -> dict[str, Any]:
+        """Send a control request to the caller and wait at most ``wait_seconds`` for its answer: the response
+        (``subtype`` ``success`` or ``error``); an error response when none came."""
+        self._count += 1
+        request_id = f"reasonix_{self._count}"
+        event, answer = trio.Event(), list[dict[str, Any]]()
+        self._pending[request_id] = (event, answer)
+        self.write({"type": "control_request", "request_id": request_id, "request": body})
+        with trio.move_on_after(wait_seconds):
+            await event.wait()
+        self._pending.pop(request_id, None)
+        return answer[0] if answer else {"subtype": "error", "error": f"no answer within {wait_seconds:g} seconds"}
+
+
+_CALL: contextvars.ContextVar[tuple[str, dict[str, Any]]] = contextvars.ContextVar("reasonix_headless_call")
+"""The call a gate is deciding on (tool name, arguments), for :class:`PermissionPrompt`, which the permission gate
+asks with a :class:`~sessions.permissions.Question` only."""
+
+
+@dataclass
+class CallNoted:
+    """A gate in front of ``inner`` that notes the call it checks (:data:`_CALL`), so the prompt can send its
+    input and ``tool_use_id``."""
+
+    inner: Any
+
+    async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
+        _CALL.set((tool.name, args.model_dump(mode="json")))
+        if self.inner is None:
+            return None
+        refusal: str | None = await self.inner.check(tool, args, ctx)
+        return refusal
+
+    def __getattr__(self, name: str) -> Any:  # ``after`` (post-tool hooks), ``deny_refusal``, ``mode`` …
+        return getattr(self.inner, name)
+
+
+@dataclass
+class PermissionPrompt:
+    """The asker of the permission gate under ``--permission-prompt-tool stdio``: a call the rules would ask about
+    is put to the caller as a ``can_use_tool`` control request (the SDK's ``canUseTool`` callback answers). A deny
+    (or an error answer, or none) refuses the call with the caller's message: the model reads it as the call's
+    result, and the turn's ``result`` lists it under ``permission_denials``."""
+
+    channel: ControlChannel
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    """The refusals since the last ``result``."""
+    _calls: list[ToolUseBlock] = field(default_factory=list)
+    _asked: set[str] = field(default_factory=set)
+
+    def observe(self, event: StreamJsonEvent) -> None:
+        """Every line written: the tool calls of each reply are remembered until their result."""
+        if isinstance(event, AssistantLine):
+            self._calls += [b for b in event.message.content if isinstance(b, ToolUseBlock)]
+        elif isinstance(event, UserLine):
+            done = {block.tool_use_id for block in event.message.content}
+            self._calls = [call for call in self._calls if call.id not in done]
+
+    def _block(self, name: str, args: dict[str, Any]) -> ToolUseBlock | None:
+        """The reply's call this is: the first of that tool not asked about yet whose input agrees with the
+        arguments (validation may have added defaults), else the first of that tool not asked about yet."""
+        waiting = [call for call in self._calls if call.name == name and call.id not in self._asked]
+        agrees = [call for call in waiting if all(args.get(k) == v for k, v in call.input.items())]
+        if not (agrees or waiting):
+            return None
+        found = (agrees or waiting)[0]
+        self._asked.add(found.id)
+        return found
+
+    async def ask(self, question: Question) -> Answer:
+        name, args = _CALL.get((question.tool, {}))
+        block = self._block(name, args)
+        tool_use_id = block.id if block is not None else ""
+        tool_input = block.input if block is not None else args
+        body: dict[str, Any] = {
+            "subtype": "can_use_tool",
+            "tool_name": name,
+            "input": tool_input,
+            "tool_use_id": tool_use_id,
+            "permission_suggestions": [],
+            "decision_reason": f"{question.subject} ({question.sandbox}); a rule {question.rule} would allow it",
+            "title": f"{name}: {question.subject}"[:200],
+        }
+        response = await self.channel.request(body, wait_seconds=PERMISSION_WAIT_SECONDS)
+        answer = response.get("response") if response.get("subtype") == "success" else None
+        if isinstance(answer, dict) and answer.get("behavior") == "allow":
+            return Answer(allow=True)
+        if isinstance(answer, dict):
+            note = str(answer.get("message") or "")
+        else:
+            note = f"the permission prompt failed: {response.get('error', 'no answer')}"
+        self.denials.append({"tool_name": name, "tool_use_id": tool_use_id, "tool_input": tool_input})
+        return Answer(allow=False, note=note)
+
+    def take_denials(self) -> list[dict[str, Any]]:
+        denials, self.denials = self.denials, []
+        return denials
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False)
