@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import tomllib
 
-from tests.test_layout import DESIGN, ROOT, _module_graph, _room
+from tests.support.module_graph import DESIGN, ROOT, module_graph, room_of
 
 _ROW = re.compile(r"^\| (\d+) \| (.+?) \| ", re.MULTILINE)
 
@@ -29,7 +29,7 @@ def floors() -> dict[str, int]:
 
 
 def test_every_room_stands_on_one_floor_of_the_table() -> None:
-    rooms = {_room(m) for m in _module_graph() if m.startswith("orchestrator.")}
+    rooms = {room_of(m) for m in module_graph() if m.startswith("orchestrator.")}
     table = floors()
     assert (sorted(rooms - table.keys()), sorted(table.keys() - rooms)) == ([], [])
 
@@ -37,13 +37,13 @@ def test_every_room_stands_on_one_floor_of_the_table() -> None:
 def test_every_import_between_rooms_goes_down_a_floor() -> None:
     table = floors()
     wrong = sorted(
-        f"{module} (floor {table[_room(module)]}) -> {target} (floor {table[_room(target)]})"
-        for module, targets in _module_graph().items()
+        f"{module} (floor {table[room_of(module)]}) -> {target} (floor {table[room_of(target)]})"
+        for module, targets in module_graph().items()
         if module.startswith("orchestrator.")
         for target in targets
         if target.startswith("orchestrator.")
-        and _room(target) != _room(module)
-        and table.get(_room(module), 0) <= table.get(_room(target), 0)
+        and room_of(target) != room_of(module)
+        and table.get(room_of(module), 0) <= table.get(room_of(target), 0)
     )
     assert wrong == []
 

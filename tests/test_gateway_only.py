@@ -62,7 +62,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
-    "orchestrator/goal/store.py": (8, STATE + "; .reasonix/.gitignore and its upgrade are opened O_NOFOLLOW"),
+    "orchestrator/goal/store.py": (8, STATE + "; .reasonix/.gitignore made and upgraded with O_NOFOLLOW"),
     "orchestrator/conversation/turn_log.py": (6, STATE),
     "orchestrator/replay/killed.py": (2, RUN_DIR),
     "orchestrator/replay/recorder.py": (1, USER_FILE),

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-OURS = ("orchestrator", "sessions", "plans", "scenarios")
+from tests.support.module_graph import DESIGN, OURS, ROOT, module_graph, room_of
+
 ALLOWED = {
     "sessions": set(),
     "plans": set(),
@@ -39,43 +39,11 @@ def test_imports_point_down_the_table(package: str) -> None:
     assert {k: v for k, v in wrong.items() if v} == {}
 
 
-def _module_graph() -> dict[str, set[str]]:
-    """Every module of ours (package ``__init__`` files aside: they only re-export) and the modules it imports, at
-    module level, under ``TYPE_CHECKING`` or inside a function alike: a circle hidden in a function is still one."""
-    modules: dict[str, Path] = {}
-    for package in OURS:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            if parts[-1] != "__init__":
-                modules[".".join(parts)] = path
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        package_parts = name.split(".")[:-1]
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package_parts[: len(package_parts) - node.level + 1]
-                    base = ".".join([*up, base] if base else up)
-                targets |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
-        graph[name] = {t for t in targets if t in modules and t != name}
-    return graph
-
-
 def test_no_module_imports_itself_through_others() -> None:
     import networkx as nx
 
-    circles = sorted(" -> ".join(c) for c in nx.simple_cycles(nx.DiGraph(_module_graph())))
+    circles = sorted(" -> ".join(c) for c in nx.simple_cycles(nx.DiGraph(module_graph())))
     assert circles == []
-
-
-def _room(module: str) -> str:
-    """The room of an ``orchestrator`` module: its first-level folder (``goal`` for
-    ``orchestrator.goal.parallel.wave``), or the module itself for one at the top (``build``)."""
-    return module.split(".")[1]
 
 
 def test_no_arrow_inside_the_orchestrator_runs_back_up() -> None:
@@ -86,13 +54,13 @@ def test_no_arrow_inside_the_orchestrator_runs_back_up() -> None:
 
     rooms: nx.DiGraph[str] = nx.DiGraph()
     arrows: dict[tuple[str, str], list[str]] = {}
-    for module, targets in _module_graph().items():
+    for module, targets in module_graph().items():
         if not module.startswith("orchestrator."):
             continue
         for target in targets:
-            if target.startswith("orchestrator.") and _room(target) != _room(module):
-                rooms.add_edge(_room(module), _room(target))
-                arrows.setdefault((_room(module), _room(target)), []).append(f"{module} -> {target}")
+            if target.startswith("orchestrator.") and room_of(target) != room_of(module):
+                rooms.add_edge(room_of(module), room_of(target))
+                arrows.setdefault((room_of(module), room_of(target)), []).append(f"{module} -> {target}")
     circles = [
         [f"{a} -> {b}: {', '.join(sorted(arrows[a, b]))}" for a, b in zip(c, [*c[1:], c[0]], strict=True)]
         for c in nx.simple_cycles(rooms)
@@ -860,7 +828,6 @@ def test_no_class_is_over_300_lines(package: str) -> None:
 
 # ------------------------------------------------------------------------------------- the repository stands alone
 
-DESIGN = ROOT / "docs" / "DESIGN.md"
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".cfg", ".yml", ".yaml"}
 _CITATION = re.compile(r"DESIGN(?:\.md)? §(\d+(?:\.\d+)?)")
 _HEADING = re.compile(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", re.MULTILINE)

@@ -52,16 +52,11 @@ from sessions.sandbox.reaper import MARKER, new_marker
 PROTECTED_IN_WORKSPACE = (".reasonix", "reasonix.toml", "reasonix.local.toml")
 
 
-def kept_behind(paths: Sequence[Path], covered: Sequence[str]) -> list[str]:
-    """The existing ``paths`` that the private ``/tmp`` or an emptied home folder (``covered``) would hide, each once,
-    outermost first. A home itself is never one: only what lies inside it (a virtual environment in a project)."""
-    roots = [Path("/tmp"), *map(Path, covered)]
-    homes = Path(os.path.realpath("/home"))
+def under_tmp(paths: Sequence[Path]) -> list[str]:
+    """The existing ``paths`` that the private ``/tmp`` would hide, each once, outermost first."""
     found: list[str] = []
     for path in sorted({p.resolve() for p in paths if p.exists()}):
-        if path in roots or path.parent == homes:
-            continue
-        if any(r in path.parents for r in roots) and not any(Path(f) in path.parents for f in found):
+        if Path("/tmp") in path.parents and not any(Path(f) in path.parents for f in found):
             found.append(str(path))
     return found
 
@@ -119,9 +114,7 @@ class BubblewrapSandbox:
         writable = [p for p in self.policy.writable if p.exists()] if write else []
         homes = home_mounts([workspace, *writable, *([Path(home)] if home else [])])
         args += homes.args  # before the workspace and writable binds, which may lie in a home bound back
-        # installed software stays readable: the Python Reasonix runs in and an MCP server's own files, also where an
-        # emptied home holds them (a venv in a project under another home than $HOME's)
-        for kept in kept_behind((Path(sys.prefix), *self.policy.readable), homes.hidden):
+        for kept in under_tmp((Path(sys.prefix), *self.policy.readable)):  # installed software stays readable
             args += ["--ro-bind", kept, kept]
         ws = str(workspace)
         args += ["--bind" if write else "--ro-bind", ws, ws]

@@ -4,6 +4,7 @@ directory. And what the tests check around it: the listening sockets of every pr
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -118,6 +119,19 @@ def _address(hex_address: str) -> str:
     if flat[:12] == b"\0" * 10 + b"\xff\xff":
         return ".".join(str(b) for b in flat[12:]) + f":{int(port, 16)}"
     return "[" + flat.hex() + f"]:{int(port, 16)}"
+
+
+@contextmanager
+def one_ray_at_a_time() -> Iterator[None]:
+    """Held while a test has a Ray cluster up: two clusters of two suite workers at once on one machine (ports,
+    ``auto`` discovery, two cores) made a goal wait past its bound. The lock is a file in the temporary folder,
+    shared by every worker of the run."""
+    with open(os.path.join(tempfile.gettempdir(), "reasonix-tests-ray.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @contextmanager

@@ -17,14 +17,14 @@ import pytest
 
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, reasonix, start_reasonix
 from tests.support.batch import batch_script, goals_file, pin_peak_prices, results
-from tests.support.ray_cluster import TwoNodes, listening_addresses, two_node_cluster
+from tests.support.ray_cluster import TwoNodes, listening_addresses, one_ray_at_a_time, two_node_cluster
 
 pytestmark = pytest.mark.ray
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[TwoNodes]:
-    with two_node_cluster() as nodes:
+    with one_ray_at_a_time(), two_node_cluster() as nodes:
         yield nodes
 
 

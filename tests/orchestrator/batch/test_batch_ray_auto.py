@@ -8,13 +8,14 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.orchestrator.run_support import clean_env, emulator_process, emulator_stats, start_reasonix
 from tests.support.batch import batch_script, goals_file
-from tests.support.ray_cluster import descendants, listening_addresses
+from tests.support.ray_cluster import descendants, listening_addresses, one_ray_at_a_time
 
 pytestmark = pytest.mark.ray
 
@@ -24,6 +25,12 @@ def _name(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
     except OSError:
         return str(pid)
+
+
+@pytest.fixture(autouse=True)
+def _alone() -> Iterator[None]:
+    with one_ray_at_a_time():
+        yield
 
 
 @pytest.mark.bwrap

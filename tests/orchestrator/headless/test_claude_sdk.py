@@ -7,74 +7,30 @@ The SDK runs on anyio, here on its trio backend (the suite's loop)."""
 
 from __future__ import annotations
 
-import json
-import shlex
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import claude_agent_sdk as sdk
-import jsonschema
 import pytest
 
-from ..run_support import ROOT, clean_env, emulator_process, emulator_stats
+from tests.support.claude_sdk import (
+    ANSWER,
+    COMMAND,
+    EDIT,
+    READ,
+    lines_of,
+    sdk_script,
+    sdk_workspace,
+    tee_cli,
+    validate_lines,
+)
 
-SCHEMAS = ROOT / "tests" / "fixtures" / "claude_sdk_schema"
-SCHEMA = {
-    name: json.loads((SCHEMAS / f"sdk-{name}.schema.json").read_text())
-    for name in ("message", "control-request", "control-response", "control-initialize-response")
-}
-
-READ = {"reasoning": "Read it first.", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
-EDIT = {
-    "tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "edits": [{"old": "a - b", "new": "a + b"}]}}]
-}
-COMMAND = {"tool_calls": [{"name": "bash", "arguments": {"command": "cat calc.py"}}]}
-ANSWER = {"content": "add() adds now."}
-
-
-def _script(*replies: dict[str, Any]) -> dict[str, Any]:
-    return {"sessions": [{"key": "executor", "replies": list(replies)}]}
-
-
-def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    return ws
-
-
-def _cli(tmp_path: Path, ws: Path, url: str) -> tuple[Path, Path]:
-    """An executable that runs ``reasonix`` with the SDK's arguments as they are, its standard output copied to a
-    file (to validate every line): the SDK still talks to ``reasonix`` itself, through a pipe."""
-    log = tmp_path / "stdout.jsonl"
-    cli = tmp_path / "reasonix-cli"
-    command = shlex.join([sys.executable, "-m", "orchestrator"])
-    where = shlex.join(["--workspace", str(ws), "--base-url", url])
-    cli.write_text(f'#!/bin/bash\nset -o pipefail\n{command} "$@" {where} | tee -a {shlex.quote(str(log))}\n')
-    cli.chmod(0o755)
-    return cli, log
+from ..run_support import clean_env, emulator_process, emulator_stats
 
 
 def _options(cli: Path, ws: Path, env: dict[str, str], **more: Any) -> Any:
     return sdk.ClaudeAgentOptions(cli_path=str(cli), cwd=str(ws), env=env, **more)
-
-
-def _lines(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-
-
-def _validate(lines: list[dict[str, Any]]) -> None:
-    """Every line against the SDK's type for it; the answer to ``initialize`` against its own."""
-    assert lines
-    for line in lines:
-        kind = line["type"]
-        jsonschema.validate(line, SCHEMA[kind.replace("_", "-") if kind.startswith("control_") else "message"])
-    initialized = [x["response"]["response"] for x in lines if x["type"] == "control_response" and "pid" in str(x)]
-    assert len(initialized) == 1
-    jsonschema.validate(initialized[0], SCHEMA["control-initialize-response"])
 
 
 async def _one(text: str) -> AsyncIterator[dict[str, Any]]:
@@ -83,9 +39,9 @@ async def _one(text: str) -> AsyncIterator[dict[str, Any]]:
 
 @pytest.mark.bwrap
 async def test_query_reads_edits_and_runs_a_command_and_the_result_is_the_servers(tmp_path: Path) -> None:
-    ws, env = _workspace(tmp_path), clean_env(tmp_path)
-    with emulator_process(_script(READ, EDIT, COMMAND, ANSWER), tmp_path, env) as url:
-        cli, log = _cli(tmp_path, ws, url)
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(READ, EDIT, COMMAND, ANSWER), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
         got = [m async for m in sdk.query(prompt="fix add", options=_options(cli, ws, env))]
         stats = emulator_stats(url)["sessions"]["executor"]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -108,20 +64,20 @@ async def test_query_reads_edits_and_runs_a_command_and_the_result_is_the_server
     assert result.usage["input_tokens"] == stats["miss_tokens"]
     assert result.usage["cache_read_input_tokens"] == stats["hit_tokens"]
     assert result.usage["output_tokens"] == stats["completion_tokens"]
-    lines = _lines(log)
+    lines = lines_of(log)
     costs = [line["message"]["cost_usd"] for line in lines if line["type"] == "assistant"]
     assert result.total_cost_usd == pytest.approx(sum(costs)) and result.total_cost_usd > 0
     assert result.model_usage is not None
     (figures,) = result.model_usage.values()
     assert figures["costUSD"] == result.total_cost_usd and figures["inputTokens"] == stats["miss_tokens"]
-    _validate(lines)
+    validate_lines(lines)
     assert not any(line["type"] == "stream_event" for line in lines)  # partial messages were not asked for
 
 
 async def test_two_turns_through_claude_sdk_client_are_one_conversation(tmp_path: Path) -> None:
-    ws, env = _workspace(tmp_path), clean_env(tmp_path)
-    with emulator_process(_script(READ, ANSWER, {"content": "There is no subtract."}), tmp_path, env) as url:
-        cli, log = _cli(tmp_path, ws, url)
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(READ, ANSWER, {"content": "There is no subtract."}), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
         async with sdk.ClaudeSDKClient(_options(cli, ws, env, include_partial_messages=True)) as client:
             await client.query("what does add do?")
             first = [m async for m in client.receive_response()]
@@ -133,11 +89,11 @@ async def test_two_turns_through_claude_sdk_client_are_one_conversation(tmp_path
     assert any(isinstance(m, sdk.StreamEvent) for m in first)  # asked for: the reply as it streamed
     # The second turn's request re-sends the first turn's: the prefix cache serves it.
     assert results[1].usage is not None and results[1].usage["cache_read_input_tokens"] > 0
-    _validate(_lines(log))
+    validate_lines(lines_of(log))
 
 
 async def test_a_can_use_tool_callback_denies_a_command_and_the_model_reads_why(tmp_path: Path) -> None:
-    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
     asked: list[tuple[str, dict[str, Any], str | None]] = []
 
     async def can_use_tool(name: str, data: dict[str, Any], context: Any) -> Any:
@@ -146,8 +102,8 @@ async def test_a_can_use_tool_callback_denies_a_command_and_the_model_reads_why(
             return sdk.PermissionResultDeny(message="no commands today")
         return sdk.PermissionResultAllow()
 
-    with emulator_process(_script(READ, EDIT, COMMAND, ANSWER), tmp_path, env) as url:
-        cli, log = _cli(tmp_path, ws, url)
+    with emulator_process(sdk_script(READ, EDIT, COMMAND, ANSWER), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
         options = _options(cli, ws, env, can_use_tool=can_use_tool)
         got = [m async for m in sdk.query(prompt=_one("fix add"), options=options)]
     # Reads run unasked (Claude Code's default mode); the edit and the command were put to the callback.
@@ -163,18 +119,18 @@ async def test_a_can_use_tool_callback_denies_a_command_and_the_model_reads_why(
     assert result.permission_denials == [
         {"tool_name": "bash", "tool_use_id": asked[1][2], "tool_input": {"command": "cat calc.py"}}
     ]
-    lines = _lines(log)
-    _validate(lines)
+    lines = lines_of(log)
+    validate_lines(lines)
     assert sum(line["type"] == "control_request" for line in lines) == 2
 
 
 @pytest.mark.bwrap
 async def test_an_interrupt_ends_the_turn_and_the_conversation_goes_on(tmp_path: Path) -> None:
-    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
     slow = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]}
-    script = _script(slow, {"content": "Back again."})
+    script = sdk_script(slow, {"content": "Back again."})
     with emulator_process(script, tmp_path, env) as url:
-        cli, log = _cli(tmp_path, ws, url)
+        cli, log = tee_cli(tmp_path, ws, url)
         options = _options(cli, ws, env, permission_mode="bypassPermissions")
         async with sdk.ClaudeSDKClient(options) as client:
             await client.query("wait a while")
@@ -190,4 +146,4 @@ async def test_an_interrupt_ends_the_turn_and_the_conversation_goes_on(tmp_path:
     assert "interrupted" in (interrupted.result or "")
     (after,) = [m for m in second if isinstance(m, sdk.ResultMessage)]
     assert after.subtype == "success" and after.result == "Back again." and after.session_id == interrupted.session_id
-    _validate(_lines(log))
+    validate_lines(lines_of(log))

@@ -15,8 +15,19 @@ from typing import Any
 
 import pytest
 
+from tests.support.claude_sdk import (
+    ANSWER,
+    COMMAND,
+    EDIT,
+    READ,
+    lines_of,
+    sdk_script,
+    sdk_workspace,
+    tee_cli,
+    validate_lines,
+)
+
 from ..run_support import clean_env, emulator_process, emulator_stats
-from .test_claude_sdk import ANSWER, COMMAND, EDIT, READ, _cli, _lines, _script, _validate, _workspace
 
 VERSION = "0.3.337"
 """The release the schemas in tests/fixtures/claude_sdk_schema were generated from."""
@@ -42,9 +53,9 @@ def _install(where: Path) -> Path:
 @pytest.mark.node
 def test_the_npm_sdk_drives_two_turns_and_its_callback_denies_a_command(tmp_path: Path) -> None:
     modules = _install(tmp_path / "npm")
-    ws, env = _workspace(tmp_path), clean_env(tmp_path)
-    with emulator_process(_script(READ, EDIT, COMMAND, ANSWER, {"content": "Still adding."}), tmp_path, env) as url:
-        cli, log = _cli(tmp_path, ws, url)
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(READ, EDIT, COMMAND, ANSWER, {"content": "Still adding."}), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
         config = {"cli": str(cli), "cwd": str(ws), "env": env, "prompts": ["fix add", "and now?"]}
         node = shutil.which("node")
         assert node is not None
@@ -73,4 +84,4 @@ def test_the_npm_sdk_drives_two_turns_and_its_callback_denies_a_command(tmp_path
     ]
     assert refused and refused[0]["is_error"] and "no commands from node" in refused[0]["content"]
     assert (ws / "calc.py").read_text().endswith("a + b\n")
-    _validate(_lines(log))
+    validate_lines(lines_of(log))
