@@ -27,11 +27,13 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.build import RunOptions  # noqa: E402
 from orchestrator.config.model import load_config  # noqa: E402
+from orchestrator.conversation import run_task  # noqa: E402
+from orchestrator.launch import ConversationLaunch, open_conversation  # noqa: E402
+from orchestrator.policy.commands import CommandSetup  # noqa: E402
 from orchestrator.subagents.task_tool import TaskTool  # noqa: E402
-from orchestrator.task.run import TaskRun  # noqa: E402
 from scenarios.emulator import Script, open_emulator  # noqa: E402
+from sessions.sandbox import NoSandbox  # noqa: E402
 from sessions.wire.client import ClientSettings, DeepSeekClient  # noqa: E402
 
 GUIDELINES = "\n".join(
@@ -103,11 +105,14 @@ async def variant(root: Path, shared: bool, parallel: int) -> Any:
     async with open_emulator(script=Script.model_validate(spec)) as emu:
         client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
         async with client:
-            run = TaskRun("Review a, b and c", resolved=resolved, workspace=ws, options=RunOptions(), client=client)
-            tool = run.session.registry.get("task")
+            bare = CommandSetup(sandbox=NoSandbox(), gate=None, notice=None)  # type: ignore[arg-type]
+            launch = ConversationLaunch(workspace=ws, checkpoints=False)
+            run = open_conversation(launch, env={}, resolved=resolved, commands=bare, client=client)
+            tool = run.start().registry.get("task")
             assert isinstance(tool, TaskTool)
             tool.runner.max_parallel = parallel
-            summary = await run.execute()
+            summary = await run_task(run, "Review a, b and c")
+            run.close()
     assert summary.status == "done", summary
     return summary
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         checkpoints,
         cli,
         config,
+        conversation,
         errors,
         events,
         goal,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
         runs,
         serve,
         summary,
-        task,
         text,
         ui,
     )
@@ -47,6 +47,7 @@ __all__ = [
     "checkpoints",
     "cli",
     "config",
+    "conversation",
     "errors",
     "events",
     "goal",
@@ -59,7 +60,6 @@ __all__ = [
     "runs",
     "serve",
     "summary",
-    "task",
     "text",
     "ui",
 ]

@@ -1,6 +1,6 @@
-"""Launching a goal: the one path from what a front end was asked for to a runner, for ``reasonix goal`` / ``plan`` /
-``exec`` (:mod:`orchestrator.cli.goal_command`), ``/plan`` and ``/goal`` in the conversation
-(:mod:`orchestrator.repl.goals`) and ``reasonix serve`` (:mod:`orchestrator.serve.manager`).
+"""Launching a goal or a conversation. For a goal, the one path from what a front end was asked for to a runner,
+for ``reasonix goal`` / ``plan`` / ``exec`` (:mod:`orchestrator.cli.goal_command`), ``/plan`` and ``/goal`` in the
+conversation (:mod:`orchestrator.repl.goals`) and ``reasonix serve`` (:mod:`orchestrator.serve.manager`).
 
 A front end describes the launch as a :class:`GoalLaunch` (a frozen value, checked when it is made) and says how a
 plan is reviewed there: a factory of reviewers, called only when a review is needed. Whether one is needed is one
@@ -9,6 +9,12 @@ plan no review approved), which the goal loop also follows, so no front end can 
 execution: when the factory cannot give a reviewer (no terminal, no ``--yes``) it raises, and nothing starts.
 :func:`launch_goal` then loads the configuration (:func:`orchestrator.build.setup_goal`), checks the key, builds the
 client and the runner, new or resumed. The resume command is :func:`orchestrator.goal.outcome.resume_command`.
+
+Conversations have their own launch value, :class:`ConversationLaunch`, and :func:`open_conversation` is the one
+function that assembles the executor conversation (:class:`orchestrator.conversation.ExecutorConversation`) for
+``reasonix run``, ``code``, ``chat``, ``-p``, the Python API, ACP and a ``run`` scenario's replay: the configuration,
+the sandbox, the permission gate and the hooks, the client, the MCP servers (the user's and any a client passed), the
+budget, the turn checkpoints. Each front end parses its input into the launch value and renders the events.
 """
 
 from __future__ import annotations
@@ -16,20 +22,29 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from orchestrator.build import GoalSetup, build_client, create_runner, resume_runner, setup_goal
 from orchestrator.config.durations import parse_duration
 from orchestrator.config.endpoints import check_keys
+from orchestrator.config.mcp import McpServerConfig
+from orchestrator.config.model import ResolvedConfig
 from orchestrator.errors import UsageError
 from orchestrator.goal.context import GoalMode
 from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.mcp.hub import McpHub
+from orchestrator.policy.commands import CommandSetup
 from orchestrator.review.reviewer import Reviewer
 from plans import Plan
 from sessions.permissions import Asker
+from sessions.tools import Gate
+from sessions.wire import DeepSeekClient, ReplySource
+
+if TYPE_CHECKING:
+    from orchestrator.conversation.engine import ExecutorConversation
 
 ReviewerFactory = Callable[[GoalSetup], Reviewer]
 """How a front end reviews plans: called (with the run's setup, for the cost estimate) only when a review is needed;
@@ -181,3 +196,130 @@ def launch_goal(
     else:
         runner = create_runner(objective=launch.objective.strip(), plan=launch.plan, run_id=launch.run_id, **common)
     return LaunchedGoal(runner=runner, setup=setup, previous=previous, launch=launch)
+
+
+@dataclass(frozen=True)
+class ConversationLaunch:
+    """What to open: a conversation on ``workspace``, new or continued (``resume``: its run id), and the options
+    every front end may set. ``None`` leaves an option to the configuration."""
+
+    workspace: Path
+    """An existing directory, already resolved by the front end."""
+    model: str = "flash"
+    """``flash``, ``pro`` (the configured ids) or any model id."""
+    permissions: str | None = None
+    """The approval mode (``ask``, ``auto``, ``read-only``; ``None``: ``[permissions] mode``, else
+    ``default_permissions``)."""
+    default_permissions: str = "auto"
+    read_only: bool = False
+    sandbox: str | None = None
+    base_url: str | None = None
+    resume: str | None = None
+    """The run id of the conversation to continue (its journal must exist: the front end says what is missing)."""
+    run_id: str | None = None
+    """The id of a new conversation (a replay chooses it); ``None``: a new one."""
+    pointer: tuple[str, str] | None = None
+    """``(file, key)`` under ``.reasonix/`` where the front end keeps its latest conversation (``--continue``)."""
+    max_requests: int | None = None
+    """Requests allowed per turn; ``None`` keeps the session default."""
+    max_budget_usd: float | None = None
+    """No request is sent that could take the conversation (its subagents included) past this."""
+    allowed_tools: frozenset[str] | None = None
+    """Tool names that may run (others are refused; the tool list is unchanged); ``None``: every tool."""
+    mcp_servers: Mapping[str, McpServerConfig] | None = None
+    """MCP servers a client passes (ACP ``session/new``), beside the configured ones (a name taken is the client's)."""
+    checkpoints: bool = True
+    """Checkpoint the workspace around each turn that may write (``reasonix undo`` takes it back)."""
+    chat: bool = False
+    """``reasonix chat``: a session without tools (its own prefix), journaled in ``chat.jsonl``; never checkpointed."""
+
+    def __post_init__(self) -> None:
+        if self.max_requests is not None and self.max_requests < 1:
+            raise UsageError("--max-requests must be at least 1")
+        if self.max_budget_usd is not None and not self.max_budget_usd > 0:
+            raise UsageError("--max-budget-usd must be above 0")
+
+
+def open_conversation(
+    launch: ConversationLaunch,
+    *,
+    env: Mapping[str, str],
+    on_event: Callable[[Any], None] | None = None,
+    asker: Asker | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    resolved: ResolvedConfig | None = None,
+    commands: CommandSetup | None = None,
+    client: DeepSeekClient | None = None,
+    wrap_gate: Callable[[Gate], Gate] | None = None,
+    system_prompt: Callable[[], str] | None = None,
+    reply_source: ReplySource | None = None,
+    memory_config_dir: Path | None = None,
+) -> ExecutorConversation:
+    """The executor conversation for ``launch`` (see the module's docstring), its session not built yet: open it
+    with ``async with conversation.opened():`` (the MCP servers start, then the session is built with their tools),
+    or :meth:`~orchestrator.conversation.ExecutorConversation.start` it where no server is to be opened.
+
+    ``resolved``, ``commands`` and ``client``: what a front end has made already (else made here from the launch);
+    ``wrap_gate``: a gate of the front end's in front of the configured one (``reasonix code``'s custom commands);
+    ``system_prompt``: the system prompt of each session it builds (``reasonix code``'s output style). Raises
+    :class:`~orchestrator.errors.ReasonixError` for a configuration problem or a missing key; nothing is sent."""
+    from orchestrator.checkpoints.turns import TurnCheckpoints
+    from orchestrator.config.model import load_config
+    from orchestrator.conversation.engine import ExecutorConversation
+    from orchestrator.conversation.limits import AllowedTools
+    from orchestrator.policy.commands import command_setup
+
+    workspace = launch.workspace
+    if resolved is None:
+        resolved = load_config(workspace=workspace, flags={"base_url": launch.base_url}, env=env)
+    if commands is None:
+        commands = command_setup(
+            resolved,
+            workspace,
+            sandbox_mode=launch.sandbox,
+            permissions=launch.permissions,
+            default_permissions=launch.default_permissions,  # type: ignore[arg-type]
+            asker=asker,
+            env=env,
+        )
+    if client is None:
+        client = build_client(resolved, transport=transport, env=env, model=launch.model)
+    gate: Gate = commands.gate
+    if wrap_gate is not None:
+        gate = wrap_gate(gate)
+    if launch.allowed_tools is not None:
+        gate = AllowedTools(launch.allowed_tools, gate)
+    config = resolved.config
+    servers = {} if launch.chat else {**config.mcp.servers, **(launch.mcp_servers or {})}
+    hub = None
+    if servers:
+        mcp = config.mcp.model_copy(update={"servers": servers})
+        hub = McpHub(mcp, workspace, on_notice=on_notice, sandbox=config.sandbox_policy())
+    read_only = launch.read_only or launch.permissions == "read-only"
+    checkpoints = None
+    if launch.checkpoints and not launch.chat:
+        checkpoints = (
+            TurnCheckpoints(workspace, notify=on_notice) if on_notice is not None else TurnCheckpoints(workspace)
+        )
+    return ExecutorConversation(
+        workspace=workspace,
+        resolved=resolved,
+        commands=commands,
+        client=client,
+        gate=gate,
+        mcp=hub,
+        model=launch.model,
+        read_only=read_only,
+        max_requests=launch.max_requests,
+        max_budget_usd=launch.max_budget_usd,
+        resume=launch.resume,
+        run_id=launch.run_id,
+        pointer=launch.pointer,
+        checkpoints=checkpoints,
+        on_event=on_event,
+        system_prompt=system_prompt,
+        reply_source=reply_source,
+        memory_config_dir=memory_config_dir,
+        chat=launch.chat,
+    )

@@ -120,3 +120,34 @@ def figures(sessions: Mapping[str, tuple[int, Usage, float]]) -> dict[str, Any]:
         **whole.model_dump(exclude={"cache_hit_ratio_after_first", "efficiency"}),
         "sessions": {name: SessionFigures.of(requests=r, usage=u, cost_usd=c) for name, (r, u, c) in sessions.items()},
     }
+
+
+RunStatus = Literal["done", "request_limit", "storm", "empty", "length", "content_filter", "error", "cancelled"]
+
+WHAT_TO_DO: dict[str, str] = {
+    "request_limit": "the task used every request it was allowed; run it again with a higher --max-requests, "
+    "or split it into smaller tasks",
+    "storm": "the model repeated the same tool call until the turn was ended; rephrase the task",
+    "empty": "the model finished without an answer and without a tool call; run the task again",
+    "length": "the reply was cut at the output limit (finish_reason length) before it was complete; ask for a "
+    "smaller piece of work (one file or one function at a time)",
+    "content_filter": "DeepSeek's content filter stopped the reply; rephrase the task",
+}
+
+
+class TaskSummary(Summary):
+    """The last line of ``reasonix run --json``: a :class:`Summary`, with the advice for a run that did not finish."""
+
+    def advice(self) -> str | None:
+        """What the user should do about a run that did not finish, or None when it did."""
+        if self.status == "done":
+            return None
+        if self.status == "error":
+            return self.error
+        if self.status == "cancelled":
+            again = f"reasonix -p 'go on' --resume {self.run_id}" if self.run_id else "reasonix -p --resume RUN_ID"
+            return f"interrupted; the run is journaled in {self.journal}; continue it with `{again}`"
+        advice = WHAT_TO_DO.get(self.status, f"the turn ended with status {self.status}")
+        if self.status in ("storm", "empty") and "pro" not in (self.model or ""):
+            advice += ", or try --model pro"
+        return advice

@@ -55,6 +55,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/cli/commands/bench.py": (1, USER_FILE),
     "orchestrator/cli/options.py": (1, USER_FILE),
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
+    "orchestrator/conversation/engine.py": (1, STATE + "; the pointer files it writes are read through the gateway"),
     # The user's own config file, by name (a symlink there is the user's). The workspace's reasonix.toml,
     # reasonix.local.toml and .mcp.json go through the gateway (read_config_bytes(within=workspace)).
     "orchestrator/config/files.py": (1, USER_FILE),
@@ -62,9 +63,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
     "orchestrator/goal/store.py": (8, STATE + "; .reasonix/.gitignore made and upgraded with O_NOFOLLOW"),
-    "orchestrator/headless/conversation.py": (1, STATE + "; headless.json is read through the gateway"),
-    "orchestrator/repl/conversation.py": (2, STATE + "; repl.json is read through the gateway"),
-    "orchestrator/repl/turn_log.py": (6, STATE),
+    "orchestrator/conversation/turn_log.py": (6, STATE),
     "orchestrator/replay/killed.py": (2, RUN_DIR),
     "orchestrator/replay/recorder.py": (1, USER_FILE),
     "orchestrator/run_seal.py": (

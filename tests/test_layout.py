@@ -113,6 +113,7 @@ PUBLIC: dict[str, list[str]] = {
         "checkpoints",
         "cli",
         "config",
+        "conversation",
         "errors",
         "events",
         "goal",
@@ -125,7 +126,6 @@ PUBLIC: dict[str, list[str]] = {
         "runs",
         "serve",
         "summary",
-        "task",
         "text",
         "ui",
     ],
@@ -152,6 +152,13 @@ PUBLIC: dict[str, list[str]] = {
         "run_goal_sync",
         "run_task",
         "run_task_sync",
+    ],
+    "orchestrator.conversation": [
+        "ExecutorConversation",
+        "conversation_journal",
+        "last_conversation",
+        "run_task",
+        "task_summary",
     ],
     "orchestrator.headless": [
         "SCHEMA_VERSION",
@@ -311,7 +318,6 @@ PUBLIC: dict[str, list[str]] = {
         "open_manager",
         "serve_app",
     ],
-    "orchestrator.task": ["TaskRun", "TaskSummary"],
     "orchestrator.text": ["counted", "neutralise", "neutralise_model", "neutralise_text", "shorten"],
     "orchestrator.ui": ["GoalTerminalUI", "JsonLinesRenderer", "TerminalRenderer", "summary_text"],
     "plans": [
@@ -854,3 +860,68 @@ def test_nothing_refers_to_a_file_outside_the_repository() -> None:
         if outside.search(line)
     }
     assert found == set()
+
+
+# ------------------------------------------------------------------------------------ one conversation engine
+
+CONVERSATION_ENGINE = "orchestrator/conversation/engine.py"
+"""The one module that builds the executor conversation's session (and a chat's), through
+:func:`orchestrator.launch.open_conversation`."""
+JOURNAL_NAMERS = {
+    "orchestrator/conversation/turn_log.py": "defines the conversation's journal name",
+    "orchestrator/goal/store.py": "a goal's own executor journal",
+    "orchestrator/runs/history.py": "reads journals for `reasonix runs`",
+}
+
+
+def _calls_and_names(path: Path) -> tuple[set[str], set[str]]:
+    """The names ``path`` calls, and the string constants it holds outside docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    called, strings = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called.add(func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            strings.add(node.value)
+    return called, strings
+
+
+def test_the_executor_conversation_is_built_in_one_module() -> None:
+    """Every front end opens its conversation through ``open_conversation``; no second module builds the executor
+    session (``build_executor``, a chat's ``build_chat``) or names its journal (``executor.jsonl``)."""
+    builders, namers = {}, {}
+    for path in sorted((ROOT / "orchestrator").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        called, strings = _calls_and_names(path)
+        found = called & {"build_executor", "build_chat"}
+        if found and rel != CONVERSATION_ENGINE:
+            builders[rel] = sorted(found)
+        if any(s.endswith("executor.jsonl") for s in strings) and rel not in JOURNAL_NAMERS:
+            namers[rel] = "executor.jsonl"
+    assert builders == {}
+    assert namers == {}
+    assert not (ROOT / "orchestrator" / "task").exists()
+
+
+def test_the_one_module_check_sees_a_second_builder(tmp_path: Path) -> None:
+    """The check above would see a front end that built the session itself (it reads calls and strings)."""
+    rogue = tmp_path / "rogue.py"
+    rogue.write_text(
+        '"""executor.jsonl in a docstring is no journal."""\n'
+        "def f(build_executor, run_dir):\n"
+        '    return build_executor(journal_path=run_dir / "executor.jsonl")\n'
+    )
+    called, strings = _calls_and_names(rogue)
+    assert "build_executor" in called and "executor.jsonl" in strings
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text('"""executor.jsonl"""\n')
+    assert _calls_and_names(quiet) == (set(), set())

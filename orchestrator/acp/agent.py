@@ -17,12 +17,10 @@ journal is mended and the next prompt goes on from it).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Mapping
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,31 +40,22 @@ from orchestrator.acp.protocol import (
     PromptParams,
     SessionParams,
     SetModeParams,
-    text_content,
     update,
 )
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
 from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
-from orchestrator.acp.updates import UpdateMaker
-from orchestrator.build import build_client, check_workspace
-from orchestrator.config.model import load_config
+from orchestrator.acp.updates import UpdateMaker, replayed
+from orchestrator.build import check_workspace
+from orchestrator.config.mcp import SERVER_NAME, McpServerConfig
 from orchestrator.errors import ReasonixError
-from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions
-from orchestrator.headless.events import (
-    AssistantLine,
-    AssistantLineMessage,
-    StreamJsonEvent,
-    TokenUsage,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserLine,
-    UserLineMessage,
-)
-from orchestrator.policy.commands import CommandSetup, command_setup
+from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions, check_resume
+from orchestrator.headless.events import StreamJsonEvent
+from orchestrator.launch import ConversationLaunch, open_conversation
+from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
 from sessions.prompt import TailBlock
-from sessions.wire import AssistantMessage, DeepSeekError, UserMessage
+from sessions.wire import DeepSeekError
 
 AGENT_ERROR = -32000
 
@@ -86,10 +75,11 @@ class AcpSession:
 class AcpAgent:
     """The methods of the agent; :meth:`handle` is the connection's handler."""
 
-    def __init__(self, *, env: Mapping[str, str], base_url: str | None, stack: AsyncExitStack) -> None:
+    def __init__(self, *, env: Mapping[str, str], base_url: str | None, nursery: trio.Nursery) -> None:
         self.env = dict(env)
         self.base_url = base_url
-        self.stack = stack
+        self.nursery = nursery
+        """Where each session's conversation is held open (its client, its MCP servers) until the agent ends."""
         self.rpc: Connection | None = None
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
@@ -128,7 +118,7 @@ class AcpAgent:
         }
 
     async def new_session(self, params: NewSessionParams, resume: str | None = None) -> dict[str, Any]:
-        session = await self._open(params.cwd, resume)
+        session = await self._open(params.cwd, resume, editor_servers(params.mcp_servers))
         assert session.conversation is not None
         sid = session.conversation.session_id
         self.sessions[sid] = session
@@ -143,7 +133,7 @@ class AcpAgent:
         assert conversation is not None and self.rpc is not None
         maker = UpdateMaker(session.workspace)
         for message in conversation.session.log.messages:
-            for body in _replayed(message, maker):
+            for body in replayed(message, maker):
                 self.rpc.notify("session/update", update(params.session_id, body))
         return {"modes": result["modes"]}
 
@@ -236,58 +226,66 @@ class AcpAgent:
             raise RpcError(INVALID_PARAMS, f"no session {session_id!r}; create one with session/new")
         return session
 
-    async def _open(self, cwd: str, resume: str | None) -> AcpSession:
+    async def _open(self, cwd: str, resume: str | None, servers: dict[str, McpServerConfig]) -> AcpSession:
+        holder: list[AcpSession] = []
+
+        async def asker(question: Question) -> Answer:
+            return await self._ask(holder[0], question)
+
         try:
             workspace = check_workspace(Path(cwd), "open a project folder instead")
-            resolved = load_config(workspace=workspace, flags={"base_url": self.base_url}, env=self.env)
-            holder: list[AcpSession] = []
-
-            async def asker(question: Question) -> Answer:
-                return await self._ask(holder[0], question)
-
-            commands = command_setup(resolved, workspace, permissions="ask", asker=asker, env=self.env)
-            client = build_client(resolved)
-        except ReasonixError as exc:
-            raise RpcError(AGENT_ERROR, str(exc)) from None
-        if resolved.notice:  # what the workspace's untrusted file may not set: standard error, never the protocol
-            print(f"reasonix acp: {resolved.notice}", file=sys.stderr, flush=True)
-        await self.stack.enter_async_context(client)
-        session = AcpSession(workspace=workspace, commands=commands, maker=UpdateMaker(workspace))
-        session.extra.update(resolved=resolved, client=client)
-        holder.append(session)
-        self._build(session, resume)
-        return session
-
-    def _build(self, session: AcpSession, resume: str | None) -> None:
-        def on_event(event: StreamJsonEvent) -> None:
-            self._updates(session, event)
-
-        try:
-            session.conversation = HeadlessConversation(
-                workspace=session.workspace,
-                resolved=session.extra["resolved"],
-                client=session.extra["client"],
-                on_event=on_event,
-                options=HeadlessOptions(permission_mode="ask"),
-                sandbox=session.commands.sandbox,
-                gate=session.commands.gate,
-                resume_id=resume,
+            if resume is not None:
+                check_resume(workspace, resume)
+            conversation = open_conversation(
+                ConversationLaunch(
+                    workspace=workspace,
+                    permissions="ask",
+                    base_url=self.base_url,
+                    resume=resume,
+                    mcp_servers=servers,
+                ),
+                env=self.env,
+                asker=asker,
+                on_notice=lambda text: print(f"reasonix acp: {text}", file=sys.stderr, flush=True),
             )
         except ReasonixError as exc:
             raise RpcError(AGENT_ERROR, str(exc)) from None
+        if conversation.resolved.notice:  # what the workspace's untrusted file may not set: never the protocol
+            print(f"reasonix acp: {conversation.resolved.notice}", file=sys.stderr, flush=True)
+        session = AcpSession(workspace=workspace, commands=conversation.commands, maker=UpdateMaker(workspace))
+        holder.append(session)
+
+        async def hold(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            """The conversation open (a task of its own: the MCP servers' nursery lives in it) until the agent ends."""
+            async with conversation.client, conversation.opened():
+                task_status.started()
+                await trio.sleep_forever()
+
+        try:
+            await self.nursery.start(hold)
+        except ReasonixError as exc:
+            raise RpcError(AGENT_ERROR, str(exc)) from None
+
+        def on_event(event: StreamJsonEvent) -> None:
+            self._updates(session, event)
+
+        session.conversation = HeadlessConversation(
+            conversation, on_event=on_event, options=HeadlessOptions(permission_mode="ask")
+        )
+        self._dress(session)
+        return session
+
+    def _dress(self, session: AcpSession) -> None:
+        """The session's mode, and the editor's reads and terminals in place of ours where it offers them."""
+        assert session.conversation is not None and self.rpc is not None
         apply_mode(session.conversation.session, session.commands.gate, session.mode)
-        assert self.rpc is not None
         editor_tools(session, self.rpc, self.client_caps)
 
     def _reopen(self, session: AcpSession) -> None:
         """After a cancelled turn: the session again from its journal (which mends what was cut off)."""
-        old = session.conversation
-        assert old is not None
-        tracker = old.session.ledger.tracker
-        old.close()
-        self._build(session, old.session_id)
         assert session.conversation is not None
-        session.conversation.session.ledger.tracker = tracker  # the same process: the server still caches it all
+        session.conversation.conversation.reopen(keep_totals=True)
+        self._dress(session)
 
     def _updates(self, session: AcpSession, event: StreamJsonEvent, maker: UpdateMaker | None = None) -> None:
         rpc, conversation, maker = self.rpc, session.conversation, maker or session.maker
@@ -333,48 +331,24 @@ class AcpAgent:
         return Answer(allow=False, note="the user declined in the editor")
 
 
-_TAIL_BLOCKS = re.compile(r"\A(?:<([a-z][a-z0-9-]*)>\n.*?\n</\1>\n\n)+", re.DOTALL)
-"""The tail blocks in front of a user message's text (``sessions.prompt.compose_user_turn``)."""
-
-
-def _replayed(message: Any, maker: UpdateMaker) -> list[dict[str, Any]]:
-    """The ``session/update`` bodies one journaled message made live."""
-    if isinstance(message, UserMessage) and isinstance(message.content, str):
-        text = _TAIL_BLOCKS.sub("", message.content)
-        return [{"sessionUpdate": "user_message_chunk", "content": text_content(text)}] if text else []
-    if isinstance(message, AssistantMessage):
-        bodies: list[dict[str, Any]] = []
-        if message.reasoning_content:
-            bodies.append({"sessionUpdate": "agent_thought_chunk", "content": text_content(message.reasoning_content)})
-        if message.content:
-            bodies.append({"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)})
-        for call in message.tool_calls:
-            bodies += maker(_call_line(call))
-        return bodies
-    if getattr(message, "role", None) == "tool":  # a tool's result
-        done = UserLine(
-            session_id="",
-            message=UserLineMessage(
-                content=[ToolResultBlock(tool_use_id=message.tool_call_id, content=message.content, is_error=False)]
-            ),
-        )
-        return maker(done)
-    return []
-
-
-def _call_line(call: Any) -> AssistantLine:
-    """A journaled tool call as the ``assistant`` line that showed it."""
-    try:
-        data = json.loads(call.function.arguments or "{}")
-    except ValueError:
-        data = {}
-    block = ToolUseBlock(id=call.id, name=call.function.name, input=data if isinstance(data, dict) else {})
-    usage = TokenUsage(
-        input_tokens=0, cache_read_input_tokens=0, output_tokens=0, prompt_tokens=0, prompt_cache_hit_tokens=0,
-        prompt_cache_miss_tokens=0,
-    )  # fmt: skip
-    message = AssistantLineMessage(id=call.id, model="", content=[block], usage=usage, cost_usd=0.0)
-    return AssistantLine(session_id="", message=message)
+def editor_servers(servers: list[dict[str, Any]]) -> dict[str, McpServerConfig]:
+    """The MCP servers an editor passes in ``session/new`` (ACP's shape: ``env`` and ``headers`` as lists of
+    ``{name, value}``), as configured servers; they run sandboxed like any workspace's server. A server that does
+    not parse is refused with the reason."""
+    out: dict[str, McpServerConfig] = {}
+    for entry in servers:
+        name = str(entry.get("name", ""))
+        if not re.fullmatch(SERVER_NAME, name):
+            raise RpcError(INVALID_PARAMS, f"mcpServers: name a server with letters, digits, _ and - (got {name!r})")
+        pairs = {k: {str(p.get("name")): str(p.get("value")) for p in entry.get(k) or []} for k in ("env", "headers")}
+        fields: dict[str, Any] = {"url": entry["url"], "headers": pairs["headers"]} if "url" in entry else {}
+        if not fields:
+            fields = {"command": entry.get("command"), "args": list(entry.get("args") or []), "env": pairs["env"]}
+        try:
+            out[name] = McpServerConfig.model_validate(fields)
+        except ValueError as exc:
+            raise RpcError(INVALID_PARAMS, f"mcpServers: the server {name!r} does not parse: {exc}") from None
+    return out
 
 
 def editor_tools(session: AcpSession, rpc: Connection, caps: ClientCapabilities) -> None:
@@ -418,7 +392,8 @@ async def serve_stdio(*, env: Mapping[str, str], base_url: str | None) -> None:
     receive = trio.lowlevel.FdStream(os.dup(0))
     send = trio.lowlevel.FdStream(os.dup(1))
     os.dup2(2, 1)
-    async with AsyncExitStack() as stack:
-        agent = AcpAgent(env=env, base_url=base_url, stack=stack)
+    async with trio.open_nursery() as nursery:
+        agent = AcpAgent(env=env, base_url=base_url, nursery=nursery)
         agent.rpc = Connection(receive, send, agent.handle)
         await agent.rpc.serve()
+        nursery.cancel_scope.cancel()  # the sessions' conversations close: journals, jobs, MCP servers

@@ -5,19 +5,34 @@ Text and thinking deltas become ``agent_message_chunk`` / ``agent_thought_chunk`
 a ``tool_call_update`` (``completed`` or ``failed``, the result as text, and for an edit the diff of the file, read
 before the call and after it). :class:`UpdateMaker` also remembers the calls not yet answered, so a permission request
 names the call it is about, and which files a finished edit wrote (for the client's ``fs/write_text_file``).
+:func:`replayed` makes the same bodies from a journaled message (``session/load``).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from orchestrator.acp.protocol import TOOL_KINDS, text_content
-from orchestrator.headless.events import AssistantLine, StreamEventLine, StreamJsonEvent, TextDelta, UserLine
+from orchestrator.headless.events import (
+    AssistantLine,
+    AssistantLineMessage,
+    StreamEventLine,
+    StreamJsonEvent,
+    TextDelta,
+    TokenUsage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserLine,
+    UserLineMessage,
+)
 from sessions.tools import ToolError
 from sessions.tools.gateway import GatewayRoot
+from sessions.wire import AssistantMessage, UserMessage
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file"})
 MAX_DIFF_CHARS = 1_000_000
@@ -139,3 +154,47 @@ class UpdateMaker:
     def take_written(self) -> list[tuple[Path, str]]:
         written, self.written = self.written, []
         return written
+
+
+_TAIL_BLOCKS = re.compile(r"\A(?:<([a-z][a-z0-9-]*)>\n.*?\n</\1>\n\n)+", re.DOTALL)
+"""The tail blocks in front of a user message's text (``sessions.prompt.compose_user_turn``)."""
+
+
+def replayed(message: Any, maker: UpdateMaker) -> list[dict[str, Any]]:
+    """The ``session/update`` bodies one journaled message made live."""
+    if isinstance(message, UserMessage) and isinstance(message.content, str):
+        text = _TAIL_BLOCKS.sub("", message.content)
+        return [{"sessionUpdate": "user_message_chunk", "content": text_content(text)}] if text else []
+    if isinstance(message, AssistantMessage):
+        bodies: list[dict[str, Any]] = []
+        if message.reasoning_content:
+            bodies.append({"sessionUpdate": "agent_thought_chunk", "content": text_content(message.reasoning_content)})
+        if message.content:
+            bodies.append({"sessionUpdate": "agent_message_chunk", "content": text_content(message.content)})
+        for call in message.tool_calls:
+            bodies += maker(_call_line(call))
+        return bodies
+    if getattr(message, "role", None) == "tool":  # a tool's result
+        done = UserLine(
+            session_id="",
+            message=UserLineMessage(
+                content=[ToolResultBlock(tool_use_id=message.tool_call_id, content=message.content, is_error=False)]
+            ),
+        )
+        return maker(done)
+    return []
+
+
+def _call_line(call: Any) -> AssistantLine:
+    """A journaled tool call as the ``assistant`` line that showed it."""
+    try:
+        data = json.loads(call.function.arguments or "{}")
+    except ValueError:
+        data = {}
+    block = ToolUseBlock(id=call.id, name=call.function.name, input=data if isinstance(data, dict) else {})
+    usage = TokenUsage(
+        input_tokens=0, cache_read_input_tokens=0, output_tokens=0, prompt_tokens=0, prompt_cache_hit_tokens=0,
+        prompt_cache_miss_tokens=0,
+    )  # fmt: skip
+    message = AssistantLineMessage(id=call.id, model="", content=[block], usage=usage, cost_usd=0.0)
+    return AssistantLine(session_id="", message=message)

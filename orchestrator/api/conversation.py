@@ -24,12 +24,11 @@ from pathlib import Path
 import httpx
 import trio
 
-from orchestrator.build import build_client, check_workspace
-from orchestrator.config.model import load_config
-from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions
+from orchestrator.build import check_workspace
+from orchestrator.headless.conversation import POINTER, HeadlessConversation, HeadlessOptions, check_resume
 from orchestrator.headless.events import ResultLine, StreamJsonEvent, SystemInit
-from orchestrator.mcp.hub import McpHub
-from orchestrator.policy.commands import command_setup
+from orchestrator.launch import ConversationLaunch
+from orchestrator.launch import open_conversation as open_executor_conversation
 
 EventHandler = Callable[[StreamJsonEvent], None]
 
@@ -106,37 +105,33 @@ async def open_conversation(
     ``resume`` id, before anything is sent."""
     environ = dict(os.environ if env is None else env)
     root = check_workspace(Path(workspace))
-    resolved = load_config(workspace=root, flags={"base_url": base_url}, env=environ)
     mode = "read-only" if permission_mode in ("plan", "read-only") else permission_mode
-    commands = command_setup(resolved, root, permissions=mode, env=environ)
-    client = build_client(resolved, transport=transport)
-    hub = McpHub(resolved.config.mcp, root, sandbox=resolved.config.sandbox_policy())
-    options = HeadlessOptions(
-        model=model,
-        read_only=mode == "read-only",
-        max_turns=max_turns,
-        max_budget_usd=max_budget_usd,
-        allowed_tools=frozenset(allowed_tools) if allowed_tools is not None else None,
-        permission_mode=mode,
+    if resume is not None:
+        check_resume(root, resume)
+    conversation = open_executor_conversation(
+        ConversationLaunch(
+            workspace=root,
+            model=model,
+            permissions=mode,
+            read_only=mode == "read-only",
+            base_url=base_url,
+            resume=resume,
+            pointer=POINTER,
+            max_budget_usd=max_budget_usd,
+            allowed_tools=frozenset(allowed_tools) if allowed_tools is not None else None,
+        ),
+        env=environ,
+        transport=transport,
     )
-    async with client, hub.open():
+    async with conversation.client, conversation.opened():
         holder: list[ApiConversation] = []
         inner = HeadlessConversation(
-            workspace=root,
-            resolved=resolved,
-            client=client,
+            conversation,
             on_event=lambda event: holder[0]._dispatch(event),
-            options=options,
-            sandbox=commands.sandbox,
-            gate=commands.gate,
-            resume_id=resume,
-            mcp=hub,
+            options=HeadlessOptions(max_turns=max_turns, permission_mode=mode),
         )
         holder.append(ApiConversation(inner))
-        try:
-            yield holder[0]
-        finally:
-            inner.close()
+        yield holder[0]
 
 
 async def run_task(

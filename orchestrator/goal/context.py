@@ -309,7 +309,7 @@ class GoalContext:
         for tool in planner_tools(self.mailbox):  # after the extensions: a subagent never gets a protocol tool
             planner_registry.register(tool)
         system, executor_registry = self.extended(
-            default_registry(use_ripgrep=self.options.use_ripgrep), self.store.dir / "executor.jsonl"
+            default_registry(use_ripgrep=self.options.use_ripgrep), self.store.executor_journal
         )
         for tool in executor_tools(self.mailbox):
             executor_registry.register(tool)

@@ -29,7 +29,7 @@ RUNS_DIR = Path(".reasonix") / "runs"
 FORKS_DIR = "forks"
 """Where a run directory keeps the journals of the executor's forks (``orchestrator.goal.parallel.forks``)."""
 TURNS_FILE = "turns.jsonl"
-"""A conversation's turns in its run directory (``orchestrator.repl.turn_log``): not a session's journal."""
+"""A conversation's turns in its run directory (``orchestrator.conversation.turn_log``): not a session's journal."""
 
 
 class RunNotFoundError(ReasonixError):

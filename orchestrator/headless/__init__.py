@@ -1,7 +1,7 @@
 """Headless runs (``reasonix -p``): one executor conversation without a terminal, its events as stream-json lines.
 ``events`` defines every line (the same objects the Python API yields), ``translate`` makes them from a session's
-events, ``conversation`` holds the session and its turns, ``limits`` the budget and allowed-tools gates, and
-``output`` the text / json / stream-json writers and the stream-json input reader.
+events, ``conversation`` drives the executor conversation (:mod:`orchestrator.conversation`) and makes its lines,
+and ``output`` the text / json / stream-json writers and the stream-json input reader.
 """
 
 from __future__ import annotations

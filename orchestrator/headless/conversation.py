@@ -1,27 +1,25 @@
-"""One headless conversation: an executor session built exactly as ``reasonix run`` builds it (the same prefix, so
-the same cached bytes), fed user messages one turn at a time, every session event turned into stream-json lines
-(:mod:`orchestrator.headless.translate`) and handed to ``on_event``. ``reasonix -p``, the Python API
-(:mod:`orchestrator.api`) and the ACP server (:mod:`orchestrator.acp`) all drive this class.
+"""One headless conversation: the executor conversation (:func:`orchestrator.launch.open_conversation`, the same
+prefix as ``reasonix run``, so the same cached bytes), fed user messages one turn at a time, every session event
+turned into stream-json lines (:mod:`orchestrator.headless.translate`) and handed to ``on_event``. ``reasonix -p``,
+the Python API (:mod:`orchestrator.api`) and the ACP server (:mod:`orchestrator.acp`) all drive this class.
 
-The conversation's id is its run id (``.reasonix/runs/<id>/executor.jsonl``): ``resume_id`` continues that journal,
-and :func:`last_conversation` names the workspace's latest one (``--continue``).
+The conversation's id is its run id (``.reasonix/runs/<id>/executor.jsonl``): ``--resume ID`` continues that journal
+(:func:`check_resume`), and :func:`last_conversation` names the workspace's latest one (``--continue``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
-from orchestrator.build import ModelChoiceError, RunOptions, build_executor, run_dir
-from orchestrator.config.files import read_state_bytes
-from orchestrator.config.model import ResolvedConfig
-from orchestrator.config.providers import unpriced_problem
+from orchestrator.conversation.engine import ExecutorConversation, conversation_journal
+from orchestrator.conversation.engine import last_conversation as _last
+from orchestrator.conversation.limits import MaxBudgetReachedError
 from orchestrator.errors import ReasonixError
-from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir, state_subdir
+from orchestrator.goal.store import check_run_id
 from orchestrator.headless.events import (
     ModelUsage,
     ResultLine,
@@ -31,20 +29,16 @@ from orchestrator.headless.events import (
     TokenUsage,
     reasonix_version,
 )
-from orchestrator.headless.limits import AllowedTools, BudgetCap, MaxBudgetReachedError
 from orchestrator.headless.translate import Translator
-from orchestrator.subagents.task_tool import subagent_figures
+from orchestrator.hooks.turns import PromptBlocked
 from orchestrator.summary import ratio
-from plans import write_atomic
 from sessions import RequestStarted, Session, SessionEvent, UsageReported
 from sessions.prompt import TailBlock
-from sessions.sandbox import Sandbox
-from sessions.tools import Gate
-from sessions.tools.shell import jobs_of
-from sessions.wire import DeepSeekClient, DeepSeekError, Usage
+from sessions.wire import DeepSeekError, Usage
 
 LAST_FILE = "headless.json"
 """Under ``.reasonix/``: the id of the workspace's latest headless conversation, for ``--continue``."""
+POINTER = (LAST_FILE, "session_id")
 
 CLAUDE_MODES = {"ask": "default", "auto": "auto", "read-only": "plan"}
 """Reasonix's approval modes by Claude Code's names (the ``permissionMode`` of the ``init`` line)."""
@@ -62,91 +56,61 @@ class NoConversationError(ReasonixError):
 
 @dataclass(frozen=True)
 class HeadlessOptions:
-    """What a headless conversation may do: the model, and the limits of ``reasonix -p``."""
+    """What a headless conversation may do beyond the launch: the limit of ``--max-turns``, and how its mode is
+    reported."""
 
-    model: str = "flash"
-    read_only: bool = False
     max_turns: int | None = None
     """Requests to the model allowed over the whole conversation (this process)."""
-    max_budget_usd: float | None = None
-    allowed_tools: frozenset[str] | None = None
-    """Tool names that may run; ``None``: every tool (the gate's rules still apply)."""
     permission_mode: str = "auto"
 
 
 def last_conversation(workspace: Path) -> str | None:
+    return _last(workspace, *POINTER)
+
+
+def check_resume(workspace: Path, resume_id: str) -> str:
+    """``resume_id`` if it names a journaled conversation of ``workspace``; :class:`NoConversationError` if not."""
     try:
-        data = json.loads(read_state_bytes(workspace, workspace / ".reasonix" / LAST_FILE).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    found = data.get("session_id") if isinstance(data, dict) else None
-    return found if isinstance(found, str) else None
+        check_run_id(resume_id)
+    except ReasonixError as exc:
+        raise NoConversationError(f"--resume {resume_id!r}: {exc}") from None
+    if not conversation_journal(workspace, resume_id).is_file():
+        raise NoConversationError(
+            f"there is no conversation {resume_id!r} in {workspace} (no .reasonix/runs/{resume_id}/"
+            "executor.jsonl); take the session_id of an earlier run's result, or drop --resume"
+        )
+    return resume_id
 
 
 class HeadlessConversation:
-    """An executor session and the stream-json lines it makes. Build it inside the client's ``async with``."""
+    """An executor conversation and the stream-json lines it makes. Build it once the conversation is open."""
 
     def __init__(
         self,
+        conversation: ExecutorConversation,
         *,
-        workspace: Path,
-        resolved: ResolvedConfig,
-        client: DeepSeekClient,
         on_event: Callable[[StreamJsonEvent], None],
         options: HeadlessOptions | None = None,
-        sandbox: Sandbox | None = None,
-        gate: Gate | None = None,
-        resume_id: str | None = None,
-        mcp: object | None = None,
     ) -> None:
-        self.workspace = workspace
+        self.conversation = conversation
+        self.workspace = conversation.workspace
         self.options = options or HeadlessOptions()
         self.on_event = on_event
-        self.resumed = resume_id is not None
-        if resume_id is not None:
-            try:
-                check_run_id(resume_id)
-            except ReasonixError as exc:
-                raise NoConversationError(f"--resume {resume_id!r}: {exc}") from None
-            if not (run_dir(workspace, resume_id) / "executor.jsonl").is_file():
-                raise NoConversationError(
-                    f"there is no conversation {resume_id!r} in {workspace} (no .reasonix/runs/{resume_id}/"
-                    "executor.jsonl); take the session_id of an earlier run's result, or drop --resume"
-                )
-        self.session_id = resume_id or new_run_id()
-        run_state_dir(workspace, self.session_id)
-        write_atomic(state_subdir(workspace) / LAST_FILE, json.dumps({"session_id": self.session_id}) + "\n")
-        self.journal_path = run_dir(workspace, self.session_id) / "executor.jsonl"
+        self.resumed = conversation.resumed
+        self.session_id = conversation.run_id
+        self.journal_path = conversation.journal_path
         self._translate = Translator(self.session_id)
         self._api_started: float | None = None
         self._turn_started: float | None = None
         self.turn_running = False
         """A turn was started and has not ended (it is cut off when a cancellation leaves :meth:`send`)."""
         self.api_seconds = 0.0
-        if self.options.allowed_tools is not None:
-            gate = AllowedTools(self.options.allowed_tools, gate)
-        self.session: Session = build_executor(
-            resolved,
-            workspace,
-            client,
-            journal_path=self.journal_path,
-            options=RunOptions(
-                model=self.options.model,
-                read_only=self.options.read_only,
-                sandbox=sandbox,
-                gate=gate,
-                mcp=mcp,  # type: ignore[arg-type]
-            ),
-            on_event=self._session_event,
-            resume=self.resumed,
-        )
-        self._base = (self.session.requests, self.session.usage, self.session.cost_usd)
-        model, budget = self.session.settings.model, self.options.max_budget_usd
-        problem = unpriced_problem([model] if self.session.ledger.price_book.is_unpriced(model) else [], budget)
-        if problem is not None:
-            raise ModelChoiceError(problem)
-        if self.options.max_budget_usd is not None:
-            self.session.in_flight.gate = BudgetCap(self.options.max_budget_usd, lambda: self.cost_usd)
+        conversation.on_event = self._session_event  # type: ignore[assignment]  # stream-json lines
+        self._base = (self.session.requests, self.session.usage, conversation.spent_usd)
+
+    @property
+    def session(self) -> Session:
+        return self.conversation.session
 
     # ------------------------------------------------------------------------------------------------ figures
 
@@ -168,12 +132,12 @@ class HeadlessConversation:
     @property
     def cost_usd(self) -> float:
         """What this conversation spent in this process: its own requests and its subagents' (``total_cost_usd``)."""
-        return self.session.cost_usd + self.subagent_cost_usd - self._base[2]
+        return self.conversation.spent_usd - self._base[2]
 
     @property
     def subagent_cost_usd(self) -> float:
-        """What the ``task`` tool's subagents spent in this process (their sessions are built anew by each)."""
-        return sum(cost for _, _, cost in subagent_figures(self.session.registry).values())
+        """What the ``task`` tool's subagents spent in this process."""
+        return self.conversation.subagent_cost_usd
 
     # ------------------------------------------------------------------------------------------------ events
 
@@ -187,7 +151,7 @@ class HeadlessConversation:
             self.on_event(line)
 
     def init_event(self) -> SystemInit:
-        mode = "read-only" if self.options.read_only else self.options.permission_mode
+        mode = "read-only" if self.session.settings.read_only else self.options.permission_mode
         return SystemInit(
             session_id=self.session_id,
             cwd=str(self.workspace),
@@ -214,13 +178,16 @@ class HeadlessConversation:
         else:
             self.turn_running = True
             try:
-                turn = await self.session.send(text, tail=tail, max_requests=remaining)
+                turn = await self.conversation.send(text, tail=tail, max_requests=remaining)
             except MaxBudgetReachedError as exc:
                 result = self.result("budget", str(exc), started)
             except DeepSeekError as exc:
                 result = self.result("error", str(exc), started)
             else:
-                result = self.result(turn.status, turn.text, started)
+                if isinstance(turn, PromptBlocked):
+                    result = self.result("error", f"a user_prompt hook blocked the message: {turn.reason}", started)
+                else:
+                    result = self.result(turn.status, turn.text, started)
             self.turn_running = False
         self.on_event(result)
         return result
@@ -264,8 +231,4 @@ class HeadlessConversation:
 
     def close(self) -> None:
         """The conversation ends: its journal is closed and its background jobs are killed."""
-        jobs = jobs_of(self.session.registry)
-        if jobs is not None:
-            jobs.close()
-        if self.session.journal is not None:
-            self.session.journal.close()
+        self.conversation.close()

@@ -10,23 +10,17 @@ input piped, :func:`answer_once` answers the text read and returns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from prompt_toolkit.formatted_text import FormattedText
 
-from orchestrator.build import SessionBuilder, resolve_model, run_dir
-from orchestrator.config.model import ResolvedConfig
-from orchestrator.executor_prompt import CHAT_SYSTEM
-from orchestrator.goal.store import new_run_id, run_state_dir
+from orchestrator.conversation.chat import CHAT_SESSION, build_chat
 from orchestrator.repl.commands import SlashCommand
 from orchestrator.repl.conversation import Conversation
 from orchestrator.repl.preferences.price import price_parts
 from orchestrator.text.wording import counted
-from sessions import Session, SessionEvent, SessionSettings
-from sessions.tools import ToolRegistry
-from sessions.wire import DeepSeekClient
+from sessions import Session, SessionEvent
 
-CHAT_SESSION = "chat"
+__all__ = ["CHAT_COMMANDS", "CHAT_SESSION", "ChatConversation", "answer_once", "build_chat", "chat_commands"]
 CHAT_COMMANDS = (
     "/help", "/model", "/pro", "/cost", "/context", "/compact", "/language", "/style", "/clear", "/exit"
 )  # fmt: skip
@@ -39,63 +33,16 @@ def chat_commands() -> dict[str, SlashCommand]:
     return {name: COMMANDS[name] for name in CHAT_COMMANDS}
 
 
-def build_chat(
-    resolved: ResolvedConfig,
-    workspace: Path,
-    client: DeepSeekClient,
-    *,
-    model: str,
-    journal_path: Path | None,
-    on_event: Callable[[SessionEvent], None] | None = None,
-    resume: bool = False,
-    system_prompt: str = CHAT_SYSTEM,
-) -> Session:
-    """A session with the chat prefix and no tools (read-only: there is nothing it could change)."""
-    config = resolved.config
-    settings = SessionSettings(
-        model=resolve_model(config, model),
-        thinking=config.thinking,
-        reasoning_effort=config.reasoning_effort,
-        read_only=True,
-    )
-    builder = SessionBuilder(workspace, client, price_book=config.price_book())
-    return builder(
-        name=CHAT_SESSION,
-        system_prompt=system_prompt,
-        registry=ToolRegistry([]),
-        settings=settings,
-        journal_path=journal_path,
-        on_event=on_event,
-        resume=resume,
-    )
-
-
 class ChatConversation(Conversation):
     """The REPL of ``reasonix code`` on a session without tools. There are no modes (nothing to approve)."""
 
     offered = CHAT_COMMANDS
 
-    def _open(self, *, resume: bool, run_id: str | None = None) -> Session:
-        if run_id:
-            self.run_id = run_id
-        elif not (resume and self.run_id):
-            self.run_id = new_run_id()
-        run_state_dir(self.workspace, self.run_id)
-        self.sent_mode = self.mode  # no mode block is ever sent: a chat has no tools to govern
-        return build_chat(
-            self.resolved,
-            self.workspace,
-            self.client,
-            model=self.options.model,
-            journal_path=self.journal_path,
-            on_event=self.renderer,
-            resume=resume,
-            system_prompt=self.system_prompt(CHAT_SYSTEM),
-        )
+    chat = True
 
-    @property
-    def journal_path(self) -> Path:
-        return run_dir(self.workspace, self.run_id) / "chat.jsonl"
+    def _opened(self, session: Session) -> Session:
+        self.sent_mode = self.mode  # no mode block is ever sent: a chat has no tools to govern
+        return session
 
     has_modes = False
     """No modes and no rewind in a chat: /help lists neither Shift+Tab nor Esc Esc."""

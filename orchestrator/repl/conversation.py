@@ -11,7 +11,7 @@ it, fed one user turn at a time from the input line, its replies streamed by the
 
 from __future__ import annotations
 
-import json
+import os
 import signal
 import threading
 from dataclasses import dataclass
@@ -22,35 +22,31 @@ from prompt_toolkit.formatted_text import FormattedText
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.build import RunOptions, build_client, build_executor, resolve_model, run_dir
-from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
-from orchestrator.config.files import read_state_bytes
+from orchestrator.build import resolve_model
+from orchestrator.checkpoints.turns import TurnCheckpoints
 from orchestrator.config.model import ResolvedConfig
+from orchestrator.conversation.engine import ExecutorConversation, conversation_journal, last_conversation
+from orchestrator.conversation.turn_log import TurnLog
 from orchestrator.events import SubagentFinished
-from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
+from orchestrator.executor_prompt import CHAT_SYSTEM, EXECUTOR_RUN_SYSTEM
 from orchestrator.extensions.allowed_tools import CommandTools
 from orchestrator.extensions.skill_watch import watch_for
-from orchestrator.goal.store import RunStore, new_run_id, run_state_dir, state_subdir
-from orchestrator.hooks.turns import PromptBlocked, hooked_send
+from orchestrator.goal.store import RunStore
+from orchestrator.hooks.turns import PromptBlocked
+from orchestrator.launch import ConversationLaunch, open_conversation
 from orchestrator.memory.notes import MemoryUpdates
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.repl.mentions import attach
 from orchestrator.repl.modes import Mode, apply_mode, mode_block, next_mode
 from orchestrator.repl.preferences.price import price_parts
 from orchestrator.repl.preferences.style import language_block, styled
-from orchestrator.repl.turn_log import TurnLog, TurnRecord
 from orchestrator.repl.typeahead import with_turn_keys
-from orchestrator.subagents.runner import SESSION_PREFIX
 from orchestrator.text.wording import counted
 from orchestrator.ui.stream import TerminalRenderer
-from plans import write_atomic
-from sessions import Session, SessionEvent, UsageReported
+from sessions import Session, SessionEvent
 from sessions.prompt import TailBlock
-from sessions.tools.shell import jobs_of
 from sessions.wire import DeepSeekClient, DeepSeekError
 
-MAX_FILES_KEPT = 8
-"""Files a turn changed, named in its record (the picker of /rewind shows them)."""
 LAST_FILE = "repl.json"
 """Under ``.reasonix/``: the run id of the workspace's latest conversation, for ``--continue``."""
 
@@ -70,14 +66,11 @@ class ReplOptions:
     sandbox: str | None = None
 
 
+POINTER = (LAST_FILE, "run_id")
+
+
 def last_run_id(workspace: Path) -> str | None:
-    path = workspace / ".reasonix" / LAST_FILE
-    try:
-        data = json.loads(read_state_bytes(workspace, path).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    run_id = data.get("run_id") if isinstance(data, dict) else None
-    return run_id if isinstance(run_id, str) else None
+    return last_conversation(workspace, *POINTER)
 
 
 class Conversation:
@@ -85,6 +78,8 @@ class Conversation:
 
     offered: tuple[str, ...] | None = None
     """The slash commands /help lists (``None``: all of them; ``reasonix chat`` offers fewer)."""
+    chat = False
+    """A chat's session (``reasonix chat``): no tools, its own prefix."""
     has_modes = True
     """Shift+Tab cycles modes and Esc Esc rewinds (``reasonix chat`` has neither)."""
 
@@ -104,7 +99,6 @@ class Conversation:
         self.console = console
         self.options = options
         self.renderer = TerminalRenderer(console, footer_per_turn=True)  # the status line has the running figures
-        self.client: DeepSeekClient = client or build_client(resolved, model=options.model)
         self.model = resolve_model(resolved.config, options.model)
         self.mode: Mode = options.mode
         self.sent_mode: Mode | None = None
@@ -116,11 +110,6 @@ class Conversation:
         self.goal_cost_usd = 0.0
         self.goal_requests = 0
         """What ``/plan`` and ``/goal`` spent in their own sessions (planner, executor) from this conversation."""
-        self.subagent_cost_usd = 0.0
-        self.subagent_requests = 0
-        """What the ``task`` tool's subagents spent in their own sessions, this conversation's and its earlier ones."""
-        self.events: RunStore | None = None
-        """The run's ``events.jsonl``: each subagent's end, for ``reasonix runs show``."""
         talk = resolved.config.conversation
         self.language: str | None = talk.language
         self.sent_language: str | None = None
@@ -130,83 +119,100 @@ class Conversation:
         self.turn_cost_usd = 0.0
         self.balance: str | None = None
         """The account balance, once ``/cost`` has read it."""
-        self.run_id = ""
         self.memory_updates = MemoryUpdates()
         """Notes written by ``/remember`` and ``/memory`` that the model hears of in front of the next message."""
         self.skill_watch = watch_for(workspace)
         """The skills the session's index holds; one added later is announced in the tail."""
-        self.checkpoints = TurnCheckpoints(workspace, notify=lambda text: self.say(text, "yellow"))
         self.queued: list[str] = []
         """Messages typed while a turn ran (:mod:`orchestrator.repl.typeahead`), run after it, oldest first."""
         self.pending = ""
         """What was typed during the turn without Enter: the next prompt starts with it."""
         self.command_tools = CommandTools(commands.gate)
         """In front of the permission gate: a custom command's ``allowed-tools`` during its turn."""
-        self.session: Session = self._open(resume=options.resume, run_id=options.run_id)
+        resume = None
+        if options.resume:
+            resume = options.run_id or last_run_id(workspace)
+            if resume is None or not conversation_journal(workspace, resume).exists():
+                raise NothingToContinueError(
+                    "there is no earlier conversation in this workspace to continue; start one with `reasonix code`"
+                )
+        self.engine: ExecutorConversation = open_conversation(
+            ConversationLaunch(
+                workspace=workspace,
+                model=options.model,
+                resume=resume,
+                pointer=None if self.chat else POINTER,
+                chat=self.chat,
+            ),
+            env=os.environ,  # a [[providers]] entry's key is read from it when the client is built here
+            on_event=self._event,
+            on_notice=lambda text: self.say(text, "yellow"),
+            resolved=resolved,
+            commands=commands,
+            client=client,
+            wrap_gate=lambda _: self.command_tools,
+            system_prompt=lambda: self.system_prompt(CHAT_SYSTEM if self.chat else EXECUTOR_RUN_SYSTEM),
+        )
+        self._opened(self.engine.start())
 
     # ------------------------------------------------------------------------------------------------ sessions
 
     @property
+    def session(self) -> Session:
+        return self.engine.session
+
+    @property
+    def client(self) -> DeepSeekClient:
+        return self.engine.client
+
+    @property
+    def run_id(self) -> str:
+        return self.engine.run_id
+
+    @property
     def journal_path(self) -> Path:
-        return run_dir(self.workspace, self.run_id) / "executor.jsonl"
+        return self.engine.journal_path
 
     @property
     def turn_log(self) -> TurnLog:
-        return TurnLog(run_dir(self.workspace, self.run_id))
+        return self.engine.turn_log
 
-    def _open(self, *, resume: bool, run_id: str | None = None) -> Session:
-        if resume:
-            found = run_id or last_run_id(self.workspace)
-            if found is None or not (run_dir(self.workspace, found) / "executor.jsonl").exists():
-                raise NothingToContinueError(
-                    "there is no earlier conversation in this workspace to continue; start one with `reasonix code`"
-                )
-            self.run_id = found
-            run_state_dir(self.workspace, self.run_id)
-            write_atomic(state_subdir(self.workspace) / LAST_FILE, json.dumps({"run_id": self.run_id}) + "\n")
-        else:
-            self.run_id = new_run_id()
-            run_state_dir(self.workspace, self.run_id)
-            write_atomic(state_subdir(self.workspace) / LAST_FILE, json.dumps({"run_id": self.run_id}) + "\n")
-        self.events = RunStore(self.workspace, self.run_id)
-        session = build_executor(
-            self.resolved,
-            self.workspace,
-            self.client,
-            journal_path=self.journal_path,
-            options=RunOptions(model=self.options.model, sandbox=self.commands.sandbox, gate=self.command_tools),
-            on_event=self._event,
-            resume=resume,
-            system_prompt=self.system_prompt(EXECUTOR_RUN_SYSTEM),
-        )
+    @property
+    def events(self) -> RunStore | None:
+        """The run's ``events.jsonl``: each subagent's end, for ``reasonix runs show``."""
+        return self.engine.events
+
+    @property
+    def checkpoints(self) -> TurnCheckpoints:
+        assert self.engine.checkpoints is not None
+        return self.engine.checkpoints
+
+    @property
+    def subagent_cost_usd(self) -> float:
+        """What the ``task`` tool's subagents spent in their own sessions, in this process."""
+        return self.engine.subagent_cost_usd
+
+    @property
+    def subagent_requests(self) -> int:
+        return self.engine.subagent_requests
+
+    def _opened(self, session: Session) -> Session:
         apply_mode(session, self.commands.gate, self.mode)
         self.skill_watch.reset()
         return session
 
     def close_session(self) -> None:
-        """The session ends: its journal is closed and its background jobs are killed."""
-        jobs = jobs_of(self.session.registry)
-        if jobs is not None:
-            jobs.close()
-        if self.session.journal is not None:
-            self.session.journal.close()
-        if self.events is not None:
-            self.events.close()
+        """The conversation ends: its journal is closed, its background jobs are killed."""
+        self.engine.close()
 
     def _event(self, event: SessionEvent | SubagentFinished) -> None:
-        """Every event is shown; a subagent's requests count in the conversation's cost, and its end is recorded."""
-        if isinstance(event, SubagentFinished) and self.events is not None:
-            self.events.append_event(event.model_dump(mode="json"))
-        elif isinstance(event, UsageReported) and event.session.startswith(SESSION_PREFIX):
-            self.subagent_cost_usd += event.cost_usd
-            self.subagent_requests += 1
+        """Every event is shown (the engine counts a subagent's requests and records its end)."""
         self.renderer(event)
 
     def new_session(self) -> None:
         """``/clear``: a new conversation (a new journal); the old one stays on disk."""
-        self.close_session()
         self.sent_mode = self.sent_language = None
-        self.session = self._open(resume=False)
+        self._opened(self.engine.restart())
 
     def system_prompt(self, base: str) -> str:
         """``base`` with the output style folded in (unchanged without one)."""
@@ -216,15 +222,7 @@ class Conversation:
         """Rebuild the session from its journal (after a cancelled turn: the journal mends what was cut off; after a
         rewind or a fork: the journal cut or copied). ``keep_totals``: what this process spent stays counted.
         The old session's background jobs die with it (Ctrl-C of a turn ends them too)."""
-        self.close_session()
-        old = self.session.ledger
-        self.session = self._open(resume=True, run_id=run_id or self.run_id)
-        # Nothing was resumed: the same process goes on, and the server still caches what it was sent. The rebuilt
-        # session's tracker would explain the next request as the first after a resume; this one expects the hits.
-        self.session.ledger.tracker = old.tracker
-        if keep_totals:
-            new = self.session.ledger
-            new.requests, new.usage, new.cost_usd = old.requests, old.usage, old.cost_usd
+        self._opened(self.engine.reopen(run_id, keep_totals=keep_totals))
 
     # ------------------------------------------------------------------------------------------------ status
 
@@ -288,24 +286,18 @@ class Conversation:
         apply_mode(self.session, self.commands.gate, self.mode)
         model = self.resolved.config.models.pro if self.pro_next else self.model
         self.pro_next = False
-        number = len(self.turn_log.read()) + 1
-        offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
         sent_before = self.sent_mode
-        before = None
-        cancelled, cost_before = False, self.session.cost_usd + self.subagent_cost_usd
+        cost_before = self.session.cost_usd + self.subagent_cost_usd
         with trio.CancelScope() as scope:
             self.turn_scope = scope
             try:
-                hooks = self.commands.hooks
-                if hooks is not None:
-                    hooks.run_id = hooks.session_id = self.run_id
-                first = not self.session.log.messages
-                if self.mode != "plan":  # plan mode cannot write: no checkpoint
-                    before = await self.checkpoints.before()
-                sent = await with_turn_keys(
-                    self,
-                    scope,
-                    lambda: hooked_send(self.session, attached.text, hooks=hooks, tail=tail, model=model, first=first),
+                sent = await self.engine.send(
+                    attached.text,
+                    tail=tail,
+                    model=model,
+                    note=text,
+                    sent_mode=sent_before,
+                    around=lambda go: with_turn_keys(self, scope, go),
                 )
                 if isinstance(sent, PromptBlocked):
                     self.say(f"not sent: a user_prompt hook blocked the message: {sent.reason}", "yellow")
@@ -315,24 +307,11 @@ class Conversation:
                 self.turn_scope = None
                 self.sent_mode, self.sent_language = self.mode, self.language
                 self.turn_cost_usd = self.session.cost_usd + self.subagent_cost_usd - cost_before
-                ref = await self.checkpoints.after(before, run_id=self.run_id, number=number, note=text)
-                self._record(TurnRecord(number=number, text=text, offset=offset, sent_mode=sent_before), ref)
         cancelled = scope.cancelled_caught
         self.renderer.end_line()
         if cancelled:
             self.say("interrupted: the turn was cancelled; the conversation goes on", "yellow")
             self.reopen()
-
-    def _record(self, record: TurnRecord, ref: TurnRef | None) -> None:
-        if ref is not None:
-            from orchestrator.checkpoints.ledger import Ledger
-
-            entries = Ledger(self.workspace).read()
-            changes = next((cp.changes for cp in entries if cp.seq == ref.seq + 1 and cp.run_id == ref.run_id), ())
-            files = tuple(f"{c.status} {c.path}" for c in changes[:MAX_FILES_KEPT])
-            record = record.model_copy(update={"run_id": ref.run_id, "step_id": ref.step_id, "seq": ref.seq})
-            record = record.model_copy(update={"files": files})
-        self.turn_log.append(record)
 
     async def watch_sigint(self) -> None:
         """SIGINT (Ctrl-C while a turn runs): cancel the turn; a second one before it has unwound exits at once."""

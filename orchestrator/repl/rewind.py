@@ -16,9 +16,10 @@ import sys
 import trio
 
 from orchestrator.build import run_dir
+from orchestrator.conversation.engine import conversation_journal
+from orchestrator.conversation.turn_log import TurnLog, TurnRecord, copy_journal, cut_journal
 from orchestrator.goal.store import new_run_id, run_state_dir
 from orchestrator.repl.conversation import Conversation
-from orchestrator.repl.turn_log import TurnLog, TurnRecord, copy_journal, cut_journal
 from orchestrator.text.wording import shorten
 from orchestrator.ui.approval import read_key, read_line
 
@@ -121,7 +122,7 @@ def fork(conv: Conversation, record: TurnRecord | None) -> None:
     kept = [r for r in records if record is None or r.number < record.number]
     new_id = new_run_id()
     run_state_dir(conv.workspace, new_id)
-    copy_journal(old_journal, run_dir(conv.workspace, new_id) / "executor.jsonl", offset)
+    copy_journal(old_journal, conversation_journal(conv.workspace, new_id), offset)
     TurnLog(run_dir(conv.workspace, new_id)).write(kept)
     conv.reopen(new_id, keep_totals=True)
     if record is not None:

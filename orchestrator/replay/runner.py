@@ -26,12 +26,15 @@ from typing import Any
 
 import trio
 
-from orchestrator.build import RunOptions, create_runner, goal_options, resume_runner
+from orchestrator.build import create_runner, goal_options, resume_runner
 from orchestrator.checkpoints.git import STORES_DIR, state_home
 from orchestrator.config.model import Config, ResolvedConfig
+from orchestrator.conversation.engine import run_task
 from orchestrator.errors import ReasonixError
 from orchestrator.events import Escalated
 from orchestrator.goal.runner import AnyEvent, GoalMode, GoalOptions, GoalOutcome, GoalRunner
+from orchestrator.launch import ConversationLaunch, open_conversation
+from orchestrator.policy.commands import CommandSetup
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
 from orchestrator.replay.killed import KilledRunError, run_killed
@@ -40,12 +43,12 @@ from orchestrator.replay.report import ReplayReport
 from orchestrator.replay.requests import RequestLog, request_failures
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer
 from orchestrator.summary import SessionFigures
-from orchestrator.task.run import TaskRun
 from orchestrator.text.wording import counted
 from plans import Plan
 from scenarios import LoadedScenario, Scenario, ScenarioError
 from scenarios.emulator import open_emulator
 from sessions import Compacted, DiagnosticsReported, RepairApplied, UsageReported
+from sessions.sandbox import NoSandbox
 from sessions.wire import ClientSettings, DeepSeekClient, DeepSeekError
 
 REPLAY_KEY = "sk-replay-offline"
@@ -225,18 +228,27 @@ async def _run_task(
     s = scenario.settings
     config = Config(base_url=client.base_url, thinking=s.thinking, reasoning_effort=s.reasoning_effort or "high")
     resolved = ResolvedConfig(config=config, api_key=REPLAY_KEY, sources={})
-    task = TaskRun(
-        scenario.objective,
-        resolved=resolved,
-        workspace=ws,
-        options=RunOptions(model="pro" if s.preset == "pro" else "flash", max_requests=s.max_requests),
+    conversation = open_conversation(
+        ConversationLaunch(
+            workspace=ws,
+            model="pro" if s.preset == "pro" else "flash",
+            max_requests=s.max_requests,
+            run_id=run_id,
+            checkpoints=False,
+        ),
+        env={},
         on_event=tally,
-        run_id=run_id,
+        resolved=resolved,
+        commands=CommandSetup(sandbox=NoSandbox(), gate=None, notice=None),  # type: ignore[arg-type]
         client=client,
         memory_config_dir=config_dir,
     )
-    task.session.ledger.clock = peak_clock()  # priced as the goal's sessions are: today's table, peak rates
-    summary = await task.execute()
+    session = conversation.start()
+    session.ledger.clock = peak_clock()  # priced as the goal's sessions are: today's table, peak rates
+    try:
+        summary = await run_task(conversation, scenario.objective)
+    finally:
+        conversation.close()
     failures = [f"run error: {summary.error}"] if summary.error else []
     return _Result(status=summary.status, text=summary.text, failures=failures)
 

@@ -16,15 +16,16 @@ from rich.console import Console
 
 from orchestrator.build import resume_runner
 from orchestrator.config.model import Config, ResolvedConfig
+from orchestrator.conversation import task_summary
 from orchestrator.events import GoalFinished, GoalStateChanged, StepStarted
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.review.reviewer import ReviewDecision, ScriptedReviewer
-from orchestrator.task.run import TaskRun
 from orchestrator.ui.goal_view import GoalTerminalUI
 from plans.schema import Plan, Step, StepStatus
 from sessions.wire.client import ClientSettings, DeepSeekClient
 from sessions.wire.errors import DeepSeekError
+from tests.support.tasks import task_conversation
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 from .replay_support import goal_scenario, write
@@ -177,8 +178,8 @@ async def test_run_goal_and_replay_print_one_summary_shape(tmp_path: Path) -> No
     ws = tmp_path / "ws"
     ws.mkdir()
     resolved = ResolvedConfig(config=Config(base_url="http://127.0.0.1:9"), api_key="k", sources={})
-    run = TaskRun("nothing", resolved=resolved, workspace=ws, memory_config_dir=tmp_path / "none")
-    run_json = run.summary("cancelled").model_dump(mode="json")
+    run = task_conversation(resolved, ws, memory_config_dir=tmp_path / "none")
+    run_json = task_summary(run, "cancelled").model_dump(mode="json")
 
     goal_ws = _workspace(tmp_path)
     planner = [reply(call("submit_plan", objective="ops", steps=PLAN))]

@@ -15,8 +15,7 @@ from orchestrator.events import VerifyOutcome
 from orchestrator.goal.runner import GoalOptions
 from orchestrator.policy.stuck import ProgressTracker
 from orchestrator.policy.verify import failure_digest, verify_feedback
-from orchestrator.summary import figures
-from orchestrator.task.run import TaskSummary
+from orchestrator.summary import TaskSummary, figures
 from orchestrator.ui.goal_view import CostBoard, GoalTerminalUI, goal_footer, summary_text
 from orchestrator.ui.stream import TerminalRenderer
 from sessions.events import StreamUpdate, TurnFinished, UsageReported

@@ -17,7 +17,7 @@ from orchestrator.build import (
 )
 from orchestrator.cli.main import main
 from orchestrator.config.model import ResolvedConfig, load_config
-from orchestrator.task.run import TaskRun
+from tests.support.tasks import task_conversation
 
 
 def _resolved(ws: Path, env: dict[str, str] | None = None, base_url: str | None = None) -> ResolvedConfig:
@@ -71,9 +71,7 @@ def test_two_runs_in_two_checkouts_send_the_same_prefix_bytes(tmp_path: Path) ->
     journals = []
     for checkout in ("a", "b"):
         ws = _project(tmp_path / checkout)
-        run = TaskRun(
-            "Fix it", resolved=_resolved(ws, base_url="http://127.0.0.1:9"), workspace=ws, memory_config_dir=ws / "cfg"
-        )
+        run = task_conversation(_resolved(ws, base_url="http://127.0.0.1:9"), ws, memory_config_dir=ws / "cfg")
         bodies.append(run.session.body())
         journals.append(run.journal_path)
         assert run.journal_path.parent.parent == run_dir(ws, "x").parent

@@ -62,32 +62,39 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _answer(resolved: object, workspace: Path, client: object, model: str, question: str) -> int:
-    from orchestrator.build import run_dir
     from orchestrator.config.model import ResolvedConfig
-    from orchestrator.goal.store import new_run_id, run_state_dir
-    from orchestrator.repl.chat import answer_once, build_chat
+    from orchestrator.launch import ConversationLaunch, open_conversation
+    from orchestrator.policy.commands import CommandSetup
+    from orchestrator.repl.chat import answer_once
+    from sessions.permissions import PermissionGate, Rules
+    from sessions.sandbox import NoSandbox
     from sessions.wire import DeepSeekClient, DeepSeekError
 
     assert isinstance(resolved, ResolvedConfig) and isinstance(client, DeepSeekClient)
-    run_id = new_run_id()
-    run_state_dir(workspace, run_id)
+    nothing = CommandSetup(
+        sandbox=NoSandbox(), gate=PermissionGate(Rules.parse([], [], []), mode="read-only"), notice=None
+    )
+    conversation = open_conversation(
+        ConversationLaunch(workspace=workspace, model=model, chat=True),
+        env={},
+        resolved=resolved,
+        commands=nothing,
+        client=client,
+    )
 
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
 
     async with client:
-        session = build_chat(
-            resolved, workspace, client, model=model, journal_path=run_dir(workspace, run_id) / "chat.jsonl"
-        )
+        session = conversation.start()
         try:
             await answer_once(session, question, write)
         except DeepSeekError as exc:
             print(f"reasonix chat: DeepSeek: {exc}", file=sys.stderr)
             return 1
         finally:
-            if session.journal is not None:
-                session.journal.close()
+            conversation.close()
     return 0
 
 

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _pick(workspace: Path, named: str) -> str | None:
     """The conversation ``--resume`` reopens: ``named`` (an id or a unique prefix), else one picked from the list."""
-    from orchestrator.repl.turn_log import conversations
+    from orchestrator.conversation.turn_log import conversations
     from orchestrator.text.wording import shorten
 
     found = conversations(workspace / ".reasonix" / "runs")

@@ -22,13 +22,16 @@ PERMISSION_MODES = {
     "auto": "auto",
     "read-only": "read-only",
     "plan": "read-only",
-    "default": "auto",
+    "default": "ask",
     "acceptEdits": "auto",
     "bypassPermissions": "auto",
     "dontAsk": "ask",
 }
-"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas (``default`` is ``ask`` when
-a ``--permission-prompt-tool stdio`` can be asked; ``dontAsk`` is ``ask`` with nobody to ask: refused)."""
+"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas: ``default`` is ask (the
+caller is asked when ``--permission-prompt-tool stdio`` is given; with no one to ask, a call that needs approval is
+refused with the reason), ``dontAsk`` is ask with nobody to ask (refused), ``plan`` is read-only,
+``bypassPermissions`` is auto; ``acceptEdits`` is still auto here (edits allowed, and commands run in the sandbox
+unasked). Without the flag: auto, or ask when ``--permission-prompt-tool stdio`` can be asked."""
 
 IGNORED_VALUE_FLAGS = (
     "--setting-sources",
@@ -81,7 +84,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--permission-mode",
         choices=sorted(PERMISSION_MODES),
         help="ask (a call no rule allows is refused: no one to ask), auto (default), read-only or plan; "
-        "Claude Code's default / acceptEdits / bypassPermissions mean auto, dontAsk means ask",
+        "Claude Code's default and dontAsk mean ask, acceptEdits and bypassPermissions auto",
     )
     parser.add_argument("--model", default="flash", metavar="flash|pro|ID")
     add_workspace_option(parser)
@@ -138,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
 
     import trio
 
-    from orchestrator.build import build_client, check_workspace
+    from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.config.model import load_config
+    from orchestrator.conversation.limits import ToolRules, claude_tool_names, parse_allowed
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
     from orchestrator.headless.control import (
@@ -151,19 +154,21 @@ def run(args: argparse.Namespace) -> int:
         PermissionPrompt,
     )
     from orchestrator.headless.conversation import (
+        POINTER,
         HeadlessConversation,
         HeadlessOptions,
         NoConversationError,
+        check_resume,
         last_conversation,
     )
     from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
-    from orchestrator.headless.limits import ToolRules, claude_tool_names, parse_allowed
     from orchestrator.headless.output import Output
-    from orchestrator.mcp.hub import McpHub
-    from orchestrator.policy.commands import command_setup
+    from orchestrator.launch import ConversationLaunch, open_conversation
+    from orchestrator.mcp.hub import ServerReport
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.signals import run_interruptible
     from sessions.prompt import TailBlock
+    from sessions.tools import Gate
 
     def fail(message: str, code: int) -> int:
         print(f"reasonix -p: {message}", file=sys.stderr, flush=True)
@@ -197,8 +202,7 @@ def run(args: argparse.Namespace) -> int:
     if stdio_prompt and not streamed:
         return fail("--permission-prompt-tool stdio needs --input-format stream-json (the answers come there)", 2)
 
-    chosen = args.permission_mode or "default"
-    mode = "ask" if stdio_prompt and chosen == "default" else PERMISSION_MODES[chosen]
+    mode = PERMISSION_MODES[args.permission_mode] if args.permission_mode else "ask" if stdio_prompt else "auto"
     allowed = parse_allowed(args.allowed_tools) if args.allowed_tools else None
     if args.tools is not None and args.tools != "default":
         only = claude_tool_names([args.tools])[0]
@@ -209,9 +213,13 @@ def run(args: argparse.Namespace) -> int:
     scope = trio.CancelScope()
     prompter: list[PermissionPrompt] = []
 
+    def reports() -> list[ServerReport]:
+        hub = conversation.mcp
+        return hub.reports() if hub is not None else []
+
     def edit(event: StreamJsonEvent) -> StreamJsonEvent:
         if isinstance(event, SystemInit):
-            servers = [McpServerInfo(name=r.name, status=r.state) for r in hub.reports()]
+            servers = [McpServerInfo(name=r.name, status=r.state) for r in reports()]
             return event.model_copy(update={"ignored": ignored, "mcp_servers": servers})
         if prompter:
             prompter[0].observe(event)
@@ -231,8 +239,7 @@ def run(args: argparse.Namespace) -> int:
     def set_permission_mode(name: str) -> None:
         if name not in PERMISSION_MODES:
             raise ControlRefusedError(f"unknown permission mode {name!r}; use one of {', '.join(PERMISSION_MODES)}")
-        new = "ask" if prompter and name == "default" else PERMISSION_MODES[name]
-        commands.gate.mode = new  # type: ignore[assignment]
+        commands.gate.mode = PERMISSION_MODES[name]  # type: ignore[assignment]
 
     def initialize(request: dict[str, object]) -> dict[str, object]:
         model = started[0].session.settings.model if started else args.model
@@ -250,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         return body
 
     def mcp_status() -> dict[str, object]:
-        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in hub.reports()]}
+        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in reports()]}
 
     channel = ControlChannel(
         out.raw,
@@ -265,40 +272,51 @@ def run(args: argparse.Namespace) -> int:
     if stdio_prompt:
         prompter.append(PermissionPrompt(channel))
         asker = prompter[0].ask
+
+    def wrap_gate(gate: Gate) -> Gate:
+        """Claude Code's ``--allowedTools`` / ``--disallowedTools`` in front of the configured gate, and (with
+        ``--permission-prompt-tool stdio``) each call noted for the caller's prompt."""
+        if pre_approved or disallowed:
+            gate = ToolRules(pre_approved, disallowed, gate)
+        return CallNoted(gate) if stdio_prompt else gate
+
+    def notice(text: str) -> None:
+        print(f"reasonix -p: {text}", file=sys.stderr)
+
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
-        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        commands = command_setup(resolved, workspace, sandbox_mode=args.sandbox, permissions=mode, asker=asker)
-        client = build_client(resolved, model=args.model)
         resume = args.resume
         if args.continue_:
             resume = last_conversation(workspace)
             if resume is None:
                 raise NoConversationError("there is no earlier headless conversation here; drop --continue")
-        hub = McpHub(
-            resolved.config.mcp,
-            workspace,
-            on_notice=lambda text: print(f"reasonix -p: {text}", file=sys.stderr),
-            sandbox=resolved.config.sandbox_policy(),
+        if resume is not None:
+            check_resume(workspace, resume)
+        conversation = open_conversation(
+            ConversationLaunch(
+                workspace=workspace,
+                model=args.model,
+                permissions=mode,
+                read_only=mode == "read-only",
+                sandbox=args.sandbox,
+                base_url=args.base_url,
+                resume=resume,
+                pointer=POINTER,
+                max_budget_usd=args.max_budget_usd,
+                allowed_tools=allowed,
+            ),
+            env=os.environ,
+            asker=asker,
+            on_notice=notice,
+            wrap_gate=wrap_gate,
         )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
+    client, commands = conversation.client, conversation.commands
     if commands.notice:
         print(f"reasonix -p: {commands.notice}", file=sys.stderr)
 
-    gate: object = commands.gate
-    if pre_approved or disallowed:
-        gate = ToolRules(pre_approved, disallowed, gate)
-    if stdio_prompt:
-        gate = CallNoted(gate)
-    options = HeadlessOptions(
-        model=args.model,
-        read_only=mode == "read-only",
-        max_turns=args.max_turns,
-        max_budget_usd=args.max_budget_usd,
-        allowed_tools=allowed,
-        permission_mode=mode,
-    )
+    options = HeadlessOptions(max_turns=args.max_turns, permission_mode=mode)
     started: list[HeadlessConversation] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
@@ -306,18 +324,11 @@ def run(args: argparse.Namespace) -> int:
         [TailBlock(tag="appended-system-prompt", body=args.append_system_prompt)] if args.append_system_prompt else []
     )
 
-    def open_conversation(resume_id: str | None) -> HeadlessConversation:
-        return HeadlessConversation(
-            workspace=workspace,
-            resolved=resolved,
-            client=client,
-            on_event=out,
-            options=options,
-            sandbox=commands.sandbox,
-            gate=gate,  # type: ignore[arg-type]
-            resume_id=resume_id,
-            mcp=hub,
-        )
+    def reopened(headless: HeadlessConversation) -> HeadlessConversation:
+        """After an interrupt: the engine's session again from its journal (which mends what was cut off; the
+        cache tracker and the budget go on), and its stream-json lines counted from here."""
+        headless.conversation.reopen(keep_totals=True)
+        return HeadlessConversation(headless.conversation, on_event=out, options=options)
 
     async def readline() -> str:
         line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
@@ -335,35 +346,34 @@ def run(args: argparse.Namespace) -> int:
                     running.remove(turn)
             if turn.cancelled_caught:  # an interrupt: the turn says so, and the conversation goes on from its journal
                 out(conversation.result("cancelled", "interrupted by the caller (control request interrupt)"))
-                tracker = conversation.session.ledger.tracker
-                conversation.close()
-                conversation = open_conversation(conversation.session_id)
-                conversation.session.ledger.tracker = tracker
+                conversation = reopened(conversation)
                 started[0] = conversation
 
     async def work() -> bool:
         with scope:
-            async with hub.open():
-                try:
-                    conversation = open_conversation(resume)
-                except ReasonixError as exc:
-                    problem.append(str(exc))
-                    return True
-                started.append(conversation)
-                out(conversation.init_event())
-                try:
-                    if not streamed:
-                        await conversation.send(prompt, tail=tail)
-                        return True
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(channel.read, readline)
-                        await turns(channel.messages(), conversation)
-                        nursery.cancel_scope.cancel()
-                finally:
-                    conversation = started[0]
-                    if conversation.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
-                        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
-                        cancelled.append(conversation.result("cancelled", hint))
+            try:
+                async with conversation.opened():  # the MCP servers, then the session with their tools
+                    headless = HeadlessConversation(conversation, on_event=out, options=options)
+                    started.append(headless)
+                    out(headless.init_event())
+                    try:
+                        if not streamed:
+                            await headless.send(prompt, tail=tail)
+                            return True
+                        async with trio.open_nursery() as nursery:
+                            nursery.start_soon(channel.read, readline)
+                            await turns(channel.messages(), headless)
+                            nursery.cancel_scope.cancel()
+                    finally:
+                        headless = started[0]
+                        if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
+                            hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+                            cancelled.append(headless.result("cancelled", hint))
+            except ReasonixError as exc:
+                if started:
+                    raise
+                problem.append(str(exc))
+                return True
         return not scope.cancelled_caught
 
     finished = run_interruptible(work, resource=client)
@@ -376,16 +386,16 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BROKEN_PIPE
     if not started:
         return fail("interrupted before the conversation started", ExitCode.INTERRUPTED)
-    conversation = started[0]
+    headless = started[0]
     result = out.last_result
     if cancelled or result is None or not finished:
-        hint = f"interrupted; continue with reasonix -p --resume {conversation.session_id}"
-        result = cancelled[0] if cancelled else conversation.result("cancelled", hint)
+        hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+        result = cancelled[0] if cancelled else headless.result("cancelled", hint)
         out(result)
     out.finish()
     if result.subtype == "success":
         return ExitCode.OK
-    hint = f" (session {conversation.session_id})"
+    hint = f" (session {headless.session_id})"
     if result.status == "cancelled":
         return fail(result.result, ExitCode.INTERRUPTED)
     if result.subtype in ("error_max_turns", "error_max_budget_usd"):

@@ -58,18 +58,16 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import RunOptions, build_client, check_workspace
-    from orchestrator.checkpoints.turns import TurnCheckpoints
+    from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.config.model import load_config
+    from orchestrator.conversation.engine import ExecutorConversation, run_task, task_summary
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode
-    from orchestrator.mcp.hub import McpHub
-    from orchestrator.policy.commands import command_setup
+    from orchestrator.launch import ConversationLaunch, open_conversation
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
     from orchestrator.replay.recorder import Recorder
     from orchestrator.signals import run_interruptible
-    from orchestrator.task.run import TaskRun, TaskSummary
+    from orchestrator.summary import TaskSummary
     from orchestrator.ui.approval import terminal_asker
     from orchestrator.ui.stream import JsonLinesRenderer, TerminalRenderer, summary_line
 
@@ -91,75 +89,59 @@ def run(args: argparse.Namespace) -> int:
     json_out = JsonLinesRenderer(sys.stdout) if args.json else None
     console = Console(highlight=False, soft_wrap=True)
     terminal = None if json_out is not None else TerminalRenderer(console)
-    try:
-        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
-        resolved = load_config(workspace=workspace, flags={"base_url": args.base_url}, env=os.environ)
-        interactive = sys.stdin.isatty() and not args.json
-        commands = command_setup(
-            resolved,
-            workspace,
-            sandbox_mode=args.sandbox,
-            permissions=args.permissions,
-            default_permissions="ask" if interactive else "auto",
-            asker=terminal_asker() if interactive else None,
-        )
-        read_only = args.read_only or args.permissions == "read-only"
-        recorder = Recorder.start(workspace) if args.record is not None else None
-        client = build_client(
-            resolved, model=args.model, transport=recorder.transport() if recorder is not None else None
-        )
-        hub = McpHub(
-            resolved.config.mcp,
-            workspace,
-            on_notice=lambda text: err.print(Text(f"reasonix run: {text}")),
-            sandbox=resolved.config.sandbox_policy(),
-        )
-    except ReasonixError as exc:
-        return fail(str(exc), ExitCode.USAGE)
 
     def notice(text: str) -> None:
         err.print(Text(f"reasonix run: {text}", style="yellow"))
 
-    def make_task_run() -> TaskRun:
-        """Built once the MCP servers are up: their tools are in the frozen prefix."""
-        return TaskRun(
-            task,
-            resolved=resolved,
-            workspace=workspace,
-            options=RunOptions(
+    try:
+        workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
+        interactive = sys.stdin.isatty() and not args.json
+        read_only = args.read_only or args.permissions == "read-only"
+        recorder = Recorder.start(workspace) if args.record is not None else None
+        conversation = open_conversation(
+            ConversationLaunch(
+                workspace=workspace,
                 model=args.model,
+                permissions=args.permissions,
+                default_permissions="ask" if interactive else "auto",
                 read_only=read_only,
+                sandbox=args.sandbox,
+                base_url=args.base_url,
                 max_requests=args.max_requests,
-                sandbox=commands.sandbox,
-                gate=commands.gate,
-                mcp=hub,
+                checkpoints=not read_only,
             ),
+            env=os.environ,
             on_event=json_out if json_out is not None else terminal,
-            client=client,
-            hooks=commands.hooks,
-            checkpoints=None if read_only else TurnCheckpoints(workspace, notify=notice),
+            asker=terminal_asker() if interactive else None,
+            on_notice=notice,
+            transport=recorder.transport() if recorder is not None else None,
         )
+    except ReasonixError as exc:
+        return fail(str(exc), ExitCode.USAGE)
+    commands, client, resolved = conversation.commands, conversation.client, conversation.resolved
 
     if commands.notice:
         err.print(Text(f"reasonix run: {commands.notice}", style="red"))
     problem: list[str] = []
-    started: list[TaskRun] = []
+    started: list[ExecutorConversation] = []
 
     async def work() -> TaskSummary | None:
-        async with hub.open():
-            try:
-                task_run = make_task_run()
-            except ReasonixError as exc:
-                problem.append(str(exc))
-                return None
-            started.append(task_run)
-            if terminal is not None:
-                mode = " · read-only" if read_only else ""
-                header = Text(f"executor on {task_run.session.settings.model}{mode} · ", style="dim")
-                header.append(commands.label, style="red" if commands.danger else "dim")
-                header.append(f" · journal {task_run.journal_path}", style="dim")
-                console.print(header, soft_wrap=True)
-            return await task_run.execute()
+        """The session is built once the MCP servers are up: their tools are in the frozen prefix."""
+        try:
+            async with conversation.opened():
+                started.append(conversation)
+                if terminal is not None:
+                    mode = " · read-only" if read_only else ""
+                    header = Text(f"executor on {conversation.session.settings.model}{mode} · ", style="dim")
+                    header.append(commands.label, style="red" if commands.danger else "dim")
+                    header.append(f" · journal {conversation.journal_path}", style="dim")
+                    console.print(header, soft_wrap=True)
+                return await run_task(conversation, task)
+        except ReasonixError as exc:
+            if started:
+                raise
+            problem.append(str(exc))
+            return None
 
     outcome = run_interruptible(work, resource=client)
     if problem:
@@ -168,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         if not started:
             err.print(Text("reasonix run: interrupted before the session started", style="yellow"))
             return ExitCode.INTERRUPTED
-        outcome = started[0].summary("cancelled")
+        outcome = task_summary(started[0], "cancelled")
     summary = outcome
     if recorder is not None:
         from scenarios import ScenarioSettings

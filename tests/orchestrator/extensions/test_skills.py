@@ -8,9 +8,9 @@ from pathlib import Path
 
 from orchestrator.build import RunOptions
 from orchestrator.config.model import load_config
+from orchestrator.conversation import run_task
 from orchestrator.extensions.skills import find_skills
 from orchestrator.repl.slash.skills import skill_command
-from orchestrator.task.run import TaskRun
 from scenarios.emulator import open_emulator
 from sessions.wire.client import ClientSettings, DeepSeekClient
 from tests.support.conversation import (
@@ -22,6 +22,7 @@ from tests.support.conversation import (
     system_of,
     tool_names,
 )
+from tests.support.tasks import task_conversation
 
 LINT_BODY = "Run ruff check --fix, then ruff format; never silence a rule with noqa."
 
@@ -49,15 +50,9 @@ async def _two_runs(ws: Path, cfg: Path) -> tuple[list[bytes], list[int]]:
         client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
         async with client:
             for _ in range(2):
-                run = TaskRun(
-                    "Lint the project",
-                    resolved=resolved,
-                    workspace=ws,
-                    options=RunOptions(),
-                    client=client,
-                    memory_config_dir=cfg,
-                )
-                summary = await run.execute()
+                run = task_conversation(resolved, ws, options=RunOptions(), client=client, memory_config_dir=cfg)
+                summary = await run_task(run, "Lint the project")
+                run.close()
                 assert summary.status == "done", summary
                 hits.append(summary.prompt_cache_hit_tokens)
     return bodies, hits

@@ -12,10 +12,11 @@ import trio
 from orchestrator import api
 from orchestrator.build import build_client
 from orchestrator.config.model import load_config
+from orchestrator.conversation import run_task
 from orchestrator.errors import ReasonixError
-from orchestrator.task.run import TaskRun
 from plans import Plan
 from scenarios.emulator import Script, open_emulator
+from tests.support.tasks import task_conversation
 
 from ..goal_support import EXECUTOR, PLANNER, call, executor_step, reply, step
 
@@ -84,7 +85,7 @@ async def test_the_first_request_is_byte_for_byte_that_of_reasonix_run(tmp_path:
         resolved = load_config(workspace=ws, flags={"base_url": emu.base_url}, env=env)
         client = build_client(resolved, transport=runs)
         async with client:
-            await TaskRun("explain calc.py", resolved=resolved, workspace=ws, client=client).execute()
+            await run_task(task_conversation(resolved, ws, client=client), "explain calc.py")
     assert ours.bodies == runs.bodies
 
 

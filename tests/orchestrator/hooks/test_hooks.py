@@ -14,15 +14,16 @@ import pytest
 from orchestrator.build import RunOptions
 from orchestrator.config.hooks import HookConfig
 from orchestrator.config.model import load_config
+from orchestrator.conversation import run_task
 from orchestrator.hooks.gate import HookGate
 from orchestrator.hooks.hooks import Hooks
-from orchestrator.task.run import TaskRun
 from scenarios.emulator import RunningEmulator, Script, open_emulator
 from scenarios.emulator.app import Response
 from sessions.permissions import PermissionGate, Rules
 from sessions.tools.base import ToolContext
 from sessions.tools.shell.bash import BashArgs, BashTool
 from sessions.wire.client import ClientSettings, DeepSeekClient
+from tests.support.tasks import task_conversation
 
 CLAUDE_STYLE = """\
 import json, sys
@@ -80,16 +81,16 @@ async def _run(tmp_path: Path, hooks: list[HookConfig]) -> tuple[Any, list[bytes
             base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01, backoff_jitter_s=0)
         )
         async with client:
-            run = TaskRun(
-                "Clean up notes.txt",
-                resolved=resolved,
-                workspace=ws,
+            run = task_conversation(
+                resolved,
+                ws,
                 options=RunOptions(gate=gate),
                 client=client,
                 hooks=found,
                 memory_config_dir=tmp_path / "cfg",
             )
-            summary = await run.execute()
+            summary = await run_task(run, "Clean up notes.txt")
+            run.close()
     return summary, bodies, ws, notices
 
 

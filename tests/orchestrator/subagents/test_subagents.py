@@ -15,15 +15,16 @@ from hypothesis import strategies as st
 
 from orchestrator.build import RunOptions, build_executor
 from orchestrator.config.model import load_config
+from orchestrator.conversation import ExecutorConversation, run_task
 from orchestrator.subagents.profiles import NAME, find_profiles
 from orchestrator.subagents.task_tool import TaskTool
-from orchestrator.task.run import TaskRun
 from scenarios.emulator import RunningEmulator, Script, open_emulator
 from scenarios.emulator.app import Response
 from sessions.journal import read_journal
 from sessions.wire.client import ClientSettings, DeepSeekClient
 from tests.support.conversation import system_of, tool_names
 from tests.support.subagents import FIXER, sub_session, subagent_workspace, task_call
+from tests.support.tasks import task_conversation
 
 
 def _script(parent: list[dict[str, Any]], subs: str = "abc") -> Script:
@@ -59,23 +60,25 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 async def _run(
     ws: Path, script: Script, bodies: list[bytes], run_id: str = "r1", on_event: Any = None
-) -> tuple[Any, TaskRun]:
+) -> tuple[Any, ExecutorConversation]:
     resolved = load_config(workspace=ws, env=_env(ws.parent))
     async with open_emulator(script=script) as emu:
         _record(emu, bodies)
         client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
         async with client:
-            run = TaskRun(
-                "Review the project",
-                resolved=resolved,
-                workspace=ws,
+            run = task_conversation(
+                resolved,
+                ws,
                 options=RunOptions(),
                 client=client,
                 run_id=run_id,
                 memory_config_dir=ws.parent / "cfg",
                 on_event=on_event,
             )
-            return await run.execute(), run
+            try:
+                return await run_task(run, "Review the project"), run
+            finally:
+                run.close()
 
 
 def _firsts(ws: Path, run_id: str = "r1") -> list[tuple[int, int]]:
@@ -303,11 +306,11 @@ async def test_the_subagents_together_stop_at_their_shared_bound_and_the_parent_
         _record(emu, bodies)
         client = DeepSeekClient(base_url=emu.base_url, api_key="k", settings=ClientSettings(backoff_initial_s=0.01))
         async with client:
-            run = TaskRun("Review", resolved=resolved, workspace=ws, options=RunOptions(), client=client)
+            run = task_conversation(resolved, ws, options=RunOptions(), client=client)
             tool = run.session.registry.get("task")
             assert isinstance(tool, TaskTool)
             tool.runner.gate.limit = 2
-            summary = await run.execute()
+            summary = await run_task(run, "Review")
     assert summary.status == "done" and summary.text == "They ran out."
     assert sum(1 for b in bodies if not _who(b).startswith("executor")) == 2  # no subagent request past the bound
     results = [m["content"] for m in json.loads(bodies[-1])["messages"] if m["role"] == "tool"]

@@ -17,6 +17,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from orchestrator.checkpoints.turns import TurnRef
 from orchestrator.goal.store import TURNS_FILE
 
+JOURNAL_NAME = "executor.jsonl"
+"""The executor conversation's journal, in its run directory (:func:`orchestrator.conversation.engine.
+conversation_journal`)."""
+
 
 class TurnRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -102,7 +106,7 @@ def conversations(runs_root: Path) -> list[ConversationEntry]:
         return []
     out: list[ConversationEntry] = []
     for folder in runs_root.iterdir():
-        journal = folder / "executor.jsonl"
+        journal = folder / JOURNAL_NAME
         if not journal.is_file() or (folder / "goal.json").exists():
             continue
         records = TurnLog(folder).read()
