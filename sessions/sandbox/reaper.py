@@ -17,12 +17,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import functools
 import itertools
 import os
+import shutil
 import signal
+import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +56,78 @@ def die_with_parent() -> Callable[[], None]:
             os.kill(os.getpid(), signal.SIGKILL)  # pragma: no mutate  — see above
 
     return arm
+
+
+# Run by ``sh`` once setpriv armed the signal, with the pid and the thread id that started it as "$0" and "$1". The
+# signal follows that thread, and comes only if it was armed before the thread exited: so the command runs only if
+# its parent is still that process and the thread has not begun to exit. A thread's ``exe`` link goes (ENOENT) when
+# its exit releases its memory map, which comes before its children are re-parented and signalled: seen there, the
+# thread's exit is still to come and will find the signal armed. Otherwise the command is killed before it runs.
+_PARENT_CHECK = '[ "$PPID" = "$0" ] && [ -e "/proc/$0/task/$1/exe" ] || kill -KILL $$; shift; exec "$@"'
+
+
+@dataclass(frozen=True, slots=True)
+class Armed:
+    """How to start a command so that it dies with the thread that starts it: :func:`armed`."""
+
+    argv: list[str]
+    preexec_fn: Callable[[], None] | None
+    """:func:`die_with_parent` where no ``setpriv --pdeathsig`` exists; None otherwise, so ``subprocess`` vforks."""
+
+
+@functools.cache
+def _has_pdeathsig(setpriv: str) -> bool:
+    """Whether this ``setpriv`` knows ``--pdeathsig`` (util-linux 2.33 and later); asked once a process."""
+    try:
+        done = subprocess.run([setpriv, "--help"], capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--pdeathsig" in done.stdout
+
+
+def _program(name: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> str:
+    """``name`` as ``subprocess`` would run it (looked up on ``env``'s PATH, or relative to ``cwd``), or the OSError
+    its exec would raise: the exec is a shell's here, which tells a failure only by an exit code and a message."""
+    if os.sep in name:
+        path = os.path.join(cwd if cwd is not None else os.curdir, name)  # an absolute name stays as it is
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        found = name  # relative: run from the child's cwd, as ``Popen`` runs it
+    else:
+        which = shutil.which(name, path=os.pathsep.join(os.get_exec_path(env)))
+        if which is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+        found = path = which
+    head = b""
+    with contextlib.suppress(OSError), open(path, "rb") as program:  # unreadable (mode 711): the kernel's to say
+        head = program.read(256)
+    words = head[2:].split(b"\n")[0].split() if head.startswith(b"#!") else []
+    if words and not os.path.exists(words[0]):  # a script whose interpreter is absent: execve says ENOENT
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+    return found
+
+
+def armed(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Armed:
+    """``argv`` made to die (SIGKILL) when the thread that starts it exits, from its first instruction on, even if
+    that thread's process is SIGKILLed while bubblewrap starts; ``env`` and ``cwd`` are the child's (None: ours).
+
+    util-linux's ``setpriv --pdeathsig KILL`` arms ``PR_SET_PDEATHSIG`` and execs ``sh``, which kills itself if the
+    thread that started it began to exit before the arming (or its process died: no signal would ever come) and
+    otherwise execs ``argv`` (the signal is kept across exec, except into a set-user-ID program). With no
+    ``preexec_fn``, ``subprocess`` vforks; a ``preexec_fn`` makes it fork, which copies the page tables of the whole
+    process (DESIGN §5, Safety). Without such a ``setpriv`` (or without ``/proc``) it falls back to
+    :func:`die_with_parent`. Raises FileNotFoundError or PermissionError when ``argv[0]`` cannot run."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not os.path.exists("/proc/self/exe") or not _has_pdeathsig(setpriv):
+        return Armed(list(argv), die_with_parent())
+    program = _program(argv[0], env, cwd)
+    thread = str(threading.get_native_id())
+    shim = [setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _PARENT_CHECK, str(os.getpid()), thread]
+    return Armed([*shim, program, *argv[1:]], None)
 
 
 _PR_SET_CHILD_SUBREAPER = 36
