@@ -52,7 +52,14 @@ WAYS: dict[str, Callable[..., Armed]] = {
 }
 
 
-def once(start: Armed, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+def _cpu() -> float:
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def once(start: Armed, env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
+    """Milliseconds until ``Popen`` returns, until the command exited, and of CPU (this process and its children)."""
+    cpu = _cpu()
     begin = time.perf_counter()
     popen = subprocess.Popen(
         start.argv,
@@ -66,20 +73,22 @@ def once(start: Armed, env: dict[str, str], cwd: Path) -> tuple[float, float]:
     )
     started = time.perf_counter()
     popen.wait()
-    return (started - begin) * 1000, (time.perf_counter() - begin) * 1000
+    ended = time.perf_counter()
+    return (started - begin) * 1000, (ended - begin) * 1000, (_cpu() - cpu) * 1000
 
 
-async def tool_runs(ctx: ToolContext, n: int) -> dict[str, list[float]]:
+async def tool_runs(ctx: ToolContext, n: int) -> dict[str, list[tuple[float, float]]]:
     """The bash tool running ``true``, alternating the old arming and the new one in ``spawn``."""
     registry = default_registry(use_ripgrep=False)
     call = PreparedCall(id="c", name="bash", args={"command": "true"})
-    runs: dict[str, list[float]] = {"before": [], "now": []}
+    runs: dict[str, list[tuple[float, float]]] = {"before": [], "now": []}
     for _ in range(n):
         for name, way in (("before", forked), ("now", armed)):
             vars(spawn_module)["armed"] = way  # what spawn() calls
+            cpu = _cpu()
             begin = time.perf_counter()
             results = await dispatch(registry, [call], ctx, read_only=False)
-            runs[name].append((time.perf_counter() - begin) * 1000)
+            runs[name].append(((time.perf_counter() - begin) * 1000, (_cpu() - cpu) * 1000))
             assert not results[0].is_error, results[0]
     vars(spawn_module)["armed"] = armed
     return runs
@@ -104,7 +113,7 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     box = BubblewrapSandbox(bwrap=bwrap, policy=SandboxPolicy())
     load = os.getloadavg()
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in WAYS}
+    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in WAYS}
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         for _ in range(args.n):
@@ -114,18 +123,24 @@ def main() -> None:
                 release(launch.bounds)
         tool = trio.run(tool_runs, ToolContext(root=ws, sandbox=box), args.n)
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; RSS {rss_mb:.0f} MB; N={args.n} each, interleaved")
-    print("bubblewrap `bash -c true`, medians:")
+    print("bubblewrap `bash -c true`: medians of wall time; CPU (this process and its children) a launch, mean")
     for name, rows in runs.items():
         popen_ms = statistics.median(r[0] for r in rows)
         total_ms = statistics.median(r[1] for r in rows)
-        print(f"  {name:32} Popen returns {popen_ms:6.2f} ms   command exited {total_ms:6.2f} ms")
-    before = statistics.median(r[1] for r in runs["fork + die_with_parent (before)"])
-    now = statistics.median(r[1] for r in runs["vfork + setpriv shim (now)"])
-    print(f"  now/before {now / before:.2f}x")
-    tool_before, tool_now = statistics.median(tool["before"]), statistics.median(tool["now"])
-    print("bash tool running `true` in bubblewrap, median per command:")
-    print(f"  before (fork + die_with_parent) {tool_before:6.2f} ms")
-    print(f"  now (vfork + setpriv shim)      {tool_now:6.2f} ms   now/before {tool_now / tool_before:.2f}x")
+        cpu_ms = statistics.mean(r[2] for r in rows)
+        print(f"  {name:32} Popen returns {popen_ms:6.2f} ms   exited {total_ms:6.2f} ms   CPU {cpu_ms:6.2f} ms")
+    before, now = runs["fork + die_with_parent (before)"], runs["vfork + setpriv shim (now)"]
+    wall = statistics.median(r[1] for r in now) / statistics.median(r[1] for r in before)
+    cpu = statistics.mean(r[2] for r in now) / statistics.mean(r[2] for r in before)
+    print(f"  now/before: wall {wall:.2f}x, CPU {cpu:.2f}x")
+    print("bash tool running `true` in bubblewrap, a command: median wall, mean CPU")
+    for name, label in (("before", "before (fork + die_with_parent)"), ("now", "now (vfork + setpriv shim)")):
+        wall_ms = statistics.median(r[0] for r in tool[name])
+        cpu_ms = statistics.mean(r[1] for r in tool[name])
+        print(f"  {label:32} {wall_ms:6.2f} ms   CPU {cpu_ms:6.2f} ms")
+    wall = statistics.median(r[0] for r in tool["now"]) / statistics.median(r[0] for r in tool["before"])
+    cpu = statistics.mean(r[1] for r in tool["now"]) / statistics.mean(r[1] for r in tool["before"])
+    print(f"  now/before: wall {wall:.2f}x, CPU {cpu:.2f}x")
     del ballast
 
 

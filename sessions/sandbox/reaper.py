@@ -86,8 +86,9 @@ def _has_pdeathsig(setpriv: str) -> bool:
 
 
 def _program(name: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> str:
-    """``name`` as ``subprocess`` would run it (looked up on ``env``'s PATH, or relative to ``cwd``), or the OSError
-    its exec would raise: the exec is a shell's here, which tells a failure only by an exit code and a message."""
+    """What the shim execs for ``name``, once it is known to run where ``subprocess`` would find it (on ``env``'s
+    PATH, or relative to ``cwd``); else the OSError ``Popen`` would raise, since the shell whose exec fails tells it
+    only by an exit code and a message."""
     if os.sep in name:
         path = os.path.join(cwd if cwd is not None else os.curdir, name)  # an absolute name stays as it is
         if not os.path.exists(path):
@@ -99,7 +100,10 @@ def _program(name: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[st
         which = shutil.which(name, path=os.pathsep.join(os.get_exec_path(env)))
         if which is None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
-        found = path = which
+        path = which
+        # The shell finds it on the same PATH, and the command keeps the argv[0] it was given; without a PATH the
+        # shell's default differs from Popen's, so the path found is run.
+        found = name if "PATH" in (os.environ if env is None else env) else which
     head = b""
     with contextlib.suppress(OSError), open(path, "rb") as program:  # unreadable (mode 711): the kernel's to say
         head = program.read(256)

@@ -93,8 +93,12 @@ def test_the_command_runs_only_under_the_thread_it_was_armed_for(tmp_path: Path)
 
 @pytest.mark.setpriv
 def test_the_armed_command_is_the_program_popen_would_run(tmp_path: Path) -> None:
-    mine = armed(["sh", "-c", "exit 3"], {"PATH": "/usr/bin:/bin"}, tmp_path)
-    assert mine.argv[-3:] == [str(Path("/usr/bin/sh") if Path("/usr/bin/sh").exists() else "/bin/sh"), "-c", "exit 3"]
+    named = armed(["sh", "-c", 'echo "$0"'], {"PATH": "/usr/bin:/bin"}, tmp_path)
+    assert named.argv[-3:] == ["sh", "-c", 'echo "$0"']  # found on the same PATH by the shell: its argv[0] kept
+    assert subprocess.run(named.argv, env={"PATH": "/usr/bin:/bin"}, capture_output=True).stdout == b"sh\n"
+    pathless = armed(["sh", "-c", "exit 3"], {}, tmp_path)
+    assert pathless.argv[-3] in ("/bin/sh", "/usr/bin/sh")  # Popen's default PATH, not the shell's
+    assert subprocess.run(pathless.argv, env={}).returncode == 3
     script = tmp_path / "prog"
     script.write_text('#!/bin/sh\necho "$0 $*"\n')
     script.chmod(0o755)
