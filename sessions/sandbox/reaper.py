@@ -58,12 +58,13 @@ def die_with_parent() -> Callable[[], None]:
     return arm
 
 
-# Run by ``sh`` once setpriv armed the signal, with the pid and the thread id that started it as "$0" and "$1". The
+# Run by ``sh`` once setpriv armed the signal, with the pid and the thread id that started it as "$1" and "$2". The
 # signal follows that thread, and comes only if it was armed before the thread exited: so the command runs only if
 # its parent is still that process and the thread has not begun to exit. A thread's ``exe`` link goes (ENOENT) when
 # its exit releases its memory map, which comes before its children are re-parented and signalled: seen there, the
 # thread's exit is still to come and will find the signal armed. Otherwise the command is killed before it runs.
-_PARENT_CHECK = '[ "$PPID" = "$0" ] && [ -e "/proc/$0/task/$1/exe" ] || kill -KILL $$; shift; exec "$@"'
+_PARENT_CHECK = '[ "$PPID" = "$1" ] && [ -e "/proc/$1/task/$2/exe" ] || kill -KILL $$; shift 2; '
+_SH = "/bin/sh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +122,22 @@ def armed(
 
     util-linux's ``setpriv --pdeathsig KILL`` arms ``PR_SET_PDEATHSIG`` and execs ``sh``, which kills itself if the
     thread that started it began to exit before the arming (or its process died: no signal would ever come) and
-    otherwise execs ``argv`` (the signal is kept across exec, except into a set-user-ID program). With no
+    otherwise execs ``argv`` (the signal is kept across exec, except into a set-user-ID program); an ``argv`` that is
+    a ``/bin/sh -c`` script gets the check at the head of its script instead. With no
     ``preexec_fn``, ``subprocess`` vforks; a ``preexec_fn`` makes it fork, which copies the page tables of the whole
     process (DESIGN §5, Safety). Without such a ``setpriv`` (or without ``/proc``) it falls back to
     :func:`die_with_parent`. Raises FileNotFoundError or PermissionError when ``argv[0]`` cannot run."""
     setpriv = shutil.which("setpriv")
     if setpriv is None or not os.path.exists("/proc/self/exe") or not _has_pdeathsig(setpriv):
         return Armed(list(argv), die_with_parent())
+    parent = [str(os.getpid()), str(threading.get_native_id())]
+    shim = [setpriv, "--pdeathsig", "KILL", "--", _SH, "-c"]
+    if len(argv) > 2 and argv[0] == _SH and argv[1] == "-c":
+        # A launch that begins with a ``sh`` of its own (as root, the one that enters the command's cgroup): the check
+        # goes before its script, which then sees its own $0 and arguments, and one exec is saved.
+        return Armed([*shim, _PARENT_CHECK + argv[2], argv[3] if len(argv) > 3 else _SH, *parent, *argv[4:]], None)
     program = _program(argv[0], env, cwd)
-    thread = str(threading.get_native_id())
-    shim = [setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _PARENT_CHECK, str(os.getpid()), thread]
-    return Armed([*shim, program, *argv[1:]], None)
+    return Armed([*shim, _PARENT_CHECK + 'exec "$@"', _SH, *parent, program, *argv[1:]], None)
 
 
 _PR_SET_CHILD_SUBREAPER = 36

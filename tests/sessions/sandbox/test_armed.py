@@ -70,15 +70,23 @@ _RUN_FROM_A_CHILD = "import subprocess, sys\nprint(subprocess.run(sys.argv[1:]).
 
 
 @pytest.mark.setpriv
-def test_the_command_runs_only_under_the_thread_it_was_armed_for(tmp_path: Path) -> None:
+@pytest.mark.parametrize("own_sh", [False, True])
+def test_the_command_runs_only_under_the_thread_it_was_armed_for(tmp_path: Path, own_sh: bool) -> None:
     """What the shim sees when its parent died (or the thread that started it exited) before setpriv armed the
     signal: no signal would ever come, so it kills itself before the command runs. Here the armed argv is run by
-    another process, and by this process after the thread it was armed on has ended."""
+    another process, and by this process after the thread it was armed on has ended. A ``/bin/sh -c`` launch (as
+    root's, that enters a cgroup) gets the check in its own script, with its $0 and arguments as they were."""
     ran = tmp_path / "ran"
-    command = ["sh", "-c", f"echo ran >> {ran}"]
+    if own_sh:
+        command = ["/bin/sh", "-c", f'echo "$0 $# $*" >> {ran}', "zero", "a b", "c"]
+        said = "zero 2 a b c\n"
+    else:
+        command = ["sh", "-c", f"echo ran >> {ran}"]
+        said = "ran\n"
     mine = armed(command)
     assert mine.preexec_fn is None
-    assert subprocess.run(mine.argv).returncode == 0 and ran.read_text() == "ran\n"  # its thread: it runs
+    assert (mine.argv[-len(command) :] == command) != own_sh  # its own sh: no second shell, the check in its script
+    assert subprocess.run(mine.argv).returncode == 0 and ran.read_text() == said  # its thread: it runs
 
     other = subprocess.run([sys.executable, "-c", _RUN_FROM_A_CHILD, *mine.argv], capture_output=True, text=True)
     assert other.stdout == f"{-signal.SIGKILL}\n"  # another parent: killed
@@ -88,7 +96,7 @@ def test_the_command_runs_only_under_the_thread_it_was_armed_for(tmp_path: Path)
     thread.start()
     thread.join()
     assert subprocess.run(on_thread[0].argv).returncode == -signal.SIGKILL  # its thread has ended: killed
-    assert ran.read_text() == "ran\n"
+    assert ran.read_text() == said
 
 
 @pytest.mark.setpriv
