@@ -100,7 +100,18 @@ def test_the_command_runs_only_under_the_thread_it_was_armed_for(tmp_path: Path,
 
 
 @pytest.mark.setpriv
-def test_the_armed_command_is_the_program_popen_would_run(tmp_path: Path) -> None:
+def test_a_sh_script_of_its_own_keeps_its_zeroth_argument(tmp_path: Path) -> None:
+    for command, said in (
+        (["/bin/sh", "-c", 'echo "$0 $#"'], b"/bin/sh 0\n"),
+        (["/bin/sh", "-c", 'echo "$0 $#"', "zero"], b"zero 0\n"),
+    ):
+        mine = armed(command)
+        assert mine.argv[-len(command) :] != command  # the check is in its script: no second shell
+        assert subprocess.run(mine.argv, capture_output=True).stdout == said
+
+
+@pytest.mark.setpriv
+def test_the_armed_command_is_the_program_popen_would_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     named = armed(["sh", "-c", 'echo "$0"'], {"PATH": "/usr/bin:/bin"}, tmp_path)
     assert named.argv[-3:] == ["sh", "-c", 'echo "$0"']  # found on the same PATH by the shell: its argv[0] kept
     assert subprocess.run(named.argv, env={"PATH": "/usr/bin:/bin"}, capture_output=True).stdout == b"sh\n"
@@ -114,6 +125,8 @@ def test_the_armed_command_is_the_program_popen_would_run(tmp_path: Path) -> Non
     assert relative.argv[-2:] == ["./prog", "x"]  # run from the child's cwd, as Popen runs it
     done = subprocess.run(relative.argv, cwd=tmp_path, capture_output=True, text=True)
     assert done.stdout == "./prog x\n"
+    monkeypatch.chdir(tmp_path)
+    assert armed(["./prog"]).argv[-1] == "./prog"  # no cwd: ours
 
 
 @pytest.mark.setpriv
