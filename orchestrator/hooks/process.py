@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox import Launch, Sandbox, die_with_parent, kill_launch, release
+from sessions.sandbox import Launch, Sandbox, armed, kill_launch, release
 
 OUTPUT_LIMIT = 1_000_000
 """Bytes kept of a hook's stdout and of its stderr each."""
@@ -53,15 +53,16 @@ def _start(launch: Launch, cwd: Path) -> tuple[subprocess.Popen[bytes], tuple[in
     """Start the launch with three pipes; our ends of them (stdin's write end, stdout's and stderr's read ends)."""
     pipes = [os.pipe() for _ in range(3)]
     try:
+        start = armed(launch.argv, launch.env, cwd)
         popen = subprocess.Popen(
-            list(launch.argv),
+            start.argv,
             cwd=cwd,
             env=dict(launch.env),
             stdin=pipes[0][0],
             stdout=pipes[1][1],
             stderr=pipes[2][1],
             start_new_session=True,
-            preexec_fn=die_with_parent(),  # a hook dies with Reasonix, sandboxed or not, even while bwrap starts
+            preexec_fn=start.preexec_fn,  # a hook dies with Reasonix, sandboxed or not, even while bwrap starts
         )
     except BaseException:
         for r, w in pipes:

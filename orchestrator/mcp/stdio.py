@@ -5,7 +5,7 @@ The SDK's own ``stdio_client`` starts the process from a worker thread (trio's `
 bubblewrap's ``--die-with-parent`` follows the *thread* that started it: the server was killed when that idle
 thread exited, so the launch went without it, and a server outlived a SIGKILLed Reasonix unless it read its stdin's
 EOF (one that hung never did). Started here with :func:`~sessions.sandbox.spawn.spawn_server` it dies with this
-thread like every command (``PR_SET_PDEATHSIG`` armed before exec, then ``--die-with-parent``).
+thread like every command (``PR_SET_PDEATHSIG`` armed before the launch runs, then ``--die-with-parent``).
 
 Stopping it: stdin closes (a server ends on its EOF), and one that has not exited within ``grace_s`` is killed with
 its process group; then whatever is left of the launch is killed by its marker

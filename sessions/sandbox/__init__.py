@@ -22,7 +22,7 @@ from sessions.sandbox.policy import (
     SandboxMode,
     SandboxPolicy,
 )
-from sessions.sandbox.reaper import die_with_parent, kill_launch
+from sessions.sandbox.reaper import armed, kill_launch
 
 __all__ = [
     "BASE_ENV",
@@ -40,9 +40,9 @@ __all__ = [
     "SandboxMode",
     "SandboxPolicy",
     "Spawned",
+    "armed",
     "command_env",
     "describe",
-    "die_with_parent",
     "kill_launch",
     "release",
     "sandbox_for",

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 
-from sessions.sandbox.reaper import die_with_parent
+from sessions.sandbox.reaper import armed
 
 START_TIMEOUT_S = 5.0
 _LOOPBACK_UP = (
@@ -75,13 +75,14 @@ class SharedNetwork:
         argv += [sys.executable, "-I", "-S", "-c", _LOOPBACK_UP]
         try:
             # On the trio thread, like every confined command (spawn.py): the death signal follows this thread.
+            start = armed(argv)
             self._popen = subprocess.Popen(
-                argv,
+                start.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=die_with_parent(),
+                preexec_fn=start.preexec_fn,
             )
         except OSError as exc:
             self.problem = f"the network anchor cannot start: {exc.strerror or exc}"

@@ -17,12 +17,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import functools
 import itertools
 import os
+import shutil
 import signal
+import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +56,91 @@ def die_with_parent() -> Callable[[], None]:
             os.kill(os.getpid(), signal.SIGKILL)  # pragma: no mutate  — see above
 
     return arm
+
+
+# Run by ``sh`` once setpriv armed the signal, with the pid and the thread id that started it as "$1" and "$2". The
+# signal follows that thread, and comes only if it was armed before the thread exited: so the command runs only if
+# its parent is still that process and the thread has not begun to exit. A thread's ``exe`` link goes (ENOENT) when
+# its exit releases its memory map, which comes before its children are re-parented and signalled: seen there, the
+# thread's exit is still to come and will find the signal armed. Otherwise the command is killed before it runs.
+_PARENT_CHECK = '[ "$PPID" = "$1" ] && [ -e "/proc/$1/task/$2/exe" ] || kill -KILL $$; shift 2; '
+_SH = "/bin/sh"
+
+
+@dataclass(frozen=True, slots=True)
+class Armed:
+    """How to start a command so that it dies with the thread that starts it: :func:`armed`."""
+
+    argv: list[str]
+    preexec_fn: Callable[[], None] | None
+    """:func:`die_with_parent` where no ``setpriv --pdeathsig`` exists; None otherwise, so ``subprocess`` vforks."""
+
+
+@functools.cache
+def _has_pdeathsig(setpriv: str) -> bool:
+    """Whether this ``setpriv`` knows ``--pdeathsig`` (util-linux 2.33 and later); asked once a process."""
+    # Its exit status is not read; the bound and the failure (a setpriv that vanished or hangs since it was found)
+    # are for a machine no test can make.
+    try:
+        done = subprocess.run([setpriv, "--help"], capture_output=True, timeout=5, check=False)  # pragma: no mutate
+    except (OSError, subprocess.TimeoutExpired):  # pragma: no mutate  — see above
+        return False  # pragma: no mutate  — see above
+    return b"--pdeathsig" in done.stdout
+
+
+def _program(name: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> str:
+    """What the shim execs for ``name``, once it is known to run where ``subprocess`` would find it (on ``env``'s
+    PATH, or relative to ``cwd``); else the OSError ``Popen`` would raise, since the shell whose exec fails tells it
+    only by an exit code and a message."""
+    if os.sep in name:
+        path = os.path.join(cwd if cwd is not None else os.curdir, name)  # an absolute name stays as it is
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        found = name  # relative: run from the child's cwd, as ``Popen`` runs it
+    else:
+        which = shutil.which(name, path=os.pathsep.join(os.get_exec_path(env)))
+        if which is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+        path = which
+        # The shell finds it on the same PATH, and the command keeps the argv[0] it was given; without a PATH the
+        # shell's default differs from Popen's, so the path found is run.
+        found = name if "PATH" in (os.environ if env is None else env) else which
+    head = b""
+    with contextlib.suppress(OSError), open(path, "rb") as program:  # unreadable (mode 711): the kernel's to say
+        head = program.read(256)  # pragma: no mutate  — any size holding a first line will do
+    # A first line of "#!" alone is one only the kernel's ENOEXEC tells apart, which the shell then runs as a script.
+    words = head[2:].split(b"\n")[0].split() if head.startswith(b"#!") else []  # pragma: no mutate  — see above
+    if words and not os.path.exists(words[0]):  # a script whose interpreter is absent: execve says ENOENT
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+    return found
+
+
+def armed(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Armed:
+    """``argv`` made to die (SIGKILL) when the thread that starts it exits, from its first instruction on, even if
+    that thread's process is SIGKILLed while bubblewrap starts; ``env`` and ``cwd`` are the child's (None: ours).
+
+    util-linux's ``setpriv --pdeathsig KILL`` arms ``PR_SET_PDEATHSIG`` and execs ``sh``, which kills itself if the
+    thread that started it began to exit before the arming (or its process died: no signal would ever come) and
+    otherwise execs ``argv`` (the signal is kept across exec, except into a set-user-ID program); an ``argv`` that is
+    a ``/bin/sh -c`` script gets the check at the head of its script instead. With no
+    ``preexec_fn``, ``subprocess`` vforks; a ``preexec_fn`` makes it fork, which copies the page tables of the whole
+    process (DESIGN §5, Safety). Without such a ``setpriv`` (or without ``/proc``) it falls back to
+    :func:`die_with_parent`. Raises FileNotFoundError or PermissionError when ``argv[0]`` cannot run."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not os.path.exists("/proc/self/exe") or not _has_pdeathsig(setpriv):
+        return Armed(list(argv), die_with_parent())
+    parent = [str(os.getpid()), str(threading.get_native_id())]
+    shim = [setpriv, "--pdeathsig", "KILL", "--", _SH, "-c"]
+    if len(argv) > 2 and argv[0] == _SH and argv[1] == "-c":
+        # A launch that begins with a ``sh`` of its own (as root, the one that enters the command's cgroup): the check
+        # goes before its script, which then sees its own $0 and arguments, and one exec is saved.
+        return Armed([*shim, _PARENT_CHECK + argv[2], argv[3] if len(argv) > 3 else _SH, *parent, *argv[4:]], None)
+    program = _program(argv[0], env, cwd)
+    return Armed([*shim, _PARENT_CHECK + 'exec "$@"', _SH, *parent, program, *argv[1:]], None)
 
 
 _PR_SET_CHILD_SUBREAPER = 36

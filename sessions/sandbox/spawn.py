@@ -8,9 +8,10 @@ a trio stream: a command dies with Reasonix, and only then.
 
 bubblewrap arms ``--die-with-parent`` only after its clone, and as root a ``sh`` that enters the command's cgroup
 runs before it (a cgroup move takes milliseconds): a SIGKILL of Reasonix in that gap left the sandbox to start
-unwatched. :func:`die_with_parent` arms the same signal in the child between fork and exec, where it survives the
-exec into ``sh`` and bubblewrap, so the process spawned dies with this thread from its first instruction. (A
-``preexec_fn`` makes ``subprocess`` fork instead of vfork; see DESIGN §5, Safety, for what that costs.)
+unwatched. The launch is therefore started through :func:`~sessions.sandbox.reaper.armed`: ``setpriv --pdeathsig
+KILL`` arms the same signal before anything else runs, and it survives the exec into ``sh`` and bubblewrap, so the
+process spawned dies with this thread from its first instruction (a ``preexec_fn`` did that until it was seen to make
+``subprocess`` fork instead of vfork: DESIGN §5, Safety).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import IO
 
 import trio
 
-from sessions.sandbox.reaper import die_with_parent
+from sessions.sandbox.reaper import armed
 
 
 class Spawned:
@@ -85,16 +86,18 @@ class Spawned:
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], status_at: int | None = None) -> Spawned:
     """Start ``argv`` in a new session with no stdin and stdout and stderr on one pipe, dying with the calling
-    thread (:func:`die_with_parent`). With ``status_at`` (a launch's :attr:`~sessions.sandbox.base.Launch.status_at`)
-    bubblewrap writes its status to a pipe of its own, read by :attr:`Spawned.never_started`. Raises OSError."""
+    thread (:func:`~sessions.sandbox.reaper.armed`). With ``status_at`` (a launch's
+    :attr:`~sessions.sandbox.base.Launch.status_at`) bubblewrap writes its status to a pipe of its own, read by
+    :attr:`Spawned.never_started`. Raises OSError."""
     read_end, write_end = os.pipe()
     status = None
     if status_at is not None:
         status = os.pipe()
         argv = [*argv[:status_at], "--json-status-fd", str(status[1]), *argv[status_at:]]
     try:
+        start = armed(argv, env, cwd)
         popen = subprocess.Popen(
-            list(argv),
+            start.argv,
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -102,7 +105,7 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], status_at: 
             stderr=write_end,
             start_new_session=True,
             pass_fds=(status[1],) if status is not None else (),
-            preexec_fn=die_with_parent(),
+            preexec_fn=start.preexec_fn,
         )
     except BaseException:
         os.close(read_end)
@@ -127,15 +130,16 @@ def spawn_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stde
         os.close(stdin_write)  # pragma: no mutate  — see above
         raise
     try:
+        start = armed(argv, env, cwd)
         popen = subprocess.Popen(
-            list(argv),
+            start.argv,
             cwd=cwd,
             env=dict(env),
             stdin=stdin_read,
             stdout=stdout_write,
             stderr=stderr,
             start_new_session=True,
-            preexec_fn=die_with_parent(),
+            preexec_fn=start.preexec_fn,
         )
     except BaseException:
         os.close(stdin_write)

@@ -60,6 +60,14 @@ def _git_missing() -> str | None:
     return None
 
 
+def _setpriv_missing() -> str | None:
+    from sessions.sandbox.reaper import armed
+
+    if armed(["true"]).preexec_fn is not None:
+        return "no setpriv with --pdeathsig on PATH: install util-linux 2.33 or later (sudo apt-get install util-linux)"
+    return None
+
+
 def _ray_missing() -> str | None:
     if importlib.util.find_spec("ray") is None:
         return "Ray is not installed: pip install -e '.[test]' (or '.[ray]')"
@@ -74,6 +82,7 @@ PARTS: dict[str, Part] = {
         Part("node", "Node.js (node and npx)", _node_missing),
         Part("git", "the git command", _git_missing),
         Part("ray", "a local Ray cluster", _ray_missing),
+        Part("setpriv", "util-linux's setpriv with --pdeathsig", _setpriv_missing),
     )
 }
 

@@ -1,12 +1,13 @@
 """Reasonix SIGKILLed while a sandbox is still starting: the process ``spawn`` started dies with it.
 
 bubblewrap arms ``--die-with-parent`` only after its clone, and as root a ``sh`` enters the command's cgroup before
-it even runs. ``spawn`` arms ``PR_SET_PDEATHSIG`` between fork and exec (``die_with_parent``), so a kill anywhere in
-that gap takes the launch down. Each round of the driver below is one Reasonix (a process forked from the driver)
-that starts a real sandboxed ``sleep TAG`` and is SIGKILLed a staggered moment later. So that the kill is known to
-fall in the gap, the launch is stopped (SIGSTOP) first and its children read: a round whose bubblewrap has already
-cloned is bubblewrap's own window (DESIGN §5, Safety), cleaned up and not counted. The driver resumes the launch
-after the kill (SIGCONT): without the fix it goes on and starts the sandbox, with it it is already dead.
+it even runs. ``spawn`` arms ``PR_SET_PDEATHSIG`` before the launch runs (``armed``: ``setpriv``, then a check that
+the parent did not die first; ``die_with_parent`` between fork and exec where there is no ``setpriv``), so a kill
+anywhere in that gap takes the launch down. Each round of the driver below is one Reasonix (a process forked from
+the driver) that starts a real sandboxed ``sleep TAG`` and is SIGKILLed a staggered moment later. So that the kill
+is known to fall in the gap, the launch is stopped (SIGSTOP) first and its children read: a round whose bubblewrap
+has already cloned is bubblewrap's own window (DESIGN §5, Safety), cleaned up and not counted. The driver resumes
+the launch after the kill (SIGCONT): without the fix it goes on and starts the sandbox, with it it is already dead.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ print(os.waitstatus_to_exitcode(orphaned), os.waitstatus_to_exitcode(kept))
 
 
 def test_a_child_whose_parent_died_before_the_prctl_kills_itself() -> None:
+    """``die_with_parent``, the fallback without ``setpriv`` (test_armed.py pins the shim's own check)."""
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-c", _ORPHAN], env=env, capture_output=True, text=True, timeout=60)
