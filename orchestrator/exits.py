@@ -98,13 +98,14 @@ def escaped(exc: BaseException, prog: str = "reasonix") -> int | None:
         _say(prog, "interrupted")
         return ExitCode.INTERRUPTED
     from orchestrator.errors import ConfigError, ReasonixError, UsageError
-    from plans import PlanError
-    from sessions.wire import DeepSeekError
 
     for leaf in found:
         if isinstance(leaf, (ConfigError, UsageError)):
             _say(prog, str(leaf))
             return ExitCode.USAGE
+    from plans import PlanError  # only now: a usage error imports nothing more
+    from sessions.wire import DeepSeekError
+
     for leaf in found:
         if isinstance(leaf, (DeepSeekError, ReasonixError, PlanError)):
             _say(prog, str(leaf))

@@ -35,6 +35,7 @@ from orchestrator.errors import UsageError
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.commands import CommandSetup
+from orchestrator.policy.limits import check_limits as check_limits  # re-exported, as before
 from sessions.tools import Gate
 from sessions.wire import DeepSeekClient, ReplySource
 
@@ -50,16 +51,6 @@ if TYPE_CHECKING:
 ReviewerFactory: TypeAlias = "Callable[[GoalSetup], Reviewer]"
 """How a front end reviews plans: called (with the run's setup, for the cost estimate) only when a review is needed;
 raises :class:`~orchestrator.errors.ReviewUnavailableError` when nobody can review there."""
-
-
-def check_limits(budget_usd: float | None, max_requests: int | None, max_minutes: float | None) -> None:
-    """:class:`UsageError` for a limit that is not positive."""
-    if budget_usd is not None and not budget_usd > 0:
-        raise UsageError("--budget-usd must be more than 0")
-    if max_requests is not None and max_requests < 1:
-        raise UsageError("--max-requests must be at least 1")
-    if max_minutes is not None and not max_minutes > 0:
-        raise UsageError("--max-minutes must be more than 0")
 
 
 @dataclass(frozen=True)
