@@ -30,6 +30,23 @@ import os
 import sys
 from collections.abc import Iterator
 from enum import IntEnum
+from typing import Literal, get_args
+
+GoalState = Literal[
+    "planning",
+    "awaiting_review",
+    "executing",
+    "replanning",
+    "complete",
+    "blocked",
+    "paused",
+    "failed",
+    "cancelled",
+]
+EndState = Literal["complete", "blocked", "paused", "failed", "cancelled"]
+"""The states a run of the goal loop ends in (``paused`` is resumable). Here, with the exit statuses they map to,
+so that what reads a run's state (``reasonix runs``, the goal store) does not import the events' models."""
+TERMINAL_STATES: frozenset[str] = frozenset(get_args(EndState))
 
 
 class ExitCode(IntEnum):
