@@ -19,23 +19,14 @@ from orchestrator.config.endpoints import ModelChoiceError as ModelChoiceError
 from orchestrator.config.endpoints import api_key_for as api_key_for
 from orchestrator.config.endpoints import build_client as build_client
 from orchestrator.config.endpoints import resolve_model as resolve_model
-from orchestrator.config.endpoints import role_entries
-from orchestrator.config.model import Config, ResolvedConfig
-from orchestrator.config.providers import unpriced_budget_problem
-from orchestrator.errors import ReasonixError
+from orchestrator.config.model import ResolvedConfig
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
-from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
-from orchestrator.goal.store import GoalRecord, RunStore
-from orchestrator.policy.budget import Budget
-from orchestrator.policy.escalation import EscalationPolicy
-from orchestrator.policy.workspace_rule import workspace_refusal
-from orchestrator.review.reviewer import Reviewer
+from orchestrator.policy.workspace_rule import WorkspaceError as WorkspaceError  # re-exported, as before
+from orchestrator.policy.workspace_rule import check_workspace as check_workspace
 from orchestrator.subagents.bundle import SessionExtensions
 from orchestrator.subagents.task_tool import charge_to
-from plans import Plan, StepStatus
 from sessions import Session, SessionEvent, SessionSettings
 from sessions.accounting import PriceBook, PriceError
-from sessions.permissions import Asker
 from sessions.prompt import build_prefix, load_standing_memory, user_config_dir
 from sessions.sandbox import NoSandbox, Sandbox
 from sessions.tiers import tiered_registry
@@ -43,13 +34,16 @@ from sessions.tools import Gate, ToolContext, ToolRegistry, default_registry
 from sessions.wire import DeepSeekClient, ReplySource, RequestGate
 
 if TYPE_CHECKING:
+    # The goal loop (and networkx with it) is imported by the functions that build a goal, not by this module: a
+    # conversation, ``reasonix -p`` and the commands that only read runs never run a goal (issue 49).
+    from orchestrator.config.model import Config
+    from orchestrator.goal.runner import AnyEvent, GoalOptions, GoalRunner
     from orchestrator.mcp.hub import McpHub
+    from orchestrator.review.reviewer import Reviewer
+    from plans import Plan
+    from sessions.permissions import Asker
 
 EXECUTOR_SESSION = "executor"
-
-
-class WorkspaceError(ReasonixError):
-    """The user is at fault: the workspace is not a directory we can work in."""
 
 
 @dataclass(frozen=True)
@@ -71,16 +65,6 @@ class RunOptions:
 
 def run_dir(workspace: Path, run_id: str) -> Path:
     return workspace / ".reasonix" / "runs" / run_id
-
-
-def check_workspace(workspace: Path, session: str | None = None) -> Path:
-    """The resolved directory; with ``session`` (what to do instead), never ``$HOME``, ``/`` or a system directory."""
-    path = workspace.expanduser().resolve()
-    if not path.is_dir():
-        raise WorkspaceError(f"the workspace {workspace} is not a directory; create it or pass --workspace DIR")
-    if session is not None and (reason := workspace_refusal(path)) is not None:
-        raise WorkspaceError(f"the workspace {path} {reason}; {session}")
-    return path
 
 
 @dataclass(frozen=True)
@@ -224,6 +208,12 @@ def goal_options(
     **overrides: object,
 ) -> GoalOptions:
     """Options from the configuration and the command line (flags win)."""
+    from orchestrator.config.endpoints import role_entries
+    from orchestrator.config.providers import unpriced_budget_problem
+    from orchestrator.goal.runner import GoalOptions
+    from orchestrator.policy.budget import Budget
+    from orchestrator.policy.escalation import EscalationPolicy
+
     escalation = EscalationPolicy.model_validate({"preset": preset})
     problem = unpriced_budget_problem(role_entries(config), budget_usd)
     if problem is not None:
@@ -266,6 +256,10 @@ def create_runner(
     extensions: SessionExtensions | None = None,
 ) -> GoalRunner:
     """A new run. With ``plan`` (``reasonix exec``), the approved plan is the first revision and planning is skipped."""
+    from orchestrator.goal.runner import GoalRunner
+    from orchestrator.goal.store import GoalRecord, RunStore
+    from plans import StepStatus
+
     store = RunStore.create(workspace, run_id)
     record = GoalRecord(
         run_id=store.run_id,
@@ -314,6 +308,10 @@ def resume_runner(
     extensions: SessionExtensions | None = None,
 ) -> GoalRunner:
     """An existing run, continued: both sessions are rebuilt from their journals at the next turn."""
+    from orchestrator.goal.runner import GoalRunner
+    from orchestrator.goal.store import RunStore
+    from orchestrator.policy.budget import Budget
+
     store = RunStore.open(workspace, run_id)
     record = store.load()
     # A limit not given again on the command line keeps its value from the run's start.

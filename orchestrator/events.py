@@ -10,22 +10,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.exits import TERMINAL_STATES as TERMINAL_STATES  # re-exported: defined beside the exit statuses
+from orchestrator.exits import EndState as EndState
+from orchestrator.exits import GoalState as GoalState
 from sessions import SessionEvent
-
-GoalState = Literal[
-    "planning",
-    "awaiting_review",
-    "executing",
-    "replanning",
-    "complete",
-    "blocked",
-    "paused",
-    "failed",
-    "cancelled",
-]
-EndState = Literal["complete", "blocked", "paused", "failed", "cancelled"]
-"""The states a run of the goal loop ends in (``paused`` is resumable)."""
-TERMINAL_STATES: frozenset[str] = frozenset(get_args(EndState))
 
 
 class GoalEventBase(BaseModel):

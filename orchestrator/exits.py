@@ -30,6 +30,23 @@ import os
 import sys
 from collections.abc import Iterator
 from enum import IntEnum
+from typing import Literal, get_args
+
+GoalState = Literal[
+    "planning",
+    "awaiting_review",
+    "executing",
+    "replanning",
+    "complete",
+    "blocked",
+    "paused",
+    "failed",
+    "cancelled",
+]
+EndState = Literal["complete", "blocked", "paused", "failed", "cancelled"]
+"""The states a run of the goal loop ends in (``paused`` is resumable). Here, with the exit statuses they map to,
+so that what reads a run's state (``reasonix runs``, the goal store) does not import the events' models."""
+TERMINAL_STATES: frozenset[str] = frozenset(get_args(EndState))
 
 
 class ExitCode(IntEnum):
@@ -98,13 +115,14 @@ def escaped(exc: BaseException, prog: str = "reasonix") -> int | None:
         _say(prog, "interrupted")
         return ExitCode.INTERRUPTED
     from orchestrator.errors import ConfigError, ReasonixError, UsageError
-    from plans import PlanError
-    from sessions.wire import DeepSeekError
 
     for leaf in found:
         if isinstance(leaf, (ConfigError, UsageError)):
             _say(prog, str(leaf))
             return ExitCode.USAGE
+    from plans import PlanError  # only now: a usage error imports nothing more
+    from sessions.wire import DeepSeekError
+
     for leaf in found:
         if isinstance(leaf, (DeepSeekError, ReasonixError, PlanError)):
             _say(prog, str(leaf))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import httpx
 
@@ -32,33 +32,25 @@ from orchestrator.config.endpoints import check_keys
 from orchestrator.config.mcp import McpServerConfig
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.errors import UsageError
-from orchestrator.goal.context import GoalMode
-from orchestrator.goal.runner import AnyEvent, GoalRunner
 from orchestrator.goal.store import GoalRecord, RunStore
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.commands import CommandSetup
-from orchestrator.review.reviewer import Reviewer
-from plans import Plan
-from sessions.permissions import Asker
+from orchestrator.policy.limits import check_limits as check_limits  # re-exported, as before
 from sessions.tools import Gate
 from sessions.wire import DeepSeekClient, ReplySource
 
 if TYPE_CHECKING:
+    # Types only: the goal loop is imported with the runner :func:`launch_goal` builds, never by a conversation.
     from orchestrator.conversation.engine import ExecutorConversation
+    from orchestrator.goal.context import GoalMode
+    from orchestrator.goal.runner import AnyEvent, GoalRunner
+    from orchestrator.review.reviewer import Reviewer
+    from plans import Plan
+    from sessions.permissions import Asker
 
-ReviewerFactory = Callable[[GoalSetup], Reviewer]
+ReviewerFactory: TypeAlias = "Callable[[GoalSetup], Reviewer]"
 """How a front end reviews plans: called (with the run's setup, for the cost estimate) only when a review is needed;
 raises :class:`~orchestrator.errors.ReviewUnavailableError` when nobody can review there."""
-
-
-def check_limits(budget_usd: float | None, max_requests: int | None, max_minutes: float | None) -> None:
-    """:class:`UsageError` for a limit that is not positive."""
-    if budget_usd is not None and not budget_usd > 0:
-        raise UsageError("--budget-usd must be more than 0")
-    if max_requests is not None and max_requests < 1:
-        raise UsageError("--max-requests must be at least 1")
-    if max_minutes is not None and not max_minutes > 0:
-        raise UsageError("--max-minutes must be more than 0")
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
         PlanValidationError,
     )
     from plans.evidence import NO_VERIFY_HINT, acceptance_commands, evidence_problems, unverified_writers
-    from plans.graph import PlanGraph, find_issues, paths_overlap, validate
+    from plans.graph import PlanGraph, find_issues, validate
     from plans.lenient import LenientPlan, read_plan
     from plans.loader import load_plan_file
+    from plans.paths import paths_overlap
     from plans.render import (
         plan_tree,
         prompt_text,
@@ -126,7 +127,7 @@ _HOME = {
     "find_issues": "graph",
     "load_latest": "storage",
     "load_plan_file": "loader",
-    "paths_overlap": "graph",
+    "paths_overlap": "paths",
     "plan_tool_definitions": "schema",
     "plan_tool_schema": "schema",
     "plan_tool_schema_bytes": "schema",

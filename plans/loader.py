@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import PlanFileError, PlanReadError, PlanValidationError
-from .graph import find_issues
 from .lenient import explain_validation_error, read_plan
 from .limits import MAX_PLAN_BYTES, MAX_PLAN_STEPS, too_many_steps
 from .schema import Plan
@@ -84,6 +83,8 @@ def load_plan_file(path: Path, *, lenient: bool = False, check_graph: bool = Fal
     """
     loaded = parse_plan_text(_read_text(path), path, lenient=lenient)
     if check_graph:
+        from .graph import find_issues  # networkx, only for the graph check: storing a plan file does not need it
+
         issues = find_issues(loaded.plan)
         if issues:
             raise PlanFileError(

@@ -58,10 +58,10 @@ class InFlight:
         self._release: Callable[[], None] | None = None
         """The gate's release for the request admitted and not ended yet."""
 
-    def admit(self, model: str, body: Callable[[], bytes], *, max_tokens: int | None = None, extra: int = 0) -> None:
+    def admit(self, model: str, body: Callable[[], bytes], *, max_tokens: int | None = None, extra: str = "") -> None:
         """Ask the gate for the next request (once until :meth:`release`); the gate raises to refuse it. Its prompt:
-        the context as the last usage left it plus what was appended since, or else ``body`` counted, plus
-        ``extra`` tokens about to be appended."""
+        the context as the last usage left it plus what was appended since, or else ``body`` counted, plus the
+        tokens of ``extra``, the text about to be appended. Without a gate nothing is counted."""
         if self.gate is None or self._release is not None:
             return
         if self.context.reported:
@@ -69,7 +69,7 @@ class InFlight:
         else:  # no usage yet: the body itself, once
             data = body()
             prompt = tokens.count(data.decode("utf-8", "replace")) if len(data) < 2_000_000 else len(data)
-        self._release = self.gate.admit(self.ledger.estimate(model, prompt + extra, max_tokens))
+        self._release = self.gate.admit(self.ledger.estimate(model, prompt + tokens.count(extra), max_tokens))
 
     def release(self) -> None:
         """The request has ended (a reply or a failure, accounted or about to be): tell the gate."""

@@ -28,7 +28,6 @@ import trio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sessions import compaction
-from sessions.accounting import tokens
 from sessions.accounting.context_estimate import ContextEstimate
 from sessions.accounting.prices import PriceBook, default_price_book
 from sessions.compaction import DIGEST_FINGERPRINT
@@ -272,10 +271,9 @@ class Session:
         ``failures`` starts the turn's failure counter (the supervisor passes failed verifications of a retried step).
         """
         content = compose_user_turn(text, [*tail, *self.tool_batch.job_notes()])
-        added, first = tokens.count(content), model or self.settings.model
-        self.in_flight.admit(first, lambda: self.body(first), extra=added)  # before the message: a refusal leaves none
-        self.append(UserMessage(content=content))
-        self.context.add(added)
+        first = model or self.settings.model
+        self.in_flight.admit(first, lambda: self.body(first), extra=content)  # before the message: refused, none
+        self.append(UserMessage(content=content), counted=content)
         self.storm.reset_turn()
         self.turn_failures = failures
         limit = min(max_requests or self.settings.max_requests_per_turn, self.settings.max_requests_per_turn)
@@ -393,9 +391,11 @@ class Session:
         return self.context.tokens
 
     async def _maybe_compact(self) -> None:
+        bound, n, cfg = self.context.at_most(), len(self.log), self.settings  # a bound: counts nothing (issue 49)
         if self.tiers is not None:
-            await self.tiers.step(self, lambda reason: self.compact(reason=reason))
-        elif (reason := compaction.due(self.context_tokens(), len(self.log), self.settings)) is not None:
+            if self.tiers.tier(bound) is not None:  # both are thresholds: below on the bound, below exactly too
+                await self.tiers.step(self, lambda reason: self.compact(reason=reason))
+        elif compaction.due(bound, n, cfg) and (reason := compaction.due(self.context_tokens(), n, cfg)):
             await self.compact(reason=reason)
 
     before_compact: Callable[[str], Awaitable[None]] | None = None

@@ -45,13 +45,13 @@ from orchestrator.acp.protocol import (
 from orchestrator.acp.rpc import INVALID_PARAMS, METHOD_NOT_FOUND, Connection, RpcError
 from orchestrator.acp.tools import EditorBash, EditorEditFile, EditorLink, EditorReadFile
 from orchestrator.acp.updates import UpdateMaker, replayed
-from orchestrator.build import check_workspace
 from orchestrator.config.mcp import SERVER_NAME, McpServerConfig
 from orchestrator.errors import ReasonixError
 from orchestrator.headless.conversation import HeadlessConversation, HeadlessOptions, check_resume
 from orchestrator.headless.events import StreamJsonEvent
 from orchestrator.launch import ConversationLaunch, open_conversation
 from orchestrator.policy.commands import CommandSetup
+from orchestrator.policy.workspace_rule import check_workspace
 from orchestrator.repl.modes import Mode, apply_mode, mode_block
 from sessions.permissions import Answer, Question
 from sessions.prompt import TailBlock

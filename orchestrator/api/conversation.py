@@ -24,11 +24,11 @@ from pathlib import Path
 import httpx
 import trio
 
-from orchestrator.build import check_workspace
 from orchestrator.headless.conversation import POINTER, HeadlessConversation, HeadlessOptions, check_resume
 from orchestrator.headless.events import ResultLine, StreamJsonEvent, SystemInit
 from orchestrator.launch import ConversationLaunch
 from orchestrator.launch import open_conversation as open_executor_conversation
+from orchestrator.policy.workspace_rule import check_workspace
 
 EventHandler = Callable[[StreamJsonEvent], None]
 

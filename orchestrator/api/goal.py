@@ -22,10 +22,10 @@ from pathlib import Path
 import httpx
 import trio
 
-from orchestrator.build import check_workspace
 from orchestrator.headless.events import StreamJsonEvent
 from orchestrator.headless.goal_stream import GoalEvents
 from orchestrator.launch import GoalLaunch, launch_goal
+from orchestrator.policy.workspace_rule import check_workspace
 from orchestrator.review.reviewer import AutoApprove, ReviewDecision, Reviewer
 from orchestrator.summary import Summary
 from plans import Plan

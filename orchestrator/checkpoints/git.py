@@ -35,7 +35,6 @@ import trio
 
 from orchestrator.checkpoints.caches import CACHE_EXCLUDES
 from orchestrator.errors import ReasonixError
-from sessions.tools.gateway import GatewayRoot
 
 STORES_DIR = Path("reasonix") / "checkpoints"
 """Under the user's state directory: one store per workspace."""
@@ -217,6 +216,9 @@ class ShadowRepo:
     def _excludes(self) -> str:
         lines = ["# written by reasonix: the workspace's own excludes, and its state", *ALWAYS_EXCLUDED]
         # Read through the gateway (.git is entered on purpose here): a link out of the workspace is no exclude file.
+        # Imported here: sessions.tools loads every tool, which `reasonix checkpoints` and `undo` never call.
+        from sessions.tools.gateway import GatewayRoot
+
         user = GatewayRoot(self.workspace, refused=frozenset()).try_read(".git/info/exclude", limit=EXCLUDE_MAX_BYTES)
         if user is not None:
             lines.append(user.data.decode("utf-8", errors="replace"))

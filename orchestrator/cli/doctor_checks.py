@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import trio
 
-from orchestrator.build import DEFAULT_BASE_URL
 from orchestrator.check import Check
+from orchestrator.config.endpoints import DEFAULT_BASE_URL
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
 from orchestrator.errors import ConfigError
 from orchestrator.text.wording import counted

@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Without a command, reasonix is `reasonix code` and takes its flags: reasonix --base-url URL "
         "--mode plan opens the conversation (reasonix code --help lists them).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         command = _load(module)
@@ -101,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         command.configure(p)
         p.set_defaults(_module=module)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked: reading the installed metadata costs every command about 50 ms."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {_version()}")  # on standard output, as argparse's own version action
+        parser.exit()
 
 
 def _version() -> str:
@@ -135,6 +143,9 @@ def _dispatch(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # httpx imports its own command-line client when it can, and with it click, rich's console and pygments (about
+    # 40 ms and 6 MiB): Reasonix never runs that client, so a command that imports httpx does not load it either.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         return _dispatch(argv)
     except BaseException as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 import tomlkit
 import trio
 
-from orchestrator.build import DEFAULT_BASE_URL
+from orchestrator.config.endpoints import DEFAULT_BASE_URL
 from orchestrator.config.model import KEY_FIELD, ResolvedConfig, load_config, user_config_path
 from sessions.sandbox import sandbox_unavailable_reason
 from sessions.wire import AuthenticationError, Balance, DeepSeekClient, DeepSeekError

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.errors import ReasonixError
-from orchestrator.events import GoalState
+from orchestrator.exits import GoalState
 from orchestrator.run_seal import check_sealed, seal_run
 from plans import Plan, StepStatus, load_latest, save_revision, write_atomic
 

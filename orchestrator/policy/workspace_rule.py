@@ -2,7 +2,7 @@
 
 A session's commands write anywhere in their workspace: in ``$HOME`` that is ``~/.bashrc`` and ``~/.gitconfig`` (run
 by the user's next shell and git), in ``/`` or a system directory the system's own files (issue 43 item 17). Every
-front end that runs a session refuses such a workspace through :func:`~orchestrator.build.check_workspace` (given
+front end that runs a session refuses such a workspace through :func:`check_workspace` (given
 what to do instead), and serve's goal start API through :func:`workspace_refusal` itself.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+
+from orchestrator.errors import ReasonixError
 
 SYSTEM_TREES = tuple(
     Path(f"/{p}")
@@ -47,3 +49,19 @@ def workspace_refusal(path: Path) -> str | None:
     if path.parent == Path("/") or any(path.is_relative_to(tree) for tree in SYSTEM_TREES):
         return "is a system directory: a session there could change the system's own files"
     return None
+
+
+class WorkspaceError(ReasonixError):
+    """The user is at fault: the workspace is not a directory we can work in."""
+
+
+def check_workspace(workspace: Path, session: str | None = None) -> Path:
+    """The resolved directory; with ``session`` (what to do instead), never ``$HOME``, ``/`` or a system directory.
+    Here, not in :mod:`orchestrator.build`, so that a command that only reads its workspace (``reasonix runs``,
+    ``checkpoints``, ``undo``) imports no session or goal machinery to check it."""
+    path = workspace.expanduser().resolve()
+    if not path.is_dir():
+        raise WorkspaceError(f"the workspace {workspace} is not a directory; create it or pass --workspace DIR")
+    if session is not None and (reason := workspace_refusal(path)) is not None:
+        raise WorkspaceError(f"the workspace {path} {reason}; {session}")
+    return path

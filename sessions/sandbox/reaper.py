@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import functools
 import itertools
@@ -153,14 +152,11 @@ def become_subreaper() -> bool:
     global _subreaper
     if _subreaper is None:
         _subreaper = False  # pragma: no mutate  — True differs only where loading libc raises, which no test can make
-        name = ctypes.util.find_library("c")
-        if name is not None:
-            # Loading the libc found and looking up its prctl fail on no Linux: no test can make them.
-            with contextlib.suppress(OSError, AttributeError):  # pragma: no mutate  — see above
-                libc = ctypes.CDLL(name, use_errno=True)  # pragma: no mutate  — errno unread; CDLL(None) has it too
-                # The kernel reads only the second argument (any nonzero sets it): the others are unused.
-                done = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # pragma: no mutate  — see above
-                _subreaper = done == 0
+        # libc through the process's own symbols, as _prctl: ctypes.util.find_library would run /sbin/ldconfig.
+        # Looking up prctl fails on no Linux: no test can make it.
+        with contextlib.suppress(OSError, AttributeError):  # pragma: no mutate  — see above
+            # The kernel reads only the second argument (any nonzero sets it): the others are unused.
+            _subreaper = _prctl()(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0  # pragma: no mutate  — see above
     return _subreaper
 
 

@@ -33,11 +33,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import build_client, check_workspace
+    from orchestrator.build import build_client
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
-    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()

@@ -33,9 +33,9 @@ def _files(changes: tuple[FileChange, ...], total: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from orchestrator.build import WorkspaceError, check_workspace
     from orchestrator.checkpoints.git import ShadowRepo
     from orchestrator.checkpoints.ledger import Ledger, run_ids, step_runs, undone_steps
+    from orchestrator.policy.workspace_rule import WorkspaceError, check_workspace
     from orchestrator.text.wording import shorten
 
     try:

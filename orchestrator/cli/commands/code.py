@@ -66,12 +66,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import check_workspace
     from orchestrator.cli.setup_wizard import offer_setup
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.policy.commands import command_setup
-    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.repl.conversation import Conversation, NothingToContinueError, ReplOptions
     from orchestrator.repl.loop import run_loop
     from orchestrator.repl.modes import Mode

@@ -30,8 +30,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import DEFAULT_BASE_URL as DEFAULT
-    from orchestrator.build import LOCAL_PLACEHOLDER_KEY
     from orchestrator.check import Check
     from orchestrator.cli.doctor_checks import (
         check_balance,
@@ -43,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         check_tokenizer,
         probe_base_url,
     )
+    from orchestrator.config.endpoints import DEFAULT_BASE_URL as DEFAULT
+    from orchestrator.config.endpoints import LOCAL_PLACEHOLDER_KEY
     from orchestrator.mcp.doctor import check_mcp
     from orchestrator.text.wording import counted
 

@@ -21,6 +21,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from orchestrator.policy.limits import check_limits
+
+    check_limits(args.budget_usd, args.max_requests, args.max_minutes)  # before the goal machinery is imported
     from orchestrator.cli.goal_command import run_command
 
     return run_command(args, "exec", "exec")

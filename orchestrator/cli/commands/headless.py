@@ -141,7 +141,6 @@ def run(args: argparse.Namespace) -> int:
 
     import trio
 
-    from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
     from orchestrator.conversation.limits import ToolRules, claude_tool_names, parse_allowed
     from orchestrator.errors import ReasonixError
@@ -165,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.headless.output import Output
     from orchestrator.launch import ConversationLaunch, open_conversation
     from orchestrator.mcp.hub import ServerReport
-    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.signals import run_interruptible
     from sessions.prompt import TailBlock
     from sessions.tools import Gate

@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from orchestrator.build import check_workspace
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
+    from orchestrator.policy.workspace_rule import check_workspace
     from orchestrator.text.safe_text import neutralise
 
     if args.hooks_command != "list":

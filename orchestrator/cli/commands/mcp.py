@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import check_workspace
     from orchestrator.config.model import load_config
     from orchestrator.errors import ReasonixError
     from orchestrator.mcp.hub import probe
+    from orchestrator.policy.workspace_rule import check_workspace
 
     console = Console(highlight=False, soft_wrap=True)
     if args.mcp_command != "list":

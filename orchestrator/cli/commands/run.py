@@ -58,13 +58,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from orchestrator.build import check_workspace
     from orchestrator.cli.options import read_text_argument
     from orchestrator.conversation.engine import ExecutorConversation, run_task, task_summary
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode
     from orchestrator.launch import ConversationLaunch, open_conversation
-    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
+    from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.replay.recorder import Recorder
     from orchestrator.signals import run_interruptible
     from orchestrator.summary import TaskSummary

@@ -194,8 +194,8 @@ def _show(workspace: Path, run: RunSummary, as_json: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from orchestrator.build import WorkspaceError, check_workspace
     from orchestrator.goal.store import RunNotFoundError
+    from orchestrator.policy.workspace_rule import WorkspaceError, check_workspace
     from orchestrator.runs.history import list_runs, resolve_run
 
     try:

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     import trio
 
-    from orchestrator.build import WorkspaceError, check_workspace
+    from orchestrator.policy.workspace_rule import WorkspaceError, check_workspace
     from orchestrator.serve.app import check_bind, create_app, serve_app
     from orchestrator.serve.errors import RemoteBindError
     from orchestrator.serve.manager import open_manager

@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     import getpass
     import os
 
-    from orchestrator.build import check_workspace
     from orchestrator.cli.setup_wizard import run_wizard
+    from orchestrator.policy.workspace_rule import check_workspace
 
     workspace = check_workspace(args.workspace)
     return run_wizard(

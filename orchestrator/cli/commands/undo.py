@@ -113,8 +113,8 @@ def _unknown(workspace: Path, run_id: str, known: list[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     import trio
 
-    from orchestrator.build import WorkspaceError, check_workspace
     from orchestrator.checkpoints.git import CheckpointError
+    from orchestrator.policy.workspace_rule import WorkspaceError, check_workspace
 
     try:
         workspace = check_workspace(args.workspace)
