@@ -1,19 +1,21 @@
-"""The checkpoint cost per conversation turn on a 10,000-file workspace: a turn that writes one file, a turn that
-writes none.
+"""The checkpoint cost per conversation turn, the old way (the whole workspace stored before and after every turn)
+against the new one (each turn stores what it did), side by side at 10,000 and 50,000 files.
 
-    .venv/bin/python bench/turn_checkpoint_bench.py [--files 10000] [--rounds 9] [--nested 0] [--rule both]
+    .venv/bin/python bench/turn_checkpoint_bench.py [--files 10000 50000] [--rounds 5]
+    .venv/bin/python bench/turn_checkpoint_bench.py --rule both [--nested 5]   # the nested-repository rule
 
-What ``reasonix code`` and ``reasonix run`` add to a turn that may write: the workspace stored in the shadow store
-before the turn (``git add -A`` on the persistent index, so only changed files are hashed again, and ``write-tree``)
-and again after it; when the turn changed something, a commit and two ledger lines; when it changed nothing, no
-commit and no line. The first turn of a new workspace hashes every file once (printed too). Wall-clock times; the
-machine may be shared, so rerun before comparing.
+What a turn's checkpoints cost, its calls aside: ``old`` is ``TurnCheckpoints.before()`` and ``after()`` (``git
+ls-files -o -m`` and ``git add -A`` on the persistent shadow index, before the turn and after it, then the commits);
+``new`` is a :class:`~orchestrator.checkpoints.turn_calls.Turn` told of the turn's calls as the conversation's gate
+tells it (``write_file`` names its file; ``bash`` may write anything) and ``finish()``. Printed for each: the first
+turn of a new workspace (one file written; every file hashed), a turn writing one file through ``write_file``, a turn
+whose file a command wrote, a turn that only read (nothing recorded). The two ways run on copies of the same
+workspace, their turns interleaved, so a shared machine's load weighs on both alike; the load average is printed.
 
-``--rule``: ``content`` is the store as it is (every gitlink dropped from the index, the files of each nested
-repository put into it by name, so git never enters one: :mod:`orchestrator.checkpoints.stage`); ``today`` is the
-store before that rule (a plain ``git add -A``, which records a nested repository as a gitlink and asks it for its
-status with its own config), kept here only to compare; ``both`` runs each on a fresh copy of the same workspace and
-prints the ratio. ``--nested N`` adds N nested repositories of 50 files each (made with ``git init``).
+``--rule``: the rule for repositories nested in the workspace instead (``content``: the store as it is, every
+gitlink dropped and nested repositories' files put in by name, :mod:`orchestrator.checkpoints.stage`; ``today``: a
+plain ``git add -A``, kept only to compare; ``both``: each on a copy, with the ratio), old way only. ``--nested N``
+adds N nested repositories of 50 files each.
 """
 
 from __future__ import annotations
@@ -36,8 +38,17 @@ from bench.checkpoint_bench import git_version, make_repo  # noqa: E402
 from orchestrator.checkpoints import snapshot  # noqa: E402
 from orchestrator.checkpoints.ledger import Ledger  # noqa: E402
 from orchestrator.checkpoints.turns import TurnCheckpoints  # noqa: E402
+from sessions.tools import ToolContext  # noqa: E402
+from sessions.tools.registry import default_registry  # noqa: E402
 
 RULES = ("content", "today")
+WAYS = ("old", "new")
+KINDS = {
+    "first": "first turn of the workspace (one file written)",
+    "file": "a turn writing one file through write_file",
+    "command": "a turn whose one file a command wrote",
+    "read": "a turn that only read (nothing recorded)",
+}
 
 
 async def _nothing(*_args: object, **_kwargs: object) -> list[str]:
@@ -136,14 +147,89 @@ async def compare(files: int, rounds: int, nested: int, rules: tuple[str, ...]) 
         )
 
 
+class WayWorkspace:
+    """One workspace of the ways' comparison and its turns, checkpointed the old way or the new."""
+
+    def __init__(self, root: Path, way: str, files: int) -> None:
+        self.way = way
+        self.ws = root / f"ws-{way}-{files}"
+        self.ws.mkdir()
+        make_repo(self.ws, files)
+        self.turns = TurnCheckpoints(self.ws, notify=lambda text: print(f"  notice ({way}): {text}"))
+        self.target = self.ws / "pkg00" / "sub0" / "mod00000.py"
+        self.number = 0
+        registry = default_registry(use_ripgrep=False)
+        self.tools = {name: registry.get(name) for name in ("write_file", "bash", "read_file")}
+        self.ctx = ToolContext(root=self.ws)
+
+    async def turn(self, kind: str) -> float:
+        """One turn of ``kind``; the seconds its checkpoints took (what the agent does is not counted)."""
+        self.number += 1
+        rel = str(self.target.relative_to(self.ws))
+        content = f"# turn {self.number}\n" + self.target.read_text()
+        call = {
+            "first": ("write_file", {"path": rel, "content": content}),
+            "file": ("write_file", {"path": rel, "content": content}),
+            "command": ("bash", {"command": f"echo {self.number} >> {rel}"}),
+            "read": ("read_file", {"path": rel}),
+        }[kind]
+        tool = self.tools[call[0]]
+        assert tool is not None
+        args = tool.args_model.model_validate(call[1])
+        start = time.perf_counter()
+        if self.way == "old":
+            before = await self.turns.before()
+        else:
+            turn = self.turns.begin()
+            assert turn is not None
+            await turn.allow(tool, args, self.ctx)
+        spent = time.perf_counter() - start
+        if kind != "read":
+            self.target.write_text(content)
+        start = time.perf_counter()
+        if self.way == "old":
+            ref = await self.turns.after(before, run_id="bench", number=self.number, note="bench")
+        else:
+            ref = await self.turns.finish(turn, run_id="bench", number=self.number, note="bench")
+        assert (ref is None) == (kind == "read"), f"{self.way} {kind}: recorded {ref}"
+        return spent + time.perf_counter() - start
+
+
+async def compare_ways(sizes: list[int], rounds: int) -> None:
+    load = os.getloadavg()
+    print(f"git {git_version()}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+    for files in sizes:
+        with tempfile.TemporaryDirectory(prefix="reasonix-turn-ckpt-") as tmp:
+            os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")  # the stores of this run only
+            spaces = [WayWorkspace(Path(tmp), way, files) for way in WAYS]
+            times: dict[str, dict[str, list[float]]] = {w.way: {k: [] for k in KINDS} for w in spaces}
+            for w in spaces:
+                times[w.way]["first"].append(await w.turn("first"))
+            for kind in ("file", "command", "read"):
+                for n in range(rounds):
+                    for w in spaces if n % 2 == 0 else spaces[::-1]:
+                        times[w.way][kind].append(await w.turn(kind))
+        print(f"workspace of {files} files, {rounds} turns of each kind, the two ways interleaved (medians):")
+        print(f"  {'':48s} {'old':>10s} {'new':>10s} {'new/old':>8s}")
+        for kind, label in KINDS.items():
+            old, new = (statistics.median(times[way][kind]) for way in WAYS)
+            print(f"  {label:48s} {old * 1000:7.1f} ms {new * 1000:7.1f} ms {new / old:7.2f}x")
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--files", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--nested", type=int, default=0)
-    parser.add_argument("--rule", choices=(*RULES, "both"), default="both")
+    parser.add_argument("--rule", choices=(*RULES, "both"), default=None)
     args = parser.parse_args()
-    trio.run(compare, args.files, args.rounds, args.nested, RULES if args.rule == "both" else (args.rule,))
+    if args.rule is None:
+        trio.run(compare_ways, args.files, args.rounds)
+    else:
+        rules = RULES if args.rule == "both" else (args.rule,)
+        trio.run(compare, args.files[0], args.rounds, args.nested, rules)
     return 0
 
 
