@@ -4,18 +4,19 @@ against the new one (each turn stores what it did), side by side at 10,000 and 5
     .venv/bin/python bench/turn_checkpoint_bench.py [--files 10000 50000] [--rounds 5]
     .venv/bin/python bench/turn_checkpoint_bench.py --rule both [--nested 5]   # the nested-repository rule
 
-What a turn's checkpoints cost, its calls aside: ``old`` is ``TurnCheckpoints.before()`` and ``after()`` (``git
-ls-files -o -m`` and ``git add -A`` on the persistent shadow index, before the turn and after it, then the commits);
-``new`` is a :class:`~orchestrator.checkpoints.turn_calls.Turn` told of the turn's calls as the conversation's gate
-tells it (``write_file`` names its file; ``bash`` may write anything) and ``finish()``. Printed for each: the first
-turn of a new workspace (one file written; every file hashed), a turn writing one file through ``write_file``, a turn
-whose file a command wrote, a turn that only read (nothing recorded). The two ways run on copies of the same
-workspace, their turns interleaved, so a shared machine's load weighs on both alike; the load average is printed.
+What a turn's checkpoints cost, its calls aside: ``old`` is ``TurnCheckpoints.before()`` and ``after()`` with the
+store as it was (``git ls-files -o -m`` and ``git add -A`` on the persistent shadow index, two walks of the workspace,
+before the turn and after it; a copy of that store is kept here, :func:`store_two_walks`); ``new`` is a
+:class:`~orchestrator.checkpoints.turn_calls.Turn` told of the turn's calls as the conversation's gate tells it
+(``write_file`` names its file; ``bash`` may write anything) and ``finish()``. Printed for each: the first turn of a
+new workspace (one file written; every file hashed), a turn writing one file through ``write_file``, a turn whose file
+a command wrote, a turn that only read (nothing recorded). The two ways run on copies of the same workspace, their
+turns interleaved, so a shared machine's load weighs on both alike; the load average is printed.
 
-``--rule``: the rule for repositories nested in the workspace instead (``content``: the store as it is, every
-gitlink dropped and nested repositories' files put in by name, :mod:`orchestrator.checkpoints.stage`; ``today``: a
-plain ``git add -A``, kept only to compare; ``both``: each on a copy, with the ratio), old way only. ``--nested N``
-adds N nested repositories of 50 files each.
+``--rule``: the rule for repositories nested in the workspace instead (``content``: the store as it is, every gitlink
+dropped and nested repositories' files put in by name, :mod:`orchestrator.checkpoints.stage`; ``today``: a plain ``git
+add -A``, kept only to compare; ``both``: each on a copy, with the ratio), turns stored whole. ``--nested N`` adds N
+nested repositories of 50 files each.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.checkpoint_bench import git_version, make_repo  # noqa: E402
-from orchestrator.checkpoints import snapshot  # noqa: E402
+from orchestrator.checkpoints import snapshot, turns  # noqa: E402
+from orchestrator.checkpoints.git import ShadowRepo, join_nul  # noqa: E402
 from orchestrator.checkpoints.ledger import Ledger  # noqa: E402
+from orchestrator.checkpoints.snapshot import Tree  # noqa: E402
 from orchestrator.checkpoints.turns import TurnCheckpoints  # noqa: E402
 from sessions.tools import ToolContext  # noqa: E402
 from sessions.tools.registry import default_registry  # noqa: E402
@@ -147,6 +150,35 @@ async def compare(files: int, rounds: int, nested: int, rules: tuple[str, ...]) 
         )
 
 
+async def store_two_walks(repo: ShadowRepo, message: str, *, max_file_bytes: int = snapshot.MAX_FILE_BYTES) -> Tree:
+    """The whole-workspace store as it was before issue 49 (kept here only to compare): the listing walks the
+    workspace, then ``git add --all .`` walks it again."""
+    await repo.ensure()
+    await snapshot.drop_gitlinks(repo.git)
+    listed = await snapshot._listed(repo)
+    if await snapshot.index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes, listed=listed):
+        listed = await snapshot._listed(repo)
+    big = snapshot._too_big(repo, listed, max_file_bytes)
+    specs = ["."] + [f":(exclude,literal){p}" for p in big]
+    if big:
+        await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(big))
+    await repo.git("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=join_nul(specs))
+    tree = (await repo.git("write-tree")).decode().strip()
+    parent = await repo.head()
+    parent_tree = (await repo.git("rev-parse", f"{parent}^{{tree}}")).decode().strip() if parent else None
+    if parent is not None and parent_tree == tree:
+        return Tree(commit=parent, tree=tree, skipped=tuple(big))
+    args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
+    commit = (await repo.git(*args)).decode().strip()
+    await repo.git("update-ref", snapshot.HEAD_REF, commit)
+    return Tree(commit=commit, tree=tree, skipped=tuple(big))
+
+
+def use_way(way: str) -> None:
+    """``old``: the turn checkpoints store the workspace the old way (this process only)."""
+    setattr(turns, "store_workspace", store_two_walks if way == "old" else snapshot.store_workspace)  # noqa: B010
+
+
 class WayWorkspace:
     """One workspace of the ways' comparison and its turns, checkpointed the old way or the new."""
 
@@ -176,6 +208,7 @@ class WayWorkspace:
         tool = self.tools[call[0]]
         assert tool is not None
         args = tool.args_model.model_validate(call[1])
+        use_way(self.way)
         start = time.perf_counter()
         if self.way == "old":
             before = await self.turns.before()
