@@ -320,8 +320,9 @@ class ExecutorConversation:
         checkpoint: bool = True,
         around: Around[TurnResult | PromptBlocked] | None = None,
     ) -> TurnResult | PromptBlocked:
-        """One user turn with the hooks around it, the workspace checkpointed before and after (unless the session
-        is read-only or ``checkpoint`` is false) and the turn recorded in the turn log. Errors and cancellation
+        """One user turn with the hooks around it, checkpointed by what it did (unless the session is read-only or
+        ``checkpoint`` is false: :class:`~orchestrator.checkpoints.turn_calls.Turn`, told of each call by the gate)
+        and recorded in the turn log. Errors and cancellation
         propagate; the checkpoint and the record are taken all the same."""
         session = self.session
         number = len(self.turn_log.read()) + 1
