@@ -2,7 +2,8 @@
 conversation's gate, on real files with real git: a turn that only read stores nothing; a turn that wrote through
 the file tools stores those files only (the store's index is not even read), each as it was just before the turn's
 write, so a hand edit made before it survives an undo; a turn that ran a command stores the whole workspace before
-that command, so what the command wrote is taken back too; a first store that takes long says so."""
+that command, so what the command wrote is taken back too (and what a hook wrote, whatever the turn did); a first
+store that takes long says so."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from orchestrator.checkpoints.stage import index_stamp
 from orchestrator.checkpoints.turn_calls import TurnGate
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.checkpoints.undo import apply_undo, plan_undo
+from scenarios.emulator import open_emulator
 from sessions.tools import PreparedCall, ToolContext, dispatch
 from sessions.tools.registry import default_registry
+from tests.support.conversation import Recording, conversation, conversation_workspace, executor_script
 
 pytestmark = pytest.mark.git
 
@@ -118,3 +121,24 @@ async def test_a_store_that_takes_long_says_what_it_does_and_a_file_turn_after_i
     said.clear()
     assert await _turn(turns, 2, ("write_file", {"path": "a.txt", "content": "a2\n"})) is not None
     assert said == []
+
+
+HOOK_CONFIG = """
+[[hooks]]
+event = "Stop"
+command = "echo hooked > by-hook.txt"
+"""
+
+
+async def test_what_a_hook_wrote_in_a_turn_that_only_talked_is_taken_back(tmp_path: Path) -> None:
+    ws = conversation_workspace(tmp_path)
+    (tmp_path / "cfg" / "reasonix").mkdir(parents=True)
+    (tmp_path / "cfg" / "reasonix" / "config.toml").write_text(HOOK_CONFIG)
+    async with open_emulator(script=executor_script([{"content": "Hi."}])) as emu:
+        conv = conversation(ws, emu.base_url, Recording())
+        async with conv.client:
+            await conv.turn("hello")  # no tool call: without its hook this turn would store nothing
+    assert (ws / "by-hook.txt").read_text() == "hooked\n"
+    assert [(c.status, c.path) for c in Ledger(ws).read()[-1].changes] == [("A", "by-hook.txt")]
+    await apply_undo(ShadowRepo(ws), await plan_undo(ShadowRepo(ws)))
+    assert not (ws / "by-hook.txt").exists()
