@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -174,6 +175,12 @@ async def store_two_walks(repo: ShadowRepo, message: str, *, max_file_bytes: int
     return Tree(commit=commit, tree=tree, skipped=tuple(big))
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children (the git processes) so far."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def use_way(way: str) -> None:
     """``old``: the turn checkpoints store the workspace the old way (this process only)."""
     setattr(turns, "store_workspace", store_two_walks if way == "old" else snapshot.store_workspace)  # noqa: B010
@@ -194,8 +201,9 @@ class WayWorkspace:
         self.tools = {name: registry.get(name) for name in ("write_file", "bash", "read_file")}
         self.ctx = ToolContext(root=self.ws)
 
-    async def turn(self, kind: str) -> float:
-        """One turn of ``kind``; the seconds its checkpoints took (what the agent does is not counted)."""
+    async def turn(self, kind: str) -> tuple[float, float]:
+        """One turn of ``kind``; the seconds its checkpoints took, wall and CPU (this process and its git
+        processes; what the agent does is not counted)."""
         self.number += 1
         rel = str(self.target.relative_to(self.ws))
         content = f"# turn {self.number}\n" + self.target.read_text()
@@ -209,6 +217,7 @@ class WayWorkspace:
         assert tool is not None
         args = tool.args_model.model_validate(call[1])
         use_way(self.way)
+        cpu = cpu_seconds()
         start = time.perf_counter()
         if self.way == "old":
             before = await self.turns.before()
@@ -216,37 +225,44 @@ class WayWorkspace:
             turn = self.turns.begin()
             assert turn is not None
             await turn.allow(tool, args, self.ctx)
-        spent = time.perf_counter() - start
+        spent, cpu_spent = time.perf_counter() - start, cpu_seconds() - cpu
         if kind != "read":
             self.target.write_text(content)
+        cpu = cpu_seconds()
         start = time.perf_counter()
         if self.way == "old":
             ref = await self.turns.after(before, run_id="bench", number=self.number, note="bench")
         else:
             ref = await self.turns.finish(turn, run_id="bench", number=self.number, note="bench")
         assert (ref is None) == (kind == "read"), f"{self.way} {kind}: recorded {ref}"
-        return spent + time.perf_counter() - start
+        return spent + time.perf_counter() - start, cpu_spent + cpu_seconds() - cpu
 
 
 async def compare_ways(sizes: list[int], rounds: int) -> None:
     load = os.getloadavg()
     print(f"git {git_version()}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
-    for files in sizes:
+    for size, files in enumerate(sizes):
         with tempfile.TemporaryDirectory(prefix="reasonix-turn-ckpt-") as tmp:
             os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")  # the stores of this run only
             spaces = [WayWorkspace(Path(tmp), way, files) for way in WAYS]
-            times: dict[str, dict[str, list[float]]] = {w.way: {k: [] for k in KINDS} for w in spaces}
-            for w in spaces:
+            times: dict[str, dict[str, list[tuple[float, float]]]] = {w.way: {k: [] for k in KINDS} for w in spaces}
+            for w in spaces if size % 2 == 0 else spaces[::-1]:  # the second store of a run waits on the first's
                 times[w.way]["first"].append(await w.turn("first"))
             for kind in ("file", "command", "read"):
                 for n in range(rounds):
                     for w in spaces if n % 2 == 0 else spaces[::-1]:
                         times[w.way][kind].append(await w.turn(kind))
         print(f"workspace of {files} files, {rounds} turns of each kind, the two ways interleaved (medians):")
-        print(f"  {'':48s} {'old':>10s} {'new':>10s} {'new/old':>8s}")
+        print(f"  {'':48s} {'old wall':>10s} {'new wall':>10s} {'new/old':>8s} {'old CPU':>10s} {'new CPU':>10s}")
         for kind, label in KINDS.items():
-            old, new = (statistics.median(times[way][kind]) for way in WAYS)
-            print(f"  {label:48s} {old * 1000:7.1f} ms {new * 1000:7.1f} ms {new / old:7.2f}x")
+            (old, old_cpu), (new, new_cpu) = (
+                (statistics.median(t for t, _ in times[way][kind]), statistics.median(c for _, c in times[way][kind]))
+                for way in WAYS
+            )
+            print(
+                f"  {label:48s} {old * 1000:7.1f} ms {new * 1000:7.1f} ms {new / old:7.2f}x "
+                f"{old_cpu * 1000:7.1f} ms {new_cpu * 1000:7.1f} ms"
+            )
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
 
