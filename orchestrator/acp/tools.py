@@ -82,6 +82,9 @@ class _EditorTool(Tool[Any]):
     def schema(self) -> Any:
         return self.inner.schema()
 
+    def writes(self, args: Any, ctx: ToolContext) -> tuple[str, ...] | None:
+        return self.inner.writes(args, ctx)  # the editor writes where the own tool would
+
 
 class EditorReadFile(_EditorTool):
     """``read_file`` on the editor's buffers."""

@@ -5,7 +5,9 @@ Safety), never the user's ``.git``; undo and restore from them. (The history of 
 - :mod:`~orchestrator.checkpoints.ledger`: what each checkpoint records (run, step, what changed);
 - :mod:`~orchestrator.checkpoints.snapshot`: taking one;
 - :mod:`~orchestrator.checkpoints.undo`: planning and applying an undo, with hand edits detected;
-- :mod:`~orchestrator.checkpoints.hook`: what the goal loop calls (before each step, on a retry).
+- :mod:`~orchestrator.checkpoints.hook`: what the goal loop calls (before each step, on a retry);
+- :mod:`~orchestrator.checkpoints.turns`, :mod:`~orchestrator.checkpoints.turn_calls`: conversation turns, stored
+  by what each did; :mod:`~orchestrator.checkpoints.objects`: the store's objects written in process.
 """
 
 from __future__ import annotations

@@ -52,6 +52,21 @@ def _too_big(repo: ShadowRepo, listed: list[str], max_bytes: int) -> list[str]:
     return big
 
 
+def _split(repo: ShadowRepo, listed: list[str], big: set[str]) -> tuple[list[str], list[str]]:
+    """Of the listed paths: those that leave the index (too big, or now a directory, whose files are listed
+    themselves) and those staged as they are now (a file, a symlink, or gone)."""
+    gone, stage = list(big), list[str]()
+    for rel in dict.fromkeys(listed):
+        if rel in big or rel.endswith("/"):
+            continue
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(repo.workspace / rel).st_mode)
+        except OSError:
+            is_dir = False  # deleted (or under a path that is no longer a directory): --remove takes it out
+        (gone if is_dir else stage).append(rel)
+    return gone, stage
+
+
 async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int = MAX_FILE_BYTES) -> Tree:
     """Stage the whole workspace in the shadow index and commit it (no commit when nothing changed)."""
     await repo.ensure()
@@ -62,10 +77,11 @@ async def store_workspace(repo: ShadowRepo, message: str, *, max_file_bytes: int
     if await index_nested(repo.git, repo.workspace, max_bytes=max_file_bytes, listed=listed):
         listed = await _listed(repo)  # the nested repositories' files, now listed one by one
     big = _too_big(repo, listed, max_file_bytes)
-    specs = ["."] + [f":(exclude,literal){p}" for p in big]
-    if big:  # a tracked file that grew too big leaves the index too
-        await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(big))
-    await repo.git("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=join_nul(specs))
+    gone, stage = _split(repo, listed, set(big))
+    if gone:  # a tracked file that grew too big, or that became a directory, leaves the index
+        await repo.git("update-index", "-z", "--force-remove", "--stdin", stdin=join_nul(gone))
+    if stage:  # what the listing named, and only that: the workspace is walked once a store
+        await repo.git("update-index", "-z", "--add", "--remove", "--replace", "--stdin", stdin=join_nul(stage))
     tree = (await repo.git("write-tree")).decode().strip()
     parent = await repo.head()
     parent_tree = (await repo.git("rev-parse", f"{parent}^{{tree}}")).decode().strip() if parent else EMPTY_TREE

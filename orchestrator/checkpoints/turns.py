@@ -11,6 +11,16 @@ turns beside goal steps.
 Rewinding the code to before turn N (:func:`plan_rewind`) puts back, as they were before the first recorded turn from
 N on, exactly the files those turns changed: an :class:`~orchestrator.checkpoints.undo.UndoPlan` like any undo, so the
 conflicts (files changed again since the agent) are asked about, never overwritten silently.
+
+What a turn stores depends on what it did (:class:`Turn`, told of each call before it runs by the conversation's gate,
+:class:`TurnGate`): a turn that only read stores nothing; a turn whose writes all came through the file tools stores
+those paths only, as the turn found them and as it left them, on top of the last stored tree, without walking the
+workspace (:mod:`~orchestrator.checkpoints.objects`); a turn that ran a command (``bash``, a server's tool that may
+write, any tool that cannot name what it writes) stores the whole workspace before that command and again at the end.
+A hand edit made between turns is never taken for the agent's: a file a turn writes through a file tool is stored as
+it was just before that write, and the workspace is stored just before a command. A turn during which commands run
+outside its calls (hooks, background jobs) stores the whole workspace before it starts, as every turn once did. A
+store that takes over a second (the first of a large workspace hashes every file) says so while it runs.
 """
 
 from __future__ import annotations
@@ -25,11 +35,14 @@ import trio
 from orchestrator.checkpoints.git import CheckpointError, ShadowRepo, find_git, join_nul
 from orchestrator.checkpoints.ledger import Checkpoint, FileChange, Ledger, StepRun, step_runs, undone_steps
 from orchestrator.checkpoints.snapshot import Tree, changes_between, store_workspace, take_checkpoint
+from orchestrator.checkpoints.turn_calls import Turn
 from orchestrator.checkpoints.undo import UNDO_STEP, NothingToUndoError, UndoPlan, new_undo_id
 
 TURN_PREFIX = "turn-"
 AFTER_TURN_TIMEOUT_S = 30.0
 """The ``after`` store is taken even while the turn is being cancelled (shielded), within this bound."""
+SLOW_STORE_S = 1.0
+"""A store of the whole workspace that takes longer than this says what it is doing."""
 
 
 def turn_step(number: int) -> str:
@@ -66,6 +79,7 @@ class TurnCheckpoints:
 
     def __init__(self, workspace: Path, *, notify: Callable[[str], None] = _stderr) -> None:
         self.repo = ShadowRepo(workspace)
+        self.workspace = workspace.resolve()
         self.notify = notify
         self._off = False
         self._said_skipped: set[str] = set()
@@ -79,15 +93,49 @@ class TurnCheckpoints:
             return False
         return True
 
+    @property
+    def off(self) -> bool:
+        return self._off
+
+    def failed(self, exc: CheckpointError) -> None:
+        self._off = True
+        self.notify(f"checkpoints are off for this conversation: {exc}")
+
+    async def store(self, message: str) -> Tree:
+        """The whole workspace stored (:func:`store_workspace`); one that takes over :data:`SLOW_STORE_S` says what
+        it is doing while it runs, and how long it took."""
+        start = trio.current_time()
+        said = False
+
+        async def slow() -> None:
+            nonlocal said
+            await trio.sleep(SLOW_STORE_S)
+            said = True
+            self.notify(
+                "storing the workspace so this turn can be undone (the first store of a workspace hashes every "
+                "file; later ones only what changed)..."
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(slow)
+            tree = await store_workspace(self.repo, message)
+            nursery.cancel_scope.cancel()
+        if said:
+            self.notify(f"stored the workspace in {trio.current_time() - start:.1f} s")
+        return tree
+
+    def begin(self) -> Turn | None:
+        """A turn starts: what it does is told to the :class:`Turn` (None: checkpoints are off)."""
+        return Turn(self) if self._usable() else None
+
     async def before(self) -> Tree | None:
-        """The workspace as the turn finds it (stored, not yet recorded)."""
+        """The whole workspace as the turn finds it (stored, not yet recorded)."""
         if not self._usable():
             return None
         try:
-            return await store_workspace(self.repo, "before a turn")
+            return await self.store("before a turn")
         except CheckpointError as exc:
-            self._off = True
-            self.notify(f"checkpoints are off for this conversation: {exc}")
+            self.failed(exc)
             return None
 
     async def after(self, before: Tree | None, *, run_id: str, number: int, note: str) -> TurnRef | None:
@@ -97,25 +145,38 @@ class TurnCheckpoints:
             return None
         with trio.CancelScope(shield=True), trio.move_on_after(AFTER_TURN_TIMEOUT_S):
             try:
-                now = await store_workspace(self.repo, f"after turn {number}")
-                if now.tree == before.tree:
-                    return None  # the turn wrote nothing: nothing to take back
-                step = turn_step(number)
-                first = await take_checkpoint(
-                    self.repo, run_id=run_id, step_id=step, kind="before", tree=before, note=note
-                )
-                await take_checkpoint(
-                    self.repo, run_id=run_id, step_id=step, kind="after", tree=now, since=first.tree, note=note
-                )
+                now = await self.store(f"after turn {number}")
+                return await self._record(before, now, run_id=run_id, number=number, note=note)
             except CheckpointError as exc:
-                self._off = True
-                self.notify(f"checkpoints are off for this conversation: {exc}")
-                return None
-            skipped = [p for p in now.skipped if p not in self._said_skipped]
-            if skipped:
-                self._said_skipped.update(skipped)
-                self.notify(f"not checkpointed (larger than the limit): {', '.join(skipped)}")
-            return TurnRef(run_id=run_id, step_id=step, seq=first.seq)
+                self.failed(exc)
+        return None
+
+    async def _record(self, before: Tree, now: Tree, *, run_id: str, number: int, note: str) -> TurnRef | None:
+        """Both checkpoints of a turn whose trees differ (None when they do not: the turn wrote nothing)."""
+        if now.tree == before.tree:
+            return None  # the turn wrote nothing: nothing to take back
+        step = turn_step(number)
+        first = await take_checkpoint(self.repo, run_id=run_id, step_id=step, kind="before", tree=before, note=note)
+        await take_checkpoint(
+            self.repo, run_id=run_id, step_id=step, kind="after", tree=now, since=first.tree, note=note
+        )
+        skipped = [p for p in now.skipped if p not in self._said_skipped]
+        if skipped:
+            self._said_skipped.update(skipped)
+            self.notify(f"not checkpointed (larger than the limit): {', '.join(skipped)}")
+        return TurnRef(run_id=run_id, step_id=step, seq=first.seq)
+
+    async def finish(self, turn: Turn | None, *, run_id: str, number: int, note: str) -> TurnRef | None:
+        """Record ``turn`` when it changed something (see :class:`Turn`). Shielded and bounded, so a cancelled turn
+        is recorded too."""
+        if turn is None or self._off:
+            return None
+        with trio.CancelScope(shield=True), trio.move_on_after(AFTER_TURN_TIMEOUT_S):
+            try:
+                stored = await turn.stored(number)
+                return None if stored is None else await self._record(*stored, run_id=run_id, number=number, note=note)
+            except CheckpointError as exc:
+                self.failed(exc)
         return None
 
 

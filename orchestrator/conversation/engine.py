@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from orchestrator.build import ModelChoiceError, RunOptions, build_executor, run_dir
+from orchestrator.checkpoints.turn_calls import Turn, TurnGate
 from orchestrator.checkpoints.turns import TurnCheckpoints, TurnRef
 from orchestrator.config.files import read_state_bytes
 from orchestrator.config.model import ResolvedConfig
@@ -138,6 +139,8 @@ class ExecutorConversation:
         self.subagent_usage = Usage()
         """What the ``task`` tool's subagents spent in this process, across every session of the conversation."""
         self._session: Session | None = None
+        self._turn: Turn | None = None
+        """The turn being sent, told of each tool call before it runs (its checkpoints)."""
 
     # ------------------------------------------------------------------------------------------------ sessions
 
@@ -232,7 +235,7 @@ class ExecutorConversation:
                 read_only=self.read_only,
                 max_requests=self.max_requests,
                 sandbox=self.commands.sandbox,
-                gate=self.gate,
+                gate=TurnGate(self.gate, lambda: self._turn) if self.checkpoints is not None else self.gate,
                 mcp=self.mcp,
             ),
             on_event=self._event,
@@ -317,18 +320,21 @@ class ExecutorConversation:
         checkpoint: bool = True,
         around: Around[TurnResult | PromptBlocked] | None = None,
     ) -> TurnResult | PromptBlocked:
-        """One user turn with the hooks around it, the workspace checkpointed before and after (unless the session
-        is read-only or ``checkpoint`` is false) and the turn recorded in the turn log. Errors and cancellation
+        """One user turn with the hooks around it, checkpointed by what it did (unless the session is read-only or
+        ``checkpoint`` is false: :class:`~orchestrator.checkpoints.turn_calls.Turn`, told of each call by the gate)
+        and recorded in the turn log. Errors and cancellation
         propagate; the checkpoint and the record are taken all the same."""
         session = self.session
         number = len(self.turn_log.read()) + 1
         offset = self.journal_path.stat().st_size if self.journal_path.exists() else 0
         writes = checkpoint and not session.settings.read_only and self.checkpoints is not None
-        before = None
+        turn = None
         try:
             if writes:
                 assert self.checkpoints is not None
-                before = await self.checkpoints.before()
+                turn = self._turn = self.checkpoints.begin()
+                if turn is not None and self._commands_outside_calls(session):
+                    await turn.scan()
             first = not session.log.messages
 
             def go() -> Awaitable[TurnResult | PromptBlocked]:
@@ -338,10 +344,17 @@ class ExecutorConversation:
 
             return await (around(go) if around is not None else go())
         finally:
+            self._turn = None
             ref = None
             if self.checkpoints is not None:
-                ref = await self.checkpoints.after(before, run_id=self.run_id, number=number, note=note or text)
+                ref = await self.checkpoints.finish(turn, run_id=self.run_id, number=number, note=note or text)
             self._record(TurnRecord(number=number, text=note or text, offset=offset, sent_mode=sent_mode), ref)
+
+    def _commands_outside_calls(self, session: Session) -> bool:
+        """Something may write during the turn without a tool call naming it: a hook (any configured), or a
+        background job still running. The whole workspace is then stored before the turn, as for a command."""
+        jobs = jobs_of(session.registry)
+        return bool(self.hooks) or (jobs is not None and bool(jobs.running()))
 
     def _record(self, record: TurnRecord, ref: TurnRef | None) -> None:
         if ref is not None:

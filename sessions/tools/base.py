@@ -147,6 +147,13 @@ class Tool(ABC, Generic[ArgsT]):
             )
         )
 
+    def writes(self, args: ArgsT, ctx: ToolContext) -> tuple[str, ...] | None:
+        """What a call may write in ``ctx.root``, told before it runs: ``()`` for nothing, the paths (relative to
+        the root, where the gateway resolves them) for a tool that writes only files it names, None for a tool that
+        may write anything (a command, a server's tool). A turn whose calls all name their paths is checkpointed by
+        storing those paths only."""
+        return () if self.read_only else None
+
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult:
         """Do the work. Raise :class:`~sessions.tools.errors.ToolError` for a failure the model should read."""

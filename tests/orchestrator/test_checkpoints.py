@@ -117,6 +117,28 @@ async def test_undo_puts_back_bytes_modes_and_symlinks_and_removes_created_files
         await plan_undo(ShadowRepo(ws))
 
 
+async def test_a_file_that_becomes_a_directory_and_a_directory_that_becomes_a_file_are_stored_as_they_are(
+    ws: Path,
+) -> None:
+    (ws / "was_file").write_text("a file\n")
+    (ws / "was_dir").mkdir()
+    (ws / "was_dir" / "inner.txt").write_text("inner\n")
+    async with StepCheckpoints(ws, "r1").step("S1"):  # each store names only what the listing found changed
+        (ws / "was_file").unlink()
+        (ws / "was_file").mkdir()
+        (ws / "was_file" / "now.txt").write_text("now inside\n")
+        (ws / "was_dir" / "inner.txt").unlink()
+        (ws / "was_dir").rmdir()
+        (ws / "was_dir").write_text("now a file\n")
+    after = Ledger(ws).read()[-1]
+    assert sorted((c.status, c.path) for c in after.changes) == [
+        ("A", "was_dir"),
+        ("A", "was_file/now.txt"),
+        ("D", "was_dir/inner.txt"),
+        ("D", "was_file"),
+    ]
+
+
 async def test_a_hand_edit_is_a_conflict_and_an_undo_can_be_undone(ws: Path) -> None:
     checkpoints = StepCheckpoints(ws, "r1")
     async with checkpoints.step("S1"):

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import EditMismatchError, ToolInputError
-from sessions.tools.files.textfile import encode_text, read_text, sha256_hex, shown, split_lines
+from sessions.tools.files.textfile import encode_text, read_text, sha256_hex, shown, split_lines, written_path
 from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
@@ -122,6 +122,9 @@ class EditFileTool(Tool[EditFileArgs]):
     args_model = EditFileArgs
     read_only = False
     parallel_safe = False
+
+    def writes(self, args: EditFileArgs, ctx: ToolContext) -> tuple[str, ...] | None:
+        return written_path(ctx, args.path)
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> ToolResult:

@@ -9,11 +9,24 @@ the gateway (``sessions.tools.gateway``) opens them.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-from sessions.tools.errors import ToolInputError
+from sessions.tools.errors import ToolError, ToolInputError
 from sessions.tools.gateway.root import GatewayRoot
 
+if TYPE_CHECKING:
+    from sessions.tools.base import ToolContext
+
 BINARY_SNIFF_BYTES = 8192
+
+
+def written_path(ctx: ToolContext, raw: str) -> tuple[str, ...] | None:
+    """Where a file tool's write of ``raw`` lands, relative to the root (through the symlinks on the way, as the
+    gateway writes); None when the gateway cannot tell (the write will be refused, or the path changes meanwhile)."""
+    try:
+        return (GatewayRoot(ctx.root).locate(raw).real,)
+    except (ToolError, OSError):
+        return None
 
 
 def is_binary(head: bytes) -> bool:

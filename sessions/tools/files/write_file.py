@@ -9,7 +9,7 @@ from pydantic import Field
 
 from sessions.tools.base import Tool, ToolArgs, ToolContext, ToolResult
 from sessions.tools.errors import ToolError, ToolInputError
-from sessions.tools.files.textfile import encode_text, sha256_hex
+from sessions.tools.files.textfile import encode_text, sha256_hex, written_path
 from sessions.tools.gateway.root import GatewayRoot
 from sessions.tools.read_memory import FileWrite
 
@@ -32,6 +32,9 @@ class WriteFileTool(Tool[WriteFileArgs]):
     args_model = WriteFileArgs
     read_only = False
     parallel_safe = False
+
+    def writes(self, args: WriteFileArgs, ctx: ToolContext) -> tuple[str, ...] | None:
+        return written_path(ctx, args.path)
 
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         def work() -> ToolResult:
