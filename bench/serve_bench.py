@@ -11,7 +11,7 @@ Printed, per side (the median of ``--repeat`` runs, the two sides taking turns):
   goal is as busy as a goal gets; and the ratio of the two (the goal: ≤ 1.5×).
 - ``stream N``: the finished run's whole stream (its stored events, then ``end``) to N viewers at once: from the
   first connect to the last byte.
-- ``api p50/p99``: ``GET /api/runs/ID`` from the viewers' process every 50 ms while the goal runs (idle: 0 viewers,
+- ``api p50/p99``: ``GET /api/runs/ID`` from a process of its own every 20 ms while the goal runs (idle: 0 viewers,
   loaded: N), and ``detail``: the same call made in the service's process, one at a time on a finished run.
 Every viewer checks it got every event, in order, once. Wall-clock figures on a shared machine, with the load average.
 """
@@ -70,7 +70,7 @@ def _check(raw: bytes) -> int:
 
 
 async def viewers_main(url: str, run_id: str, count: int, poll: bool) -> None:
-    """Open ``count`` streams; say ``connected`` once all have their headers; poll the run's API every 50 ms until it
+    """Open ``count`` streams; say ``connected`` once all have their headers; poll the run's API every 20 ms until it
     is no longer live and the streams have ended; print what each got, how long the streams took and the latencies."""
     import httpx
     import trio
@@ -107,7 +107,7 @@ async def viewers_main(url: str, run_id: str, count: int, poll: bool) -> None:
                             assert response.status_code == 200, response.text
                             if not response.json()["live"]:
                                 return
-                            await trio.sleep(0.05)
+                            await trio.sleep(0.02)
 
                 nursery.start_soon(poller)
         streamed = time.perf_counter() - start
@@ -116,6 +116,13 @@ async def viewers_main(url: str, run_id: str, count: int, poll: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ one side
+
+
+class Remote:
+    """An emulator in another process, where the service expects one of its own."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
 
 
 def _script(markers: list[str], words: int) -> Any:
@@ -139,8 +146,8 @@ async def side_main(viewers: int, words: int, repeat: int) -> None:
     from orchestrator.serve.runs import run_detail
     from tests.orchestrator.serve.support import open_service, workspace
 
-    async def spawn_viewers(url: str, run_id: str, count: int) -> trio.Process:
-        argv = [sys.executable, __file__, "--viewers-of", url, run_id, str(count)]
+    async def spawn_viewers(url: str, run_id: str, count: int, poll: bool = False) -> trio.Process:
+        argv = [sys.executable, __file__, "--viewers-of", url, run_id, str(count), "poll" if poll else "-"]
         return await trio.lowlevel.open_process(argv, stdout=subprocess.PIPE, cwd=ROOT)
 
     async def lines(process: trio.Process) -> list[str]:
@@ -159,46 +166,54 @@ async def side_main(viewers: int, words: int, repeat: int) -> None:
             data += await process.stdout.receive_some()
         return data
 
+    from tests.orchestrator.run_support import emulator_process
+
     markers = [f"marker-{n}" for n in range(2 * repeat + 1)]
+    script = _script(markers, words)
     figures: dict[str, list[float]] = {"goal_0": [], "goal_n": [], "p99_0": [], "p99_n": [], "p50_n": [], "p50_0": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        async with open_service(root, _script(markers, words)) as svc:
-            last = ""
-            for index, marker in enumerate(markers):
-                count = 0 if index % 2 else viewers
-                run_id = await svc.start(workspace(root, marker, marker=marker), review=True)
-                await svc.wait_for(run_id, awaiting_review=True)
-                process = await spawn_viewers(svc.url, run_id, count)
-                seen = await until_connected(process)
-                start = time.perf_counter()
-                assert (await svc.review(run_id, decision="approve")).status_code == 200
-                live = svc.manager.live.get(run_id)
-                if live is not None:
-                    await live.done.wait()
-                took = time.perf_counter() - start
-                out = (seen.decode() + "\n".join(await lines(process))).splitlines()
-                result = json.loads(out[-1])
-                assert len(result["events"]) == count and len(set(result["events"])) <= 1, result["events"]
-                if index == 0:
-                    continue  # the warm-up: imports, the tokenizer, the first sockets
-                key = "n" if count else "0"
-                figures[f"goal_{key}"].append(took)
-                ms = sorted(x * 1000 for x in result["latencies"])
-                figures[f"p50_{key}"].append(statistics.median(ms))
-                figures[f"p99_{key}"].append(ms[min(len(ms) - 1, round(len(ms) * 0.99))])
-                last = run_id
-            streams = []
-            for _ in range(repeat):
-                process = await spawn_viewers(svc.url, last, viewers)
-                result = json.loads((await lines(process))[-1])
-                streams.append(result["streamed_s"])
-                events = result["events"][0]
-            details = []
-            for _ in range(20):
-                t0 = time.perf_counter()
-                run_detail(svc.manager, last)
-                details.append((time.perf_counter() - t0) * 1000)
+        served = script.model_dump(mode="json", exclude_defaults=True)
+        with emulator_process(served, root, dict(os.environ)) as emulator_url:  # its own process, as DeepSeek is
+            async with open_service(root, script, emulator=Remote(emulator_url)) as svc:  # type: ignore[arg-type]
+                last = ""
+                for index, marker in enumerate(markers):
+                    count = viewers if index % 2 else 0  # the warm-up (index 0) without viewers
+                    run_id = await svc.start(workspace(root, marker, marker=marker), review=True)
+                    await svc.wait_for(run_id, awaiting_review=True)
+                    process = await spawn_viewers(svc.url, run_id, count)
+                    await until_connected(process)
+                    poller = await spawn_viewers(svc.url, run_id, 0, poll=True)
+                    seen = await until_connected(poller)
+                    start = time.perf_counter()
+                    assert (await svc.review(run_id, decision="approve")).status_code == 200
+                    live = svc.manager.live.get(run_id)
+                    if live is not None:
+                        await live.done.wait()
+                    took = time.perf_counter() - start
+                    result = json.loads((await lines(process))[-1])
+                    assert len(result["events"]) == count and len(set(result["events"])) <= 1, result["events"]
+                    out = (seen.decode() + "\n".join(await lines(poller))).splitlines()
+                    result = json.loads(out[-1])
+                    if index == 0:
+                        continue  # the warm-up: imports, the tokenizer, the first sockets
+                    key = "n" if count else "0"
+                    figures[f"goal_{key}"].append(took)
+                    ms = sorted(x * 1000 for x in result["latencies"])
+                    figures[f"p50_{key}"].append(statistics.median(ms))
+                    figures[f"p99_{key}"].append(ms[min(len(ms) - 1, round(len(ms) * 0.99))])
+                    last = run_id
+                streams = []
+                for _ in range(repeat):
+                    process = await spawn_viewers(svc.url, last, viewers)
+                    result = json.loads((await lines(process))[-1])
+                    streams.append(result["streamed_s"])
+                    events = result["events"][0]
+                details = []
+                for _ in range(20):
+                    t0 = time.perf_counter()
+                    run_detail(svc.manager, last)
+                    details.append((time.perf_counter() - t0) * 1000)
     medians = {key: statistics.median(values) for key, values in figures.items()}
     medians.update(stream_n=statistics.median(streams), detail_ms=statistics.median(details), events=events)
     print(json.dumps(medians), flush=True)
@@ -262,13 +277,13 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", default="9bfc8b7", help="the git commit whose serve code is 'before'")
     parser.add_argument("--side", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--viewers-of", nargs=3, metavar=("URL", "RUN", "COUNT"), help=argparse.SUPPRESS)
+    parser.add_argument("--viewers-of", nargs=4, metavar=("URL", "RUN", "COUNT", "POLL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.viewers_of:
         import trio
 
-        url, run_id, count = args.viewers_of
-        trio.run(viewers_main, url, run_id, int(count), True)
+        url, run_id, count, poll = args.viewers_of
+        trio.run(viewers_main, url, run_id, int(count), poll == "poll")
     elif args.side:
         sys.path.insert(0, str(args.side))
         import trio

@@ -6,10 +6,11 @@ reconnects with ``Last-Event-ID`` gets every event after N, even from a restarte
 Each event is serialised once: :meth:`EventLog.append` turns it into its server-sent-event frame (bytes) and keeps the
 frame in the log's memory, and every viewer of the run is sent slices of those same bytes. A viewer is only a
 position in the log (the last id it was sent): the goal never waits for one and never sends to one, it appends and
-wakes whoever is waiting. A viewer that woke up waits a short window (:data:`COALESCE_S`) for the events that follow,
-then takes all it has not had in one write, so a burst of stream deltas costs each viewer one write instead of one a
-delta; the window is cut short when the run ends, so the last events and ``end`` go out at once. A viewer that fell
-behind (a slow client) just gets a bigger write when it reads again: it is never dropped and holds up no one.
+wakes whoever is waiting. A viewer that woke up waits a short window (:data:`COALESCE_S`, longer when many watch the
+run) for the events that follow, then takes all it has not had in one write, so a burst of stream deltas costs each
+viewer one write instead of one a delta; the window is cut short when the run ends, so the last events and ``end`` go
+out at once. A viewer that fell behind (a slow client) just gets a bigger write when it reads again: it is never
+dropped and holds up no one.
 
 A finished run's stream is the same frames, read from the file once for all its viewers (parsed again only from
 where the file grew, or whole when it was replaced) and sent in batches of up to :data:`BATCH_BYTES`. The frames of
@@ -32,7 +33,11 @@ import trio
 EVENTS_FILE = "serve-events.jsonl"
 PING_INTERVAL_S = 15.0
 COALESCE_S = 0.025
-"""How long a viewer that woke up for an event waits for the ones after it before it writes them all at once."""
+"""How long a viewer that woke up for an event waits for the ones after it before it writes them all at once, while
+at most :data:`VIEWERS_PER_WINDOW` watch the run; longer in proportion when more do (100 ms for 100)."""
+VIEWERS_PER_WINDOW = 25
+"""Above this many viewers of one run the window grows with them, so that all of them together make at most about
+1,000 writes a second: each write costs the service's one thread about as much whatever it holds."""
 BATCH_BYTES = 256 * 1024
 """The most frames' bytes a stream writes at once (a finished run, or a viewer that fell behind)."""
 RESIDENT_BYTES = 64 * 1024 * 1024
@@ -102,6 +107,8 @@ class EventLog:
         """Set (and replaced) by the next append; made only when a viewer waits."""
         self._ended = trio.Event()
         self._ended.set()
+        self.viewers = 0
+        """The streams open on this log (:func:`sse_frames`)."""
         self.refresh()
         self.last_id = self._ids[-1] if self._ids else 0
 
@@ -157,7 +164,10 @@ class EventLog:
     # -------------------------------------------------------------------------------------------- reading
 
     def refresh(self) -> None:
-        """Bring the frames up to the file: parse what it grew by, or all of it when it was replaced or shrank."""
+        """Bring the frames up to the file: parse what it grew by, or all of it when it was replaced or shrank. While
+        this log writes the file, its frames are the file's already."""
+        if self._file is not None:
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -246,21 +256,27 @@ async def sse_frames(
     """Every event with an id above ``after`` (stored, then live as they come), each batch in one chunk; ``end`` once
     the run is no longer live and all its events were sent; ``: ping`` after ``ping_s`` without an event."""
     sent = after
-    while True:
-        live = log.live  # before taking the frames: once it is false, the frames taken after it are all there are
-        chunk, sent = log.frames_after(sent, batch_bytes)
-        if chunk:
-            yield chunk
-            continue
-        if not live:
-            yield END_FRAME
-            return
-        woke = False
-        with trio.move_on_after(ping_s):
-            await log.wait_after(sent)
-            woke = True
-        if not woke:
-            yield PING_FRAME
-            continue
-        with trio.move_on_after(coalesce_s):  # the events that follow go in the same write; the run's end cuts it short
-            await log.ended()
+    log.viewers += 1
+    try:
+        while True:
+            live = log.live  # before taking the frames: once it is false, the frames taken after it are all there are
+            chunk, sent = log.frames_after(sent, batch_bytes)
+            if chunk:
+                yield chunk
+                if len(chunk) >= batch_bytes or not live:
+                    continue  # a backlog (a finished run, a late or slow viewer): the rest at once
+            elif not live:
+                yield END_FRAME
+                return
+            woke = False
+            with trio.move_on_after(ping_s):
+                await log.wait_after(sent)
+                woke = True
+            if not woke:
+                yield PING_FRAME
+                continue
+            window = coalesce_s * max(1.0, log.viewers / VIEWERS_PER_WINDOW)
+            with trio.move_on_after(window):  # the events that follow go in the same write; the run's end cuts it short
+                await log.ended()
+    finally:
+        log.viewers -= 1

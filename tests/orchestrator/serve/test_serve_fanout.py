@@ -190,3 +190,30 @@ async def test_the_run_detail_is_read_once_and_again_when_the_run_changed(tmp_pa
     assert done["state"] == "complete" and done["steps_done"] == 1 and done["requests"] > paused["requests"]
     assert done["summary"] != paused["summary"] and done["summary"]["kind"] == "summary"
     assert [(r["run_id"], r["state"], r["requests"]) for r in listed] == [(run_id, "complete", done["requests"])]
+
+
+async def test_the_window_grows_with_the_viewers_so_their_writes_stay_bounded(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    log = EventLog(tmp_path / "serve-events.jsonl")
+    log.open()
+    times: list[list[float]] = [[] for _ in range(50)]
+
+    async def viewer(into: list[float]) -> None:
+        async for _ in sse_frames(log, 0, ping_s=3600, coalesce_s=0.025):
+            into.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        for into in times:
+            nursery.start_soon(viewer, into)
+        await trio.testing.wait_all_tasks_blocked()
+        assert log.viewers == 50
+        start = trio.current_time()
+        for n in range(200):  # 2 s of events, one each 10 ms
+            log.append({"kind": "stream", "n": n})
+            await trio.sleep(0.01)
+        log.close()
+    assert log.viewers == 0
+    for into in times:
+        writes = [t for t in into if t < start + 2]
+        assert 30 <= len(writes) <= 40  # a write each 50 ms (25 ms a window for every 25 viewers), not each 10 ms
