@@ -179,7 +179,12 @@ async def test_the_run_detail_is_read_once_and_again_when_the_run_changed(tmp_pa
         await svc.wait_for(run_id, awaiting_review=True)
         assert (await svc.client.post(f"/api/runs/{run_id}/pause")).status_code == 200
         paused = await svc.wait_for(run_id)
-        reads = svc.manager.runs.reads
+        for _ in range(20):  # until the goal's task has closed its files (a journal's last flush, …)
+            reads = svc.manager.runs.reads
+            paused = await svc.run(run_id)
+            if svc.manager.runs.reads == reads:
+                break
+            await trio.sleep(0.05)
         assert await svc.run(run_id) == paused and svc.manager.runs.reads == reads  # nothing changed: not read again
         assert paused["state"] == "paused" and paused["summary"]["kind"] == "summary"
         assert (await svc.client.post(f"/api/runs/{run_id}/resume", json={"budget_usd": 5})).status_code == 200
@@ -217,3 +222,21 @@ async def test_the_window_grows_with_the_viewers_so_their_writes_stay_bounded(
     for into in times:
         writes = [t for t in into if t < start + 2]
         assert 30 <= len(writes) <= 40  # a write each 50 ms (25 ms a window for every 25 viewers), not each 10 ms
+
+
+def test_the_frames_of_runs_not_live_are_dropped_over_the_budget_and_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.serve import events
+
+    monkeypatch.setattr(events, "RESIDENT", events._Resident(budget=3000))
+    logs = []
+    for name in ("a", "b", "c"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(f'{{"id":{n},"data":{{"kind":"x","pad":"{"p" * 20}"}}}}\n' for n in range(1, 31)))
+        logs.append(events.EventLog(path))  # each about 1,700 bytes of frames: two do not fit
+    assert [len(log._blob) > 0 for log in logs] == [False, False, True]
+    assert events.RESIDENT.total <= 3000
+    whole, last = logs[0].frames_after(0, limit=1 << 20)  # read again from its file; the least recent one dropped
+    assert [len(log._blob) > 0 for log in logs] == [True, False, False]
+    assert last == 30 and whole == logs[2].frames_after(0, limit=1 << 20)[0]
