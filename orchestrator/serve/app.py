@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from orchestrator.serve.auth import MAX_BODY_BYTES, TokenGuard
 from orchestrator.serve.errors import RemoteBindError, ServeError
-from orchestrator.serve.events import PING_INTERVAL_S
+from orchestrator.serve.events import COALESCE_S, PING_INTERVAL_S
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.routes import ROUTES, STATIC_DIR
 
@@ -41,10 +41,12 @@ def create_app(
     *,
     static_dir: Path = STATIC_DIR,
     ping_s: float = PING_INTERVAL_S,
+    coalesce_s: float = COALESCE_S,
     allowed_hosts: Iterable[str] = (),
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
-    """The app; ``allowed_hosts``: the ``Host`` names served besides loopback ones (:mod:`orchestrator.serve.auth`)."""
+    """The app; ``allowed_hosts``: the ``Host`` names served besides loopback ones (:mod:`orchestrator.serve.auth`);
+    ``coalesce_s``: how long a live stream gathers events into one write (:mod:`orchestrator.serve.events`)."""
     app = Starlette(
         routes=ROUTES,
         middleware=[
@@ -55,6 +57,7 @@ def create_app(
     app.state.manager = manager
     app.state.static_dir = static_dir
     app.state.ping_s = ping_s
+    app.state.coalesce_s = coalesce_s
     return app
 
 

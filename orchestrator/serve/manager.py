@@ -31,6 +31,7 @@ from orchestrator.goal.store import RunStore, new_run_id
 from orchestrator.launch import GoalLaunch, ReviewerFactory, launch_goal
 from orchestrator.mcp.hub import McpHub
 from orchestrator.review.reviewer import AutoApprove, Reviewer
+from orchestrator.serve.cache import RunCache
 from orchestrator.serve.errors import InvalidRequestError, RunConflictError, UnknownRunError
 from orchestrator.serve.events import EVENTS_FILE, EventLog
 from orchestrator.serve.models import Budgets, GoalRequest, ReviewRequest
@@ -103,6 +104,9 @@ class GoalManager:
         self._busy: dict[Path, str] = {}
         """Workspace → the run id of its goal (the run lock)."""
         self._logs: dict[tuple[Path, str], EventLog] = {}
+        self.runs = RunCache()
+        """Each run's summary and record, read again only when its directory changed."""
+        self._found: dict[str, Path] = {}
         self.errors: dict[str, str] = {}
         """Run id → what stopped it from outside (a DeepSeek error), for runs of this service's life."""
 
@@ -112,11 +116,15 @@ class GoalManager:
         """The workspace of ``run_id``; :class:`UnknownRunError` when no known workspace has it."""
         if run_id in self.live:
             return self.live[run_id].workspace
+        found = self._found.get(run_id)
+        if found is not None and (run_dir(found, run_id) / "goal.json").is_file():
+            return found  # opened (its seal checked) before, and still there
         for workspace in self.workspaces.all():
             try:
                 RunStore.open(workspace, run_id)
             except ReasonixError:
                 continue
+            self._found[run_id] = workspace
             return workspace
         raise UnknownRunError(f"no run {run_id!r} in the service's workspaces", "GET /api/runs lists the runs")
 

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from orchestrator.events import GOAL_EVENT_KINDS, SESSION_EVENT_KINDS
 from orchestrator.serve.errors import InvalidRequestError, UnknownRunError
-from orchestrator.serve.events import PING_INTERVAL_S, sse_frames
+from orchestrator.serve.events import COALESCE_S, PING_INTERVAL_S, sse_frames
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import (
     SERVICE_EVENT_KINDS,
@@ -105,8 +105,9 @@ async def events(request: Request) -> Response:
     workspace = manager.find(run_id)
     log = manager.event_log(workspace, run_id)
     ping_s: float = getattr(request.app.state, "ping_s", PING_INTERVAL_S)
+    coalesce_s: float = getattr(request.app.state, "coalesce_s", COALESCE_S)
     return StreamingResponse(
-        sse_frames(log, after, ping_s=ping_s),
+        sse_frames(log, after, ping_s=ping_s, coalesce_s=coalesce_s),
         media_type="text/event-stream",
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )

@@ -1,6 +1,7 @@
 """What the API says about runs, read from their run directories as ``reasonix runs`` reads them
-(:mod:`orchestrator.runs.history`), plus what only the service knows (live, awaiting review, an error), and
-undo through the checkpoint machinery (:mod:`orchestrator.checkpoints.undo`), non-interactive."""
+(:mod:`orchestrator.runs.history`; read again only when the directory changed, :mod:`orchestrator.serve.cache`),
+plus what only the service knows (live, awaiting review, an error), and undo through the checkpoint machinery
+(:mod:`orchestrator.checkpoints.undo`), non-interactive."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.build import run_dir
-from orchestrator.errors import ReasonixError
 from orchestrator.goal.outcome import resume_command
-from orchestrator.goal.store import GoalRecord, RunStore
-from orchestrator.runs.history import RunSummary, list_runs, summarize
+from orchestrator.goal.store import GoalRecord
+from orchestrator.runs.history import RunSummary, runs_root
+from orchestrator.serve.cache import RunFacts
 from orchestrator.serve.errors import RunConflictError, UnknownRunError
 from orchestrator.serve.manager import GoalManager
 from orchestrator.serve.models import RunDetail, RunInfo, UndoResult
@@ -23,15 +24,14 @@ def _updated(path: Path) -> str:
     return datetime.fromtimestamp(target.stat().st_mtime, UTC).isoformat(timespec="seconds")
 
 
-def _record(workspace: Path, run_id: str) -> GoalRecord | None:
-    try:
-        return RunStore.open(workspace, run_id).load()
-    except ReasonixError:
-        return None
+def _facts(manager: GoalManager, workspace: Path) -> list[RunFacts]:
+    root = runs_root(workspace)
+    if not root.is_dir():
+        return []
+    return [manager.runs.facts(workspace, d) for d in root.iterdir() if d.is_dir()]
 
 
-def run_info(manager: GoalManager, workspace: Path, summary: RunSummary) -> RunInfo:
-    record = _record(workspace, summary.run_id)
+def run_info(manager: GoalManager, workspace: Path, summary: RunSummary, record: GoalRecord | None) -> RunInfo:
     return RunInfo(
         run_id=summary.run_id,
         workspace=str(workspace),
@@ -53,24 +53,26 @@ def run_info(manager: GoalManager, workspace: Path, summary: RunSummary) -> RunI
 
 def all_runs(manager: GoalManager) -> list[RunInfo]:
     """Every run of every known workspace, newest first."""
-    infos = [run_info(manager, ws, s) for ws in manager.workspaces.all() for s in list_runs(ws)]
+    infos = [
+        run_info(manager, ws, f.summary, f.record)
+        for ws in manager.workspaces.all()
+        for f in _facts(manager, ws)
+        if f.summary is not None
+    ]
     return sorted(infos, key=lambda r: (r.created_at, r.run_id), reverse=True)
 
 
 def _last_summary(manager: GoalManager, workspace: Path, run_id: str) -> dict[str, Any] | None:
-    for _, data in reversed(manager.event_log(workspace, run_id).stored()):
-        if data.get("kind") == "summary":
-            return data
-    return None
+    return manager.event_log(workspace, run_id).last_summary()
 
 
 def run_detail(manager: GoalManager, run_id: str) -> RunDetail:
     workspace = manager.find(run_id)
-    summary = summarize(run_dir(workspace, run_id))
+    facts = manager.runs.facts(workspace, run_dir(workspace, run_id))
+    summary, record = facts.summary, facts.record
     if summary is None:
         raise UnknownRunError(f"run {run_id} cannot be read", "GET /api/runs lists the runs")
-    info = run_info(manager, workspace, summary)
-    record = _record(workspace, run_id)
+    info = run_info(manager, workspace, summary, record)
     live = manager.live.get(run_id)
     plan = record.plan.model_dump(mode="json") if record is not None and record.plan is not None else None
     return RunDetail(

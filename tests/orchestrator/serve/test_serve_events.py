@@ -1,9 +1,8 @@
 """The event stream: the same objects ``reasonix goal --json`` prints, numbered; a reconnect with Last-Event-ID misses
-none; a slow subscriber is dropped instead of holding up the goal."""
+none (many viewers, slow ones and batching: ``test_serve_fanout.py``)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import trio.lowlevel
 import trio.testing
 
 from orchestrator.events import GOAL_EVENT_KINDS
-from orchestrator.serve.events import EventLog, sse_frames
 
 from ..run_support import clean_env, emulator_process, json_lines, reasonix
 from .support import open_service, read_sse, simple_script, workspace
@@ -67,63 +65,6 @@ async def test_a_reconnect_with_last_event_id_misses_no_event_and_repeats_none(t
     assert ids == list(range(1, len(full) + 1))
     assert [d for _, _, d in first + rest] == [d for _, _, d in full]
     assert by_query.startswith("id: 4\n") and by_query.endswith("event: end\ndata: {}\n\n")
-
-
-async def test_a_finished_run_streams_its_stored_events_then_end(tmp_path: Path) -> None:
-    log = EventLog(tmp_path / "serve-events.jsonl")
-    log.open()
-    for n in range(3):
-        log.append({"kind": "usage", "n": n})
-    log.close()
-    again = EventLog(tmp_path / "serve-events.jsonl")  # a restarted service reads the same numbers
-    assert again.last_id == 3
-    frames = [f async for f in sse_frames(again, 1)]
-    assert frames[0].startswith("id: 2\nevent: usage\n") and frames[-1] == "event: end\ndata: {}\n\n"
-    assert len(frames) == 3
-
-
-async def test_a_slow_subscriber_is_dropped_and_never_holds_up_the_goal(tmp_path: Path) -> None:
-    log = EventLog(tmp_path / "serve-events.jsonl", buffer=4)
-    log.open()
-    slow = log.subscribe()
-    fast = log.subscribe()
-    assert slow is not None and fast is not None
-    got: list[int] = []
-    async with trio.open_nursery() as nursery:
-
-        async def reader() -> None:
-            async for number, _ in fast:
-                got.append(number)
-
-        nursery.start_soon(reader)
-        for n in range(100):
-            log.append({"kind": "stream", "n": n})  # never blocks, whoever reads
-            await trio.lowlevel.checkpoint()
-        log.close()
-    assert got == list(range(1, 101))
-    assert log.dropped == 1
-    received = [number async for number, _ in slow]
-    assert received == [1, 2, 3, 4]  # then its channel ended: it reconnects with Last-Event-ID 4
-    lines = (tmp_path / "serve-events.jsonl").read_text().splitlines()
-    assert [json.loads(line)["id"] for line in lines] == list(range(1, 101))
-
-
-async def test_sse_frames_skip_duplicates_between_the_stored_and_the_live_events(tmp_path: Path) -> None:
-    log = EventLog(tmp_path / "serve-events.jsonl")
-    log.open()
-    log.append({"kind": "a"})
-    frames: list[str] = []
-    async with trio.open_nursery() as nursery:
-
-        async def read() -> None:
-            async for f in sse_frames(log, 0, ping_s=3600):
-                frames.append(f)
-
-        nursery.start_soon(read)
-        await trio.testing.wait_all_tasks_blocked()
-        log.append({"kind": "b"})
-        log.close()
-    assert [f.split("\n")[0] for f in frames] == ["id: 1", "id: 2", "event: end"]
 
 
 async def test_every_kind_the_stream_carries_is_listed_by_event_kinds_and_tools_carry_lines(tmp_path: Path) -> None:

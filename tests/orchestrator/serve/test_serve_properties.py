@@ -39,7 +39,7 @@ def test_a_static_path_never_leaves_its_folder(parts: list[str]) -> None:
 
 @given(st.dictionaries(st.text(), _json, max_size=6), st.integers(min_value=1, max_value=2**40))
 def test_any_event_survives_its_frame(data: dict[str, Any], number: int) -> None:
-    text = frame(number, {**data, "kind": "x"})
+    text = frame(number, {**data, "kind": "x"}).decode()
     assert text.endswith("\n\n") and text.count("\n\n") == 1
     lines = text[:-2].split("\n")
     assert lines[0] == f"id: {number}" and lines[1] == "event: x"
