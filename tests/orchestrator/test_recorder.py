@@ -84,7 +84,10 @@ def test_replaying_the_recording_reproduces_it_without_drift(recorded: Path) -> 
 
 
 def test_a_changed_system_prompt_is_reported_as_drift(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("orchestrator.build.EXECUTOR_RUN_SYSTEM", EXECUTOR_RUN_SYSTEM + "\nAlways be terse.")
+    # the executor conversation every `run` opens takes its prompt here (orchestrator.launch.open_conversation)
+    monkeypatch.setattr(
+        "orchestrator.conversation.engine.EXECUTOR_RUN_SYSTEM", EXECUTOR_RUN_SYSTEM + "\nAlways be terse."
+    )
     report = replay(load_scenario(recorded))
     assert not report.ok
     assert len(report.drift) == 3  # every request carries the system prompt

@@ -125,8 +125,8 @@ def _address(hex_address: str) -> str:
 def one_ray_at_a_time() -> Iterator[None]:
     """Held while a test has a Ray cluster up: two clusters of two suite workers at once on one machine (ports,
     ``auto`` discovery, two cores) made a goal wait past its bound. The lock is a file in the temporary folder,
-    shared by every worker of the run."""
-    with open(os.path.join(tempfile.gettempdir(), "reasonix-tests-ray.lock"), "w") as lock:
+    shared by every worker of the run; one per user (another user's lock file cannot be opened for writing there)."""
+    with open(os.path.join(tempfile.gettempdir(), f"reasonix-tests-ray-{os.geteuid()}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
