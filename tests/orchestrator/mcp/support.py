@@ -3,8 +3,10 @@ loopback), and the configuration that names them."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +16,11 @@ import httpx
 
 from orchestrator.config.mcp import McpConfig, McpServerConfig
 
-NOTES_SERVER = Path(__file__).with_name("notes_server.py")
+_SERVERS = tempfile.TemporaryDirectory(prefix="reasonix-test-servers-")  # removed when the worker exits
+NOTES_SERVER = Path(shutil.copy(Path(__file__).with_name("notes_server.py"), _SERVERS.name))
+"""The notes server, copied under the temporary folder where a sandboxed server can read its own files. Not the
+checkout's copy: an ordinary user's clone lies in their home, and a test's HOME and workspace do not, so the sandbox
+empties that home (as it empties any home not in use) and the server could not be read."""
 
 
 def notes_stdio(*flags: str, cwd: str | None = ".") -> McpServerConfig:
