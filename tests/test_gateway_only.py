@@ -32,7 +32,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "sessions/journal/jsonl.py": (3, "the session journal, in the run directory or the state home"),
     "sessions/journal/kept_output.py": (1, "kept outputs beside the journal (read back through the gateway)"),
     "sessions/sandbox/bounds.py": (5, PROC),
-    "sessions/sandbox/reaper.py": (3, PROC),
+    "sessions/sandbox/reaper.py": (4, PROC + "; the first line of the program to run, O_NONBLOCK, a regular file only"),
     # The workspace's `.git` pointer file is read through the gateway (bounded, regular files only).
     "sessions/sandbox/hide.py": (1, "/proc/PID/net/unix"),
     "sessions/tiers/archive.py": (2, "the session's archive in its state directory"),
@@ -51,6 +51,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/branches/merge.py": (1, TEMP),
     "orchestrator/branches/workspace.py": (5, "a branch's state in the run directory and git's fresh worktree files"),
     "orchestrator/checkpoints/git.py": (2, "the checkpoint store in the state home"),
+    "orchestrator/checkpoints/objects.py": (4, "the checkpoint store's loose objects and head, in the state home"),
     "orchestrator/checkpoints/ledger.py": (2, "the checkpoint store in the state home"),
     "orchestrator/cli/commands/bench.py": (1, USER_FILE),
     "orchestrator/cli/options.py": (1, USER_FILE),

@@ -133,12 +133,23 @@ async def entry_at(repo: ShadowRepo, tree: str, path: str) -> StoredFile | None:
     return None if found is None or found[0] == TREE_MODE else StoredFile(mode=found[0], sha=found[1])
 
 
-def store_file(git_dir: Path, path: Path, st: os.stat_result) -> StoredFile:
-    """The file or symlink at ``path`` (``st``: its ``lstat``) as a blob of the store."""
+def store_file(git_dir: Path, workspace: Path, rel: str, st: os.stat_result, limit: int) -> StoredFile | None:
+    """The file or symlink ``rel`` of ``workspace`` (``st``: its ``lstat``) as a blob of the store; None when it is no
+    longer a regular file of the workspace. The file is read through the gateway: what the model's commands made of
+    it (a link out of the workspace swapped in after the ``lstat``, a FIFO) is never followed or waited on."""
+    from sessions.tools import ToolError  # lazily: the tools package loads trio and pydantic
+    from sessions.tools.gateway import GatewayRoot
+
     if stat.S_ISLNK(st.st_mode):
-        return StoredFile(mode=b"120000", sha=write_object(git_dir, "blob", os.fsencode(os.readlink(path))))
+        return StoredFile(mode=b"120000", sha=write_object(git_dir, "blob", os.fsencode(os.readlink(workspace / rel))))
+    try:
+        found = GatewayRoot(workspace, refused=frozenset()).read(rel, limit=limit + 1)
+    except ToolError:
+        return None
+    if found.truncated:
+        return None
     mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
-    return StoredFile(mode=mode, sha=write_object(git_dir, "blob", path.read_bytes()))
+    return StoredFile(mode=mode, sha=write_object(git_dir, "blob", found.data))
 
 
 def commit(git_dir: Path, tree: str, parent: str | None, message: str) -> str:

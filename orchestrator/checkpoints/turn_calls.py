@@ -121,7 +121,7 @@ class Turn:
                 return None
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                 return None
-            return store_file(self.repo.git_dir, path, st)
+            return store_file(self.repo.git_dir, self.owner.workspace, rel, st, MAX_FILE_BYTES)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:

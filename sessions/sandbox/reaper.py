@@ -22,6 +22,7 @@ import itertools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -107,8 +108,13 @@ def _program(name: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[st
         # shell's default differs from Popen's, so the path found is run.
         found = name if "PATH" in (os.environ if env is None else env) else which
     head = b""
-    with contextlib.suppress(OSError), open(path, "rb") as program:  # unreadable (mode 711): the kernel's to say
-        head = program.read(256)  # pragma: no mutate  — any size holding a first line will do
+    with contextlib.suppress(OSError):  # unreadable (mode 711): the kernel's to say
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO named as the program never blocks
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):  # only a regular file has a first line worth reading
+                head = os.read(fd, 256)  # pragma: no mutate  — any size holding a first line will do
+        finally:
+            os.close(fd)
     # A first line of "#!" alone is one only the kernel's ENOEXEC tells apart, which the shell then runs as a script.
     words = head[2:].split(b"\n")[0].split() if head.startswith(b"#!") else []  # pragma: no mutate  — see above
     if words and not os.path.exists(words[0]):  # a script whose interpreter is absent: execve says ENOENT
