@@ -21,6 +21,7 @@ for _folder in (str(ROOT), str(ROOT / "bench")):
 
 from orchestrator.batch.archive import extract_tar  # noqa: E402
 from orchestrator.bench.workspace import default_cache  # noqa: E402
+from orchestrator.bench.workspace import sha256_of as sha256_file  # noqa: E402  (the suite's own hash of a cached file)
 
 
 class LocalModelError(Exception):
@@ -118,14 +119,6 @@ SERVER_FLAGS = ("-t", "1", "-c", "16384", "-np", "1", "--jinja", "--no-webui")
 def cache_root(env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/reasonix/local-model``: the sibling of the suite's ``sdists``."""
     return default_cache(env).parent / "local-model"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _download(url: str, dest: Path, sha256: str) -> Path:
