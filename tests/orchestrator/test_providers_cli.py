@@ -64,6 +64,21 @@ def test_run_on_an_openai_server_counts_hits_from_cached_tokens(tmp_path: Path) 
     assert diagnostics and not any(d["diagnostics"]["unexplained_miss"] for d in diagnostics)
 
 
+def test_a_llama_server_reporting_only_timings_has_its_hits_counted_from_cache_n(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    with openai_server(OpenAIServer("local-coder", list(READ_THEN_ANSWER), usage="timings")) as server:
+        _user_config(env, provider_entry("llama-local", server, free=True) + '[roles]\nexecutor = "llama-local"\n')
+        proc = reasonix("run", "What does add() do?", "--workspace", str(ws), "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    hits = sum(t["cache_n"] for t in server.timings)
+    assert hits > 0 and all("prompt_tokens_details" not in u for u in server.reported)
+    usage = [e["usage"] for e in json_lines(proc.stdout) if e.get("kind") == "usage"]
+    assert [u["prompt_cache_hit_tokens"] for u in usage] == [t["cache_n"] for t in server.timings]
+    assert [u["prompt_cache_miss_tokens"] for u in usage] == [t["prompt_n"] for t in server.timings]
+    summary = json_lines(proc.stdout)[-1]
+    assert summary["prompt_cache_hit_tokens"] == hits
+
+
 def test_a_server_without_usage_is_not_reported_and_never_a_miss(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with openai_server(OpenAIServer("local-coder", list(READ_THEN_ANSWER), usage="none")) as server:
