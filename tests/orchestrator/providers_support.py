@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -210,3 +211,44 @@ def provider_entry(name: str, server: OpenAIServer, **extra: Any) -> str:
 def byte_stable(bodies: list[bytes]) -> bool:
     """Each body starts with the previous one minus its closing ``]}``: consecutive requests only append."""
     return all(b.startswith(a[:-2]) for a, b in itertools.pairwise(bodies))
+
+
+@contextmanager
+def models_server(status: int, listed: tuple[str, ...], key: str | None = None) -> Iterator[tuple[str, list[str]]]:
+    """``GET /v1/models`` answering ``status`` with ``listed`` (401 to any other key than ``key``, when given); the
+    Authorization header of every request, in order."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            auth = self.headers.get("Authorization") or ""
+            seen.append(auth)
+            code = status if self.path == "/v1/models" else 404
+            if key is not None and auth != f"Bearer {key}":
+                code = 401
+            body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in listed]}).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", seen
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=30)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
