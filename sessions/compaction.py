@@ -168,11 +168,18 @@ def plan_compaction(log: MessageLog, keep_tokens: int) -> CompactionPlan | None:
     return CompactionPlan(older=tuple(messages[:cut]), tail=tuple(messages[cut:]), older_tokens=sum(counts[:cut]))
 
 
-def digest_request(older: Sequence[Message], model: str) -> tuple[ChatRequest, bytes]:
+def digest_request(
+    older: Sequence[Message], model: str, *, max_tokens: int | None = None, thinking: bool = True
+) -> tuple[ChatRequest, bytes]:
     """The one-off request (outside the conversation's prefix, thinking off) whose reply is the digest, and its
-    bytes."""
+    bytes. ``thinking``: whether the provider takes the field at all (an OpenAI-compatible server does not, and is
+    sent none); ``max_tokens``: the model's ``max_output``, when it has one."""
     request = ChatRequest(
-        model=model, messages=digest_request_messages(older), stream=True, thinking=Thinking(type="disabled")
+        model=model,
+        messages=digest_request_messages(older),
+        stream=True,
+        thinking=Thinking(type="disabled") if thinking else None,
+        max_tokens=max_tokens,
     )
     return request, encode_request(request)
 
@@ -215,6 +222,8 @@ async def compact(
     model: str,
     task: str = "",
     index: Callable[[Sequence[Message]], str] | None = None,
+    max_tokens: int | None = None,
+    thinking: bool = True,
 ) -> bool:
     """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
     journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold.
@@ -224,7 +233,7 @@ async def compact(
     plan = plan_compaction(session.log, keep_tokens)
     if plan is None:
         return False
-    request, body = digest_request(plan.older, model)
+    request, body = digest_request(plan.older, model, max_tokens=max_tokens, thinking=thinking)
     # a request like any other: counted (by its usage), priced, journaled; not the conversation: no diagnostics
     with session.in_flight.side_request(model, plan.older_tokens):  # the budget's gate is asked first
         session.emit(digest_started(session.name, session.requests + 1, request, body))

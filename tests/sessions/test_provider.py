@@ -161,3 +161,29 @@ def test_a_client_routes_a_model_to_another_providers_client() -> None:
         assert reply.usage.prompt_cache_miss_tokens == 8
 
     trio.run(main)
+
+
+@given(cap=st.integers(1, 10**6), asked=st.none() | st.integers(1, 10**6))
+def test_max_output_bounds_max_tokens_and_only_for_its_model(cap: int, asked: int | None) -> None:
+    from sessions.prompt.prefix import build_prefix
+
+    prefix = build_prefix("system", [], None)
+    capped = RequestBytes(thinking=True, reasoning_effort="high", client=_Fake(LOCAL), max_output={"local": cap})
+    sent = capped.request(prefix, "local", asked).max_tokens
+    assert sent == (cap if asked is None else min(asked, cap))
+    assert capped.request(prefix, "other", asked).max_tokens == asked  # another model: as asked, or none
+    assert capped.head(prefix, "local") == capped.head(prefix, "local")  # one head, the same bytes every time
+    assert f'"max_tokens":{cap}'.encode() in capped.head(prefix, "local")
+
+
+def test_a_capped_model_is_not_asked_again_for_a_cut_reply() -> None:
+    from sessions.session import SessionSettings, cut_retry_reason
+    from sessions.wire.messages import AssistantMessage
+    from sessions.wire.stream import Reply
+
+    cut = Reply(message=AssistantMessage(content="half"), usage=None, finish_reason="length")
+    plain = SessionSettings(model="local", retry_when_cut=True)
+    assert cut_retry_reason(cut, plain) is not None
+    capped = SessionSettings(model="local", retry_when_cut=True, max_output={"local": 512})
+    assert cut_retry_reason(cut, capped) is None
+    assert cut_retry_reason(cut, capped, "deepseek-v4-pro") is not None  # an escalation to an uncapped model
