@@ -21,6 +21,7 @@ from sessions.events import Compacted, RequestStarted, SessionEvent
 from sessions.in_flight import InFlight
 from sessions.journal.jsonl import Journal
 from sessions.log import LogEntry, MessageLog
+from sessions.request_bytes import RequestBytes
 from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
@@ -205,6 +206,7 @@ class Compactable(Protocol):
 
     client: ChatClient
     in_flight: InFlight
+    bytes: RequestBytes
 
     @property
     def requests(self) -> int: ...
@@ -222,8 +224,6 @@ async def compact(
     model: str,
     task: str = "",
     index: Callable[[Sequence[Message]], str] | None = None,
-    max_tokens: int | None = None,
-    thinking: bool = True,
 ) -> bool:
     """Replace the older part of ``session``'s log by a digest that flash writes, keeping the recent tail verbatim;
     journal the rewrite and emit :class:`~sessions.events.Compacted`. False when no cut leaves anything to fold.
@@ -233,7 +233,9 @@ async def compact(
     plan = plan_compaction(session.log, keep_tokens)
     if plan is None:
         return False
-    request, body = digest_request(plan.older, model, max_tokens=max_tokens, thinking=thinking)
+    heads = session.bytes  # the digest asks what a request to ``model`` may carry: thinking, its max_output
+    takes = heads.provider_for(model).takes_thinking
+    request, body = digest_request(plan.older, model, max_tokens=heads.max_tokens(model), thinking=takes)
     # a request like any other: counted (by its usage), priced, journaled; not the conversation: no diagnostics
     with session.in_flight.side_request(model, plan.older_tokens):  # the budget's gate is asked first
         session.emit(digest_started(session.name, session.requests + 1, request, body))

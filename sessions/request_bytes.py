@@ -11,11 +11,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from sessions.log import MessageLog
 from sessions.prompt.prefix import Prefix
 from sessions.wire.messages import ChatRequest, ReasoningEffort, Thinking, request_head
 from sessions.wire.provider import DEEPSEEK, Provider
+
+
+class _Settings(Protocol):
+    """What a session's settings (``sessions.session.SessionSettings``) say about its request heads."""
+
+    @property
+    def thinking(self) -> bool: ...
+    @property
+    def reasoning_effort(self) -> ReasoningEffort | None: ...
+    @property
+    def max_output(self) -> Mapping[str, int]: ...
 
 
 class RequestBytes:
@@ -38,6 +50,16 @@ class RequestBytes:
         self.provider_for = provider_for or (lambda _model: DEEPSEEK)
         """The provider of a model: its kind decides whether thinking and effort are sent."""
         self._heads: dict[tuple[str, str], bytes] = {}
+
+    @classmethod
+    def for_session(cls, settings: _Settings, client: object) -> RequestBytes:
+        """A session's: its thinking, effort and ``max_output``, the provider of each model asked of ``client``."""
+        return cls(
+            thinking=settings.thinking,
+            reasoning_effort=settings.reasoning_effort,
+            client=client,
+            max_output=settings.max_output,
+        )
 
     def max_tokens(self, model: str, max_tokens: int | None = None) -> int | None:
         """The ``max_tokens`` a request to ``model`` carries: ``max_tokens`` bounded by the model's

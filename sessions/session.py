@@ -167,12 +167,7 @@ class Session:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
         self.storm = StormGuard(mutating=frozenset(t.name for t in registry if not t.read_only))
         self.turn_failures = 0
-        self.bytes = RequestBytes(
-            thinking=settings.thinking,
-            reasoning_effort=settings.reasoning_effort,
-            client=client,
-            max_output=settings.max_output,
-        )
+        self.bytes = RequestBytes.for_session(settings, client)
         self.in_flight = InFlight(
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
@@ -300,11 +295,7 @@ class Session:
                 await self._maybe_compact()
                 reply = tally.add(*await self.request(model or self.settings.model, max_tokens=max_tokens))
                 max_tokens = None
-                retry = (
-                    not cut_retried
-                    and tally.requests < limit
-                    and cut_retry_reason(reply, self.settings, model or self.settings.model)
-                )
+                retry = not cut_retried and tally.requests < limit and cut_retry_reason(reply, self.settings, first)
                 if retry:
                     self.emit(
                         StreamUpdate(
@@ -424,14 +415,6 @@ class Session:
         keep = int(self.settings.context_window * self.settings.compaction_keep_ratio)
         task = self.task_state() if self.task_state is not None else ""
         index = self.tiers.fold_index(self.log.epoch + 1) if self.tiers is not None else None
-        model = self.settings.model
         return await compaction.compact(
-            self,
-            reason=reason,
-            keep_tokens=keep,
-            model=model,
-            task=task,
-            index=index,
-            max_tokens=self.bytes.max_tokens(model),
-            thinking=self.bytes.provider_for(model).takes_thinking,
+            self, reason=reason, keep_tokens=keep, model=self.settings.model, task=task, index=index
         )
