@@ -190,9 +190,9 @@ def test_a_goal_with_planner_executor_and_escalation_on_three_servers(tmp_path: 
     ):
         _user_config(
             env,
-            provider_entry("planner-srv", planner, free=True)
-            + provider_entry("exec-srv", executor, free=True)
-            + provider_entry("big-srv", big, free=True)
+            provider_entry("planner-srv", planner, free=True, max_output=3000)
+            + provider_entry("exec-srv", executor, free=True, max_output=4000)
+            + provider_entry("big-srv", big, free=True, max_output=5000)
             + '[roles]\nplanner = "planner-srv"\nexecutor = "exec-srv"\nescalation = "big-srv"\n',
         )
         proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--yes", "--json", env=env, timeout=300)
@@ -207,6 +207,9 @@ def test_a_goal_with_planner_executor_and_escalation_on_three_servers(tmp_path: 
     # The escalated turn is the executor's conversation, sent on: its S1 history is in the third server's request.
     assert b"You are the executor" in big.bodies[0] and b"calc/ops.py" in big.bodies[0]
     assert json.loads(big.bodies[0])["model"] == "big-model"
+    # each entry's max_output is the max_tokens of every request to its model, whichever session sends it
+    for server, cap in ((planner, 3000), (executor, 4000), (big, 5000)):
+        assert {json.loads(b)["max_tokens"] for b in server.bodies} == {cap}, server.model
 
 
 BIG_READ = [
