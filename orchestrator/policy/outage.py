@@ -30,7 +30,12 @@ class Backoff(BaseModel):
 
     def wait_s(self, attempt: int) -> float:
         """The wait before try number ``attempt + 1`` (``attempt`` counts the failures in a row, from 1)."""
-        return min(self.max_s, self.initial_s * self.factor ** max(0, attempt - 1))
+        grown = self.initial_s
+        for _ in range(max(0, attempt - 1)):  # by steps, stopping at the ceiling: a power of a long outage overflows
+            if grown >= self.max_s or self.factor == 1:
+                break
+            grown *= self.factor
+        return min(self.max_s, grown)
 
 
 def outage_in(exc: BaseException) -> DeepSeekError | None:

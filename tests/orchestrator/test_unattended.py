@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from orchestrator.policy.outage import Backoff
 from orchestrator.unattended import UnattendedRun, summary_markdown, write_summary
 from orchestrator.unattended.report import notify
 from sessions.events import RequestStarted
+from tests.support.patient_clock import drive
 
 from .goal_support import call, executor_step, goal_env, new_runner, reply, script, step
 
@@ -33,9 +35,15 @@ UNATTENDED = GoalOptions(parallel=1, unattended=True)
 
 @pytest.fixture
 def patient_clock() -> trio.testing.MockClock:
-    """Virtual time that jumps only after half a real second of idling: the run's git checkpoints (real processes)
-    finish before the clock moves, so only the waits are skipped."""
-    return trio.testing.MockClock(autojump_threshold=0.5)
+    """Virtual time that jumps only while no real process runs (tests/support/patient_clock.py): the run's git
+    checkpoints and verify commands finish before the clock moves, however loaded the machine, and only the waits are
+    skipped. The driver runs from the ``jumping`` fixture."""
+    return trio.testing.MockClock()
+
+
+@pytest.fixture
+async def jumping(patient_clock: trio.testing.MockClock, nursery: trio.Nursery) -> None:
+    nursery.start_soon(drive, patient_clock)
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -56,6 +64,15 @@ def _verdict() -> dict[str, object]:
 
 
 # ------------------------------------------------------------------------------------------------ the backoff
+
+
+@given(st.floats(0.001, 1e6), st.floats(1.0, 1e3), st.floats(0.001, 1e9), st.integers(1, 10**6))
+def test_a_wait_of_any_attempt_is_within_its_ceiling_and_never_overflows(
+    initial: float, factor: float, ceiling: float, attempt: int
+) -> None:
+    """An outage of days counts attempts into the thousands: a float power of the factor overflowed."""
+    wait = Backoff(initial_s=initial, factor=factor, max_s=ceiling).wait_s(attempt)
+    assert 0 < wait <= max(ceiling, initial) and (attempt > 1 or wait == min(ceiling, initial))
 
 
 def test_the_backoff_grows_by_its_factor_and_stops_at_its_ceiling() -> None:
@@ -79,7 +96,7 @@ def test_a_bad_duration_says_which_forms_are_accepted(text: str) -> None:
 
 
 async def test_an_outage_is_waited_out_and_the_goal_completes_without_a_pause(
-    tmp_path: Path, patient_clock: trio.testing.MockClock
+    tmp_path: Path, patient_clock: trio.testing.MockClock, jumping: None
 ) -> None:
     ws = _workspace(tmp_path)
     planner = [reply(call("submit_plan", objective="ops", steps=QUIET_PLAN)), _verdict()]
@@ -111,7 +128,7 @@ async def test_an_outage_is_waited_out_and_the_goal_completes_without_a_pause(
 
 
 async def test_a_runtime_shorter_than_the_outage_stops_the_goal_resumable(
-    tmp_path: Path, patient_clock: trio.testing.MockClock
+    tmp_path: Path, patient_clock: trio.testing.MockClock, jumping: None
 ) -> None:
     ws = _workspace(tmp_path)
     planner = [reply(call("submit_plan", objective="ops", steps=QUIET_PLAN)), _verdict()]
@@ -206,6 +223,7 @@ async def test_notify_runs_the_command_with_the_outcome_in_its_environment(tmp_p
     assert problem == "--notify-cmd exited with status 3: nope"
 
 
-async def test_a_notify_command_that_hangs_is_stopped(tmp_path: Path, patient_clock: trio.testing.MockClock) -> None:
+async def test_a_notify_command_that_hangs_is_stopped(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    """Here the clock must move while a real process runs: ``sleep 600`` never ends by itself."""
     problem = await notify("sleep 600", env={}, cwd=tmp_path)
     assert problem == "--notify-cmd did not finish within 60 s and was stopped"
