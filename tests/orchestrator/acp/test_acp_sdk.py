@@ -11,6 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scenarios.emulator import Script, open_emulator
 from tests.support.acp_sdk import agent_command, index_of, results, run_sdk_client, updates
 from tests.support.leftovers import assert_gone
@@ -235,6 +237,7 @@ async def test_a_client_with_a_terminal_runs_the_allowed_command_in_it_under_our
     assert done["status"] == "failed" and done["content"][0]["content"]["text"] == "42\n[exit code 3]"
 
 
+@pytest.mark.bwrap  # the launch masks the socket only in bubblewrap
 async def test_a_socket_gone_while_the_terminal_starts_does_not_stop_the_command(tmp_path: Path) -> None:
     """Another program's socket folder (outside /tmp, so the launch masks the socket in it) removed after the agent
     built the launch and before the editor's terminal started it: bubblewrap stops in its setup; the agent builds the
