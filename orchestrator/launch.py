@@ -224,6 +224,10 @@ class ConversationLaunch:
     """Checkpoint the workspace around each turn that may write (``reasonix undo`` takes it back)."""
     chat: bool = False
     """``reasonix chat``: a session without tools (its own prefix), journaled in ``chat.jsonl``; never checkpointed."""
+    strict_mcp: bool = False
+    """Only ``mcp_servers`` (the client's), none of the configured ones (Claude Code's ``--strict-mcp-config``)."""
+    caller_hooks: bool = False
+    """A hook machinery even with no ``[[hooks]]``, for the caller to register its own (the SDKs' hook callbacks)."""
 
     def __post_init__(self) -> None:
         if self.max_requests is not None and self.max_requests < 1:
@@ -274,6 +278,7 @@ def open_conversation(
             default_permissions=launch.default_permissions,  # type: ignore[arg-type]
             asker=asker,
             env=env,
+            caller_hooks=launch.caller_hooks,
         )
     if client is None:
         client = build_client(resolved, transport=transport, env=env, model=launch.model)
@@ -283,7 +288,8 @@ def open_conversation(
     if launch.allowed_tools is not None:
         gate = AllowedTools(launch.allowed_tools, gate)
     config = resolved.config
-    servers = {} if launch.chat else {**config.mcp.servers, **(launch.mcp_servers or {})}
+    configured = {} if launch.strict_mcp else config.mcp.servers
+    servers = {} if launch.chat else {**configured, **(launch.mcp_servers or {})}
     hub = None
     if servers:
         mcp = config.mcp.model_copy(update={"servers": servers})

@@ -105,6 +105,8 @@ class HeadlessConversation:
         self.turn_running = False
         """A turn was started and has not ended (it is cut off when a cancellation leaves :meth:`send`)."""
         self.api_seconds = 0.0
+        self.model: str | None = None
+        """The model of the next turns (``set_model``); None: the session's own."""
         conversation.on_event = self._session_event  # type: ignore[assignment]  # stream-json lines
         self._base = (self.session.requests, self.session.usage, conversation.spent_usd)
 
@@ -178,7 +180,7 @@ class HeadlessConversation:
         else:
             self.turn_running = True
             try:
-                turn = await self.conversation.send(text, tail=tail, max_requests=remaining)
+                turn = await self.conversation.send(text, tail=tail, model=self.model, max_requests=remaining)
             except MaxBudgetReachedError as exc:
                 result = self.result("budget", str(exc), started)
             except DeepSeekError as exc:
@@ -202,6 +204,7 @@ class HeadlessConversation:
             now = started = 0.0
         usage = self.usage
         settings = self.session.settings
+        model = self.model or settings.model
         figures = ModelUsage(
             inputTokens=usage.prompt_cache_miss_tokens,
             outputTokens=usage.completion_tokens,
@@ -222,10 +225,10 @@ class HeadlessConversation:
             total_cost_usd=self.cost_usd,
             usage=TokenUsage.of(usage),
             cache_hit_ratio=ratio(usage.prompt_cache_hit_tokens, usage.prompt_tokens),
-            model=settings.model,
+            model=model,
             journal=str(self.journal_path),
             stop_reason="end_turn" if status == "done" else None,
-            modelUsage={settings.model: figures},
+            modelUsage={model: figures},
             errors=[] if status == "done" else [text],
         )
 

@@ -47,13 +47,20 @@ IGNORED_VALUE_FLAGS = (
     "--task-budget",
     "--resume-session-at",
     "--resume-drops-turn",
-    "--mcp-config",
     "--agents",
 )
 """Claude Code flags the SDKs may pass that ``reasonix -p`` accepts and does not honour: named in the ``init`` line's
 ``ignored`` (docs/stream-json.md says why for each)."""
+CLAUDE_MCP_STATES = {
+    "stopped": "pending",
+    "ready": "connected",
+    "restarted": "connected",
+    "failed": "failed",
+    "down": "failed",
+}
+"""An MCP server's state in Claude Code's words (``connected``, ``failed``, ``pending``), for the ``init`` line."""
 IGNORED_REPEATED_FLAGS = ("--add-dir", "--plugin-dir")
-IGNORED_SWITCHES = ("--strict-mcp-config", "--fork-session", "--include-hook-events", "--session-mirror")
+IGNORED_SWITCHES = ("--fork-session", "--include-hook-events", "--session-mirror")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -115,6 +122,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     claude.add_argument(
         "--permission-prompt-tool", metavar="stdio", help="stdio: ask the caller (can_use_tool control requests)"
     )
+    claude.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="JSON|FILE",
+        help='MCP servers for this run, {"mcpServers": {...}} (as .mcp.json), beside the configured ones',
+    )
+    claude.add_argument(
+        "--strict-mcp-config", action="store_true", help="only the servers of --mcp-config, none of the configured"
+    )
     for flag in IGNORED_VALUE_FLAGS:
         claude.add_argument(flag, dest=_dest(flag), metavar="VALUE", help=argparse.SUPPRESS)
     for flag in IGNORED_REPEATED_FLAGS:
@@ -141,8 +158,11 @@ def run(args: argparse.Namespace) -> int:
 
     import trio
 
+    from orchestrator.build import resolve_model
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.conversation.limits import ToolRules, claude_tool_names, parse_allowed
+    from orchestrator.config.hooks import CLAUDE_EVENT_NAMES
+    from orchestrator.config.mcp import caller_servers
+    from orchestrator.conversation.limits import CLAUDE_TOOL_NAMES, ToolRules, claude_tool_names, parse_allowed
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
     from orchestrator.headless.control import (
@@ -150,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
         ControlChannel,
         ControlHandlers,
         ControlRefusedError,
+        HookCallbacks,
         PermissionPrompt,
+        registered_hooks,
     )
     from orchestrator.headless.conversation import (
         POINTER,
@@ -166,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.mcp.hub import ServerReport
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.signals import run_interruptible
+    from sessions.accounting import PriceError
     from sessions.prompt import TailBlock
     from sessions.tools import Gate
 
@@ -216,9 +239,18 @@ def run(args: argparse.Namespace) -> int:
         hub = conversation.mcp
         return hub.reports() if hub is not None else []
 
+    def mcp_listing() -> list[dict[str, str]]:
+        """Every server of this run with its state in Claude Code's words; the SDK's in-process ones as failed."""
+        listed = [
+            {"name": r.name, "status": CLAUDE_MCP_STATES.get(r.state, r.state), "error": r.error or ""}
+            for r in reports()
+        ]
+        unrun = "an in-process (type sdk) server of the Claude Agent SDK: reasonix -p does not run those"
+        return listed + [{"name": name, "status": "failed", "error": unrun} for name in sdk_servers]
+
     def edit(event: StreamJsonEvent) -> StreamJsonEvent:
         if isinstance(event, SystemInit):
-            servers = [McpServerInfo(name=r.name, status=r.state) for r in reports()]
+            servers = [McpServerInfo(name=s["name"], status=s["status"]) for s in mcp_listing()]
             return event.model_copy(update={"ignored": ignored, "mcp_servers": servers})
         if prompter:
             prompter[0].observe(event)
@@ -239,6 +271,26 @@ def run(args: argparse.Namespace) -> int:
         if name not in PERMISSION_MODES:
             raise ControlRefusedError(f"unknown permission mode {name!r}; use one of {', '.join(PERMISSION_MODES)}")
         commands.gate.mode = PERMISSION_MODES[name]  # type: ignore[assignment]
+        if commands.hooks is not None:
+            commands.hooks.permission_mode = name
+
+    def set_model(name: str | None) -> None:
+        if not started:
+            raise ControlRefusedError("the conversation has not started yet; send set_model after initialize")
+        if name is None or name == "default":
+            started[0].model = None
+            return
+        model = resolve_model(conversation.resolved.config, name)
+        try:
+            conversation.resolved.config.price_book().family_of(model)
+        except PriceError as exc:  # it names the models there are
+            raise ControlRefusedError(f"set_model {name!r}: {exc}") from None
+        started[0].model = model
+
+    def halt(reason: str) -> None:
+        """A hook answered ``continue: false``: the running turn stops, its result says why."""
+        halted.append(reason)
+        interrupt()
 
     def initialize(request: dict[str, object]) -> dict[str, object]:
         model = started[0].session.settings.model if started else args.model
@@ -251,12 +303,24 @@ def run(args: argparse.Namespace) -> int:
             "account": {},
             "pid": os.getpid(),
         }
-        if request.get("hooks"):
-            body["hooks_applied"] = False  # hook callbacks are not run: said here and in docs/stream-json.md
+        hooks = commands.hooks
+        if request.get("hooks") and hooks is not None:
+            aliases: dict[str, tuple[str, ...]] = {}
+            for claude_name, ours in CLAUDE_TOOL_NAMES.items():
+                aliases[ours] = (*aliases.get(ours, ()), claude_name)
+            found, never = registered_hooks(request["hooks"], CLAUDE_EVENT_NAMES, aliases)
+            hooks.callers[:] = found
+            hooks.caller = HookCallbacks(channel).ask
+            hooks.on_halt = halt
+            hooks.permission_mode = args.permission_mode or ("default" if mode == "ask" else mode)
+            if never:
+                notice(f"hooks for {', '.join(never)} are registered but reasonix -p never reaches those events")
+            body["hooks_applied"] = True
+            body["hook_on_failure_supported"] = True
         return body
 
     def mcp_status() -> dict[str, object]:
-        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in reports()]}
+        return {"mcpServers": mcp_listing()}
 
     channel = ControlChannel(
         out.raw,
@@ -265,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
             interrupt=interrupt,
             set_permission_mode=set_permission_mode,
             mcp_status=mcp_status,
+            set_model=set_model,
         ),
     )
     asker = None
@@ -280,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
         return CallNoted(gate) if stdio_prompt else gate
 
     def notice(text: str) -> None:
-        print(f"reasonix -p: {text}", file=sys.stderr)
+        print(f"reasonix -p: {text}", file=sys.stderr, flush=True)
 
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
@@ -291,6 +356,12 @@ def run(args: argparse.Namespace) -> int:
                 raise NoConversationError("there is no earlier headless conversation here; drop --continue")
         if resume is not None:
             check_resume(workspace, resume)
+        servers, sdk_servers = caller_servers(args.mcp_config, workspace) if args.mcp_config else ({}, [])
+        for name in sdk_servers:
+            notice(
+                f"the MCP server {name!r} is an in-process server of the Claude Agent SDK (type sdk), which "
+                "reasonix -p does not run: its tools are not offered; serve it over stdio or HTTP instead"
+            )
         conversation = open_conversation(
             ConversationLaunch(
                 workspace=workspace,
@@ -303,6 +374,9 @@ def run(args: argparse.Namespace) -> int:
                 pointer=POINTER,
                 max_budget_usd=args.max_budget_usd,
                 allowed_tools=allowed,
+                mcp_servers=servers,
+                strict_mcp=args.strict_mcp_config,
+                caller_hooks=streamed,
             ),
             env=os.environ,
             asker=asker,
@@ -317,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = HeadlessOptions(max_turns=args.max_turns, permission_mode=mode)
     started: list[HeadlessConversation] = []
+    halted: list[str] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
     tail = (
@@ -327,7 +402,9 @@ def run(args: argparse.Namespace) -> int:
         """After an interrupt: the engine's session again from its journal (which mends what was cut off; the
         cache tracker and the budget go on), and its stream-json lines counted from here."""
         headless.conversation.reopen(keep_totals=True)
-        return HeadlessConversation(headless.conversation, on_event=out, options=options)
+        again = HeadlessConversation(headless.conversation, on_event=out, options=options)
+        again.model = headless.model
+        return again
 
     async def readline() -> str:
         line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
@@ -344,7 +421,9 @@ def run(args: argparse.Namespace) -> int:
                 finally:
                     running.remove(turn)
             if turn.cancelled_caught:  # an interrupt: the turn says so, and the conversation goes on from its journal
-                out(conversation.result("cancelled", "interrupted by the caller (control request interrupt)"))
+                why = f"stopped by a hook (continue: false): {halted[0]}" if halted else None
+                halted.clear()
+                out(conversation.result("cancelled", why or "interrupted by the caller (control request interrupt)"))
                 conversation = reopened(conversation)
                 started[0] = conversation
 
