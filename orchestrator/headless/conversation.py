@@ -9,6 +9,8 @@ The conversation's id is its run id (``.reasonix/runs/<id>/executor.jsonl``): ``
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from orchestrator.conversation.engine import ExecutorConversation, conversation_
 from orchestrator.conversation.engine import last_conversation as _last
 from orchestrator.conversation.limits import MaxBudgetReachedError
 from orchestrator.errors import ReasonixError
-from orchestrator.goal.store import check_run_id
+from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir
 from orchestrator.headless.events import (
     ModelUsage,
     ResultLine,
@@ -80,6 +82,23 @@ def check_resume(workspace: Path, resume_id: str) -> str:
             "executor.jsonl); take the session_id of an earlier run's result, or drop --resume"
         )
     return resume_id
+
+
+def fork_conversation(workspace: Path, source_id: str) -> str:
+    """``--resume ID --fork-session``: a new conversation that starts where ``source_id`` left off, its id. The
+    journal (and the outputs kept beside it) is copied into a run of its own, sealed as every new run is; the
+    original is left as it was and can still be resumed."""
+    run_state_dir(workspace, source_id)  # this user's run, with no link on the way (raises otherwise)
+    source = conversation_journal(workspace, source_id)
+    new_id = new_run_id()
+    target = run_state_dir(workspace, new_id) / source.name
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as reading, open(target, "xb") as writing:
+        shutil.copyfileobj(reading, writing)
+    kept = source.parent / f"{source.stem}.outputs"
+    if kept.is_dir() and not kept.is_symlink():
+        shutil.copytree(kept, target.parent / kept.name, symlinks=True)
+    return new_id
 
 
 class HeadlessConversation:
