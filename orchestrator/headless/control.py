@@ -40,6 +40,10 @@ from sessions.permissions import Answer, Question
 PERMISSION_WAIT_SECONDS = 3600.0
 """How long a ``can_use_tool`` prompt waits for the caller's answer before the call is refused."""
 
+MCP_WAIT_SECONDS = 3600.0
+"""The bound on one message to a caller's MCP server (a call's own deadline, ``[mcp] call_timeout_s``, ends it
+first)."""
+
 IGNORED_TYPES = frozenset({"keep_alive", "update_environment_variables", "control_cancel_request"})
 
 
@@ -69,6 +73,8 @@ class ControlChannel:
     """The line that was not a message of the protocol, once read: the run ends with it."""
     _pending: dict[str, tuple[trio.Event, list[dict[str, Any]]]] = field(default_factory=dict)
     _count: int = 0
+    _closed: bool = False
+    """Standard input ended: nobody can answer a request any more."""
 
     def __post_init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[str](math.inf)
@@ -84,6 +90,7 @@ class ControlChannel:
                 except UsageError as exc:
                     self.error = exc
                     return
+        self._closed = True
         for event, answer in self._pending.values():  # nobody is left to answer: refuse what waits
             answer.append({"subtype": "error", "error": "standard input closed"})
             event.set()
@@ -150,6 +157,8 @@ class ControlChannel:
     async def request(self, body: dict[str, Any], *, wait_seconds: float) -> dict[str, Any]:
         """Send a control request to the caller and wait at most ``wait_seconds`` for its answer: the response
         (``subtype`` ``success`` or ``error``); an error response when none came."""
+        if self._closed:
+            return {"subtype": "error", "error": "standard input closed"}
         self._count += 1
         request_id = f"reasonix_{self._count}"
         event, answer = trio.Event(), list[dict[str, Any]]()
@@ -159,6 +168,19 @@ class ControlChannel:
             await event.wait()
         self._pending.pop(request_id, None)
         return answer[0] if answer else {"subtype": "error", "error": f"no answer within {wait_seconds:g} seconds"}
+
+    async def mcp_message(self, server: str, message: dict[str, Any]) -> dict[str, Any]:
+        """A JSON-RPC message to the caller's own MCP server ``server`` (an ``mcp_message`` request); its answer.
+        Raises :class:`~orchestrator.mcp.caller.CallerServerError` when the caller answered with an error."""
+        from orchestrator.mcp.caller import CallerServerError
+
+        body = {"subtype": "mcp_message", "server_name": server, "message": message}
+        response = await self.request(body, wait_seconds=MCP_WAIT_SECONDS)  # the call's own deadline is shorter
+        answer = response.get("response")
+        found = answer.get("mcp_response") if isinstance(answer, dict) else None
+        if response.get("subtype") != "success" or not isinstance(found, dict):
+            raise CallerServerError(f"the caller's MCP server {server} failed: {response.get('error', 'no answer')}")
+        return found
 
 
 HOOK_WAIT_SECONDS = 60.0

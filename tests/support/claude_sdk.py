@@ -9,14 +9,31 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import jsonschema
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SCHEMAS = ROOT / "tests" / "fixtures" / "claude_sdk_schema"
+_DEFINITIONS = "#/definitions/"
+
+
+def _pointers(node: Any) -> Any:
+    """The schema with each ``$ref`` to a definition as a JSON Pointer names it: the generator percent-encodes the
+    name (a URI fragment), and a name with ``/`` in it (an MCP ``_meta`` key) must then be escaped as ``~1``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        out = {k: _pointers(v) for k, v in node.items()}
+        if isinstance(ref, str) and ref.startswith(_DEFINITIONS):
+            name = unquote(ref.removeprefix(_DEFINITIONS))
+            out["$ref"] = _DEFINITIONS + name.replace("~", "~0").replace("/", "~1")
+        return out
+    return [_pointers(v) for v in node] if isinstance(node, list) else node
+
+
 SCHEMA = {
-    name: json.loads((SCHEMAS / f"sdk-{name}.schema.json").read_text())
+    name: _pointers(json.loads((SCHEMAS / f"sdk-{name}.schema.json").read_text()))
     for name in ("message", "control-request", "control-response", "control-initialize-response")
 }
 

@@ -56,8 +56,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_claude_flags(parser)
 
 
+def sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a nursery wrapped (its callers catch it by its type), else the group."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def run(args: argparse.Namespace) -> int:
     import os
+    from functools import partial
 
     import trio
 
@@ -90,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
     from orchestrator.headless.output import Output
     from orchestrator.launch import ConversationLaunch, open_conversation
+    from orchestrator.mcp.caller import caller_transport
     from orchestrator.mcp.hub import ServerReport
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.signals import run_interruptible
@@ -150,8 +160,9 @@ def run(args: argparse.Namespace) -> int:
             {"name": r.name, "status": CLAUDE_MCP_STATES.get(r.state, r.state), "error": r.error or ""}
             for r in reports()
         ]
-        unrun = "an in-process (type sdk) server of the Claude Agent SDK: reasonix -p does not run those"
-        return listed + [{"name": name, "status": "failed", "error": unrun} for name in sdk_servers]
+        unrun = "served inside the Claude Agent SDK (type sdk): reachable only with --input-format stream-json"
+        running = {r.name for r in reports()}
+        return listed + [{"name": n, "status": "failed", "error": unrun} for n in sdk_servers if n not in running]
 
     def edit(event: StreamJsonEvent) -> StreamJsonEvent:
         if isinstance(event, SystemInit):
@@ -264,11 +275,14 @@ def run(args: argparse.Namespace) -> int:
             if args.fork_session:  # the conversation goes on under a new session_id; the original stays as it was
                 resume = fork_conversation(workspace, resume)
         servers, sdk_servers = caller_servers(args.mcp_config, workspace) if args.mcp_config else ({}, [])
-        for name in sdk_servers:
+        for name in sdk_servers if not streamed else []:
             notice(
-                f"the MCP server {name!r} is an in-process server of the Claude Agent SDK (type sdk), which "
-                "reasonix -p does not run: its tools are not offered; serve it over stdio or HTTP instead"
+                f"the MCP server {name!r} is served inside the Claude Agent SDK (type sdk), which answers only "
+                "with --input-format stream-json: its tools are not offered"
             )
+        callers = (
+            {name: partial(caller_transport, name, channel.mcp_message) for name in sdk_servers} if streamed else {}
+        )
         conversation = open_conversation(
             ConversationLaunch(
                 workspace=workspace,
@@ -289,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
             asker=asker,
             on_notice=notice,
             wrap_gate=wrap_gate,
+            caller_mcp=callers,
         )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
@@ -334,26 +349,36 @@ def run(args: argparse.Namespace) -> int:
                 conversation = reopened(conversation)
                 started[0] = conversation
 
+    async def converse() -> bool:
+        async with conversation.opened():  # the MCP servers, then the session with their tools
+            headless = HeadlessConversation(conversation, on_event=out, options=options)
+            started.append(headless)
+            out(headless.init_event())
+            try:
+                if not streamed:
+                    await headless.send(prompt, tail=tail)
+                else:
+                    await turns(channel.messages(), headless)
+                return True
+            finally:
+                headless = started[0]
+                if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
+                    hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+                    cancelled.append(headless.result("cancelled", hint))
+
     async def work() -> bool:
         with scope:
             try:
-                async with conversation.opened():  # the MCP servers, then the session with their tools
-                    headless = HeadlessConversation(conversation, on_event=out, options=options)
-                    started.append(headless)
-                    out(headless.init_event())
+                if not streamed:
+                    await converse()
+                else:  # standard input is read from the start: the caller's MCP servers answer through it
                     try:
-                        if not streamed:
-                            await headless.send(prompt, tail=tail)
-                            return True
                         async with trio.open_nursery() as nursery:
                             nursery.start_soon(channel.read, readline)
-                            await turns(channel.messages(), headless)
+                            await converse()
                             nursery.cancel_scope.cancel()
-                    finally:
-                        headless = started[0]
-                        if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
-                            hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
-                            cancelled.append(headless.result("cancelled", hint))
+                    except BaseExceptionGroup as group:
+                        raise sole(group) from None
             except ReasonixError as exc:
                 if started:
                     raise

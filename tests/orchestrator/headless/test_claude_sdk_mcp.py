@@ -63,32 +63,41 @@ async def test_the_sdks_mcp_servers_run_beside_the_users_and_the_model_calls_the
 
 
 @pytest.mark.bwrap
-async def test_strict_mcp_config_means_only_the_sdks_servers(tmp_path: Path) -> None:
+async def test_strict_mcp_config_means_only_the_sdks_servers_and_its_in_process_server_answers(tmp_path: Path) -> None:
     ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
     _user_server(env)
+    pinged: list[dict[str, Any]] = []
 
-    @sdk.tool("ping", "answers pong", {})
+    @sdk.tool("ping", "answers pong", {"who": str})
     async def ping(args: dict[str, Any]) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": "pong"}]}
+        pinged.append(args)
+        return {"content": [{"type": "text", "text": f"pong to {args['who']}"}]}
 
     inside = sdk.create_sdk_mcp_server("inside", tools=[ping])
     servers: dict[str, Any] = {"desk": _desk(), "inside": inside}
-    with emulator_process(sdk_script(READ_BACK, ANSWER), tmp_path, env) as url:
+    call = {"tool_calls": [{"name": "mcp__inside__ping", "arguments": {"who": "ada"}}]}
+    with emulator_process(sdk_script(READ_BACK, call, ANSWER), tmp_path, env) as url:
         cli, log = tee_cli(tmp_path, ws, url)
         options = sdk.ClaudeAgentOptions(
             cli_path=str(cli), cwd=str(ws), env=env, mcp_servers=servers, strict_mcp_config=True
         )
-        got = [m async for m in sdk.query(prompt="read the note", options=options)]
+        got = [m async for m in sdk.query(prompt="read the note, then ping", options=options)]
     init = next(m for m in got if isinstance(m, sdk.SystemMessage) and m.subtype == "init")
     assert sorted(init.data["mcp_servers"], key=lambda s: s["name"]) == [
         {"name": "desk", "status": "connected"},
-        {"name": "inside", "status": "failed"},  # an in-process server of the SDK: not run, and said so
+        {"name": "inside", "status": "connected"},  # served inside the SDK, through mcp_message requests
     ]
-    assert "mcp__desk__read_note" in init.data["tools"]
-    assert not any(name.startswith(("mcp__notes__", "mcp__inside__")) for name in init.data["tools"])
-    (result,) = [m for m in got if isinstance(m, sdk.UserMessage) for m in m.content]
-    assert result.is_error and "desk.read_note failed" in str(result.content)  # no such note: the desk server said so
-    validate_lines(lines_of(log))
+    assert {"mcp__desk__read_note", "mcp__inside__ping"} <= set(init.data["tools"])
+    assert not any(name.startswith("mcp__notes__") for name in init.data["tools"])  # strict: not the user's
+    read, pong = [b for m in got if isinstance(m, sdk.UserMessage) for b in m.content]
+    assert read.is_error and "desk.read_note failed" in str(read.content)  # no such note: the desk server said so
+    assert not pong.is_error and "pong to ada" in str(pong.content) and pinged == [{"who": "ada"}]
+    (result,) = [m for m in got if isinstance(m, sdk.ResultMessage)]
+    assert result.subtype == "success"
+    lines = lines_of(log)
+    validate_lines(lines)
+    asked = [line["request"] for line in lines if line["type"] == "control_request"]
+    assert {r["subtype"] for r in asked} == {"mcp_message"} and {r["server_name"] for r in asked} == {"inside"}
 
 
 def test_an_mcp_config_that_loosens_the_sandbox_or_does_not_parse_is_refused(tmp_path: Path) -> None:
