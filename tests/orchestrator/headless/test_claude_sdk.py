@@ -173,3 +173,25 @@ async def test_resume_with_fork_session_goes_on_under_a_new_id_and_leaves_the_or
     init = [line for line in lines_of(log) if line.get("subtype") == "init"]
     assert [line["resumed"] for line in init] == [False, True, True] and "--fork-session" not in init[1]["ignored"]
     validate_lines(lines_of(log))
+
+
+async def test_set_model_switches_the_next_turns_model_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(ANSWER, {"content": "From pro."}), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
+        async with sdk.ClaudeSDKClient(_options(cli, ws, env)) as client:
+            await client.query("what does add do?")
+            first = [m async for m in client.receive_response()]
+            with pytest.raises(Exception, match="claude-opus-5"):  # no price for it: refused, naming it
+                await client.set_model("claude-opus-5")
+            await client.set_model("pro")
+            await client.query("and now?")
+            second = [m async for m in client.receive_response()]
+        stats = emulator_stats(url)
+    (before,) = [m for m in first if isinstance(m, sdk.ResultMessage)]
+    (after,) = [m for m in second if isinstance(m, sdk.ResultMessage)]
+    assert after.result == "From pro." and after.session_id == before.session_id
+    assert [a.model for a in second if isinstance(a, sdk.AssistantMessage)] == ["deepseek-v4-pro"]
+    assert after.model_usage is not None and list(after.model_usage) == ["deepseek-v4-pro"]
+    assert stats["models"]["deepseek-v4-pro"]["requests"] == 1 and stats["models"]["deepseek-v4-flash"]["requests"] == 1
+    validate_lines(lines_of(log))
