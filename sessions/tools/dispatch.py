@@ -167,8 +167,11 @@ async def dispatch(
 
     async def execute(index: int) -> None:
         call, item = calls[index], prepared[index]
-        CALL_ID.set(call.id)
-        result = item if isinstance(item, ToolResult) else await _gated(item, ctx)
+        token = CALL_ID.set(call.id)
+        try:
+            result = item if isinstance(item, ToolResult) else await _gated(item, ctx)
+        finally:
+            CALL_ID.reset(token)
         results[index] = result
         if on_finish is not None:
             on_finish(call, result)
