@@ -40,6 +40,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import trio
@@ -206,6 +207,24 @@ async def _run_tasks(
                 results.flush()
 
 
+def _ungrouped(fn: Callable[[argparse.Namespace], Awaitable[list[Outcome]]], args: argparse.Namespace) -> list[Outcome]:
+    """``trio.run(fn, args)``, with what the run's nursery grouped raised alone: a Ctrl-C inside any task is one
+    KeyboardInterrupt, a LocalModelError the first one; anything else stays the group it was."""
+    try:
+        return trio.run(fn, args)
+    except BaseExceptionGroup as group:
+        interrupted, _ = group.split(KeyboardInterrupt)
+        if interrupted is not None:
+            raise KeyboardInterrupt from None
+        ours, _ = group.split(LocalModelError)
+        if ours is not None:
+            first: BaseException = ours
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -241,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         args.out = Path(args.out or f"local-model-runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
         args.out.mkdir(parents=True, exist_ok=True)
-        outcomes = trio.run(run_all, args)
+        outcomes = _ungrouped(run_all, args)
         return 0 if outcomes else 1
     except LocalModelError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ from orchestrator.config.endpoints import ModelChoiceError as ModelChoiceError
 from orchestrator.config.endpoints import api_key_for as api_key_for
 from orchestrator.config.endpoints import build_client as build_client
 from orchestrator.config.endpoints import resolve_model as resolve_model
+from orchestrator.config.endpoints import session_limits
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
 from orchestrator.policy.workspace_rule import WorkspaceError as WorkspaceError  # re-exported, as before
@@ -165,6 +166,7 @@ def build_executor(
         max_requests_per_turn=options.max_requests or base.max_requests_per_turn,
         max_text_calls=config.repair.max_text_calls,
         **config.context.session_fields(),
+        **session_limits(config, model),
     )
     config_dir = memory_config_dir or user_config_dir()
     builder = SessionBuilder(
@@ -219,8 +221,13 @@ def goal_options(
     if problem is not None:
         raise ModelChoiceError(problem)
     planner = resolve_model(config, config.roles.planner) if config.roles.planner else None
+    flash = resolve_model(config, "flash")
+    limits = session_limits(config, flash)  # the executor's entry's context window; every entry's max_output
+    planner_window = session_limits(config, planner).get("context_window") if planner is not None else None
     fields: dict[str, object] = dict(
-        flash_model=resolve_model(config, "flash"),
+        **limits,
+        **({"planner_context_window": planner_window} if planner_window is not None else {}),
+        flash_model=flash,
         pro_model=resolve_model(config, "pro"),
         **({"planner_model": planner} if planner is not None else {}),
         thinking=config.thinking,

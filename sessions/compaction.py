@@ -21,6 +21,7 @@ from sessions.events import Compacted, RequestStarted, SessionEvent
 from sessions.in_flight import InFlight
 from sessions.journal.jsonl import Journal
 from sessions.log import LogEntry, MessageLog
+from sessions.request_bytes import RequestBytes
 from sessions.wire.messages import (
     AssistantMessage,
     ChatRequest,
@@ -168,11 +169,18 @@ def plan_compaction(log: MessageLog, keep_tokens: int) -> CompactionPlan | None:
     return CompactionPlan(older=tuple(messages[:cut]), tail=tuple(messages[cut:]), older_tokens=sum(counts[:cut]))
 
 
-def digest_request(older: Sequence[Message], model: str) -> tuple[ChatRequest, bytes]:
+def digest_request(
+    older: Sequence[Message], model: str, *, max_tokens: int | None = None, thinking: bool = True
+) -> tuple[ChatRequest, bytes]:
     """The one-off request (outside the conversation's prefix, thinking off) whose reply is the digest, and its
-    bytes."""
+    bytes. ``thinking``: whether the provider takes the field at all (an OpenAI-compatible server does not, and is
+    sent none); ``max_tokens``: the model's ``max_output``, when it has one."""
     request = ChatRequest(
-        model=model, messages=digest_request_messages(older), stream=True, thinking=Thinking(type="disabled")
+        model=model,
+        messages=digest_request_messages(older),
+        stream=True,
+        thinking=Thinking(type="disabled") if thinking else None,
+        max_tokens=max_tokens,
     )
     return request, encode_request(request)
 
@@ -198,6 +206,7 @@ class Compactable(Protocol):
 
     client: ChatClient
     in_flight: InFlight
+    bytes: RequestBytes
 
     @property
     def requests(self) -> int: ...
@@ -224,7 +233,9 @@ async def compact(
     plan = plan_compaction(session.log, keep_tokens)
     if plan is None:
         return False
-    request, body = digest_request(plan.older, model)
+    heads = session.bytes  # the digest asks what a request to ``model`` may carry: thinking, its max_output
+    takes = heads.provider_for(model).takes_thinking
+    request, body = digest_request(plan.older, model, max_tokens=heads.max_tokens(model), thinking=takes)
     # a request like any other: counted (by its usage), priced, journaled; not the conversation: no diagnostics
     with session.in_flight.side_request(model, plan.older_tokens):  # the budget's gate is asked first
         session.emit(digest_started(session.name, session.requests + 1, request, body))

@@ -3,18 +3,31 @@ bytes, and the stored bytes of every message, joined once.
 
 Thinking and reasoning effort are fixed for the life of a session (§3.7), so a head depends only on the prefix and
 the model; it is built once per (prefix, model) and reused for every request. The provider that serves the model
-decides whether they are sent at all (:mod:`sessions.wire.provider`: an OpenAI-compatible server gets neither).
+decides whether they are sent at all (:mod:`sessions.wire.provider`: an OpenAI-compatible server gets neither). A
+model with a ``max_output`` carries ``max_tokens`` in every head, the same each time (:meth:`RequestBytes.max_tokens`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from sessions.log import MessageLog
 from sessions.prompt.prefix import Prefix
 from sessions.wire.messages import ChatRequest, ReasoningEffort, Thinking, request_head
 from sessions.wire.provider import DEEPSEEK, Provider
+
+
+class _Settings(Protocol):
+    """What a session's settings (``sessions.session.SessionSettings``) say about its request heads."""
+
+    @property
+    def thinking(self) -> bool: ...
+    @property
+    def reasoning_effort(self) -> ReasoningEffort | None: ...
+    @property
+    def max_output(self) -> Mapping[str, int]: ...
 
 
 class RequestBytes:
@@ -26,13 +39,35 @@ class RequestBytes:
         thinking: bool,
         reasoning_effort: ReasoningEffort | None,
         client: object = None,
+        max_output: Mapping[str, int] | None = None,
     ) -> None:
         self.thinking = thinking
+        self.max_output: Mapping[str, int] = max_output or {}
+        """The most ``max_tokens`` of a model id (its ``[[providers]]`` entry's ``max_output``): every request to it
+        carries ``max_tokens``, at most that; a model without one carries none unless asked (as ever)."""
         self.reasoning_effort = reasoning_effort if thinking else None
         provider_for: Callable[[str], Provider] | None = getattr(client, "provider_for", None)  # a test's fake: none
         self.provider_for = provider_for or (lambda _model: DEEPSEEK)
         """The provider of a model: its kind decides whether thinking and effort are sent."""
         self._heads: dict[tuple[str, str], bytes] = {}
+
+    @classmethod
+    def for_session(cls, settings: _Settings, client: object) -> RequestBytes:
+        """A session's: its thinking, effort and ``max_output``, the provider of each model asked of ``client``."""
+        return cls(
+            thinking=settings.thinking,
+            reasoning_effort=settings.reasoning_effort,
+            client=client,
+            max_output=settings.max_output,
+        )
+
+    def max_tokens(self, model: str, max_tokens: int | None = None) -> int | None:
+        """The ``max_tokens`` a request to ``model`` carries: ``max_tokens`` bounded by the model's
+        :attr:`max_output`, or that bound when none is asked."""
+        cap = self.max_output.get(model)
+        if cap is None:
+            return max_tokens
+        return cap if max_tokens is None else min(max_tokens, cap)
 
     def request(self, prefix: Prefix, model: str, max_tokens: int | None = None) -> ChatRequest:
         """The request's parameters (no messages: those are the log's stored bytes)."""
@@ -44,7 +79,7 @@ class RequestBytes:
             stream=True,
             thinking=Thinking(type="enabled" if self.thinking else "disabled") if takes else None,
             reasoning_effort=self.reasoning_effort if takes else None,
-            max_tokens=max_tokens,
+            max_tokens=self.max_tokens(model, max_tokens),
         )
 
     def head(self, prefix: Prefix, model: str, max_tokens: int | None = None) -> bytes:

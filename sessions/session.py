@@ -92,6 +92,10 @@ class SessionSettings(BaseModel):
     """A reply cut at the output limit (without tool calls) is asked for once more with ``max_tokens`` at
     :attr:`output_limit_tokens` (only that request's head differs: its bytes after ``max_tokens`` miss the cache)."""
     output_limit_tokens: int = Field(default=OUTPUT_LIMIT_TOKENS, ge=1, le=OUTPUT_LIMIT_TOKENS)
+    max_output: dict[str, int] = Field(default_factory=dict)
+    """The most ``max_tokens`` per model id (a ``[[providers]]`` entry's ``max_output``): every request to such a
+    model carries ``max_tokens`` bounded by it, the digest of a compaction too, and a cut reply is not asked for
+    again (it already had its most). Empty (no providers): no request carries ``max_tokens`` unless retried."""
     max_text_calls: int = Field(default=MAX_SCAVENGED_CALLS, ge=0, le=20)
     """The most tool calls taken from one reply's text (reasoning or content) when it made none the real way."""
 
@@ -105,10 +109,12 @@ class SessionSettings(BaseModel):
         return self
 
 
-def cut_retry_reason(reply: Reply, settings: SessionSettings) -> str | None:
+def cut_retry_reason(reply: Reply, settings: SessionSettings, model: str | None = None) -> str | None:
     """Why a reply cut at the output limit is asked for once more (see :attr:`SessionSettings.retry_when_cut`), or
-    None when it is not."""
+    None when it is not (also when ``model`` has a ``max_output``: the request already asked for its most)."""
     if reply.finish_reason != "length" or reply.message.tool_calls or not settings.retry_when_cut:
+        return None
+    if (model or settings.model) in settings.max_output:
         return None
     return f"the reply was cut at the output limit; asking once more with max_tokens={settings.output_limit_tokens}"
 
@@ -161,7 +167,7 @@ class Session:
             self.flatmaps[tool.name] = flatten_schema(tool.schema())[1]
         self.storm = StormGuard(mutating=frozenset(t.name for t in registry if not t.read_only))
         self.turn_failures = 0
-        self.bytes = RequestBytes(thinking=settings.thinking, reasoning_effort=settings.reasoning_effort, client=client)
+        self.bytes = RequestBytes.for_session(settings, client)
         self.in_flight = InFlight(
             session=name, ledger=self.ledger, context=self.context, emit=self.emit, cache_key=self._cache_key
         )
@@ -289,7 +295,7 @@ class Session:
                 await self._maybe_compact()
                 reply = tally.add(*await self.request(model or self.settings.model, max_tokens=max_tokens))
                 max_tokens = None
-                retry = not cut_retried and tally.requests < limit and cut_retry_reason(reply, self.settings)
+                retry = not cut_retried and tally.requests < limit and cut_retry_reason(reply, self.settings, first)
                 if retry:
                     self.emit(
                         StreamUpdate(
@@ -346,7 +352,7 @@ class Session:
 
         A request cut off by a cancellation is accounted too (its input was sent): an estimate, marked as one."""
         flight = self.in_flight
-        flight.admit(model, lambda: self.body(model), max_tokens=max_tokens)
+        flight.admit(model, lambda: self.body(model), max_tokens=self.bytes.max_tokens(model, max_tokens))
         body = self.body(model, max_tokens)
         request = self.bytes.request(self.prefix, model, max_tokens)
         flight.started(model, body, messages=len(self.log) + 1)
@@ -363,7 +369,7 @@ class Session:
             body_for=body_for,
             account_estimate=flight.estimated,
             started=lambda other: flight.restarted(
-                other, body_for(other), max_tokens=max_tokens, messages=len(self.log) + 1
+                other, body_for(other), max_tokens=self.bytes.max_tokens(other, max_tokens), messages=len(self.log) + 1
             ),
         )
         try:

@@ -55,6 +55,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/checkpoints/ledger.py": (2, "the checkpoint store in the state home"),
     "orchestrator/cli/commands/bench.py": (1, USER_FILE),
     "orchestrator/cli/options.py": (1, USER_FILE),
+    "orchestrator/cli/setup_provider.py": (1, USER_FILE),
     "orchestrator/cli/setup_wizard.py": (2, USER_FILE),
     "orchestrator/conversation/engine.py": (1, STATE + "; the pointer files it writes are read through the gateway"),
     # The user's own config file, by name (a symlink there is the user's). The workspace's reasonix.toml,

@@ -157,6 +157,12 @@ def _status(exit_code: int | None, signal: str | None, timed_out: bool, timeout:
     return f"[exit code {exit_code}]"
 
 
+def _exit_code(output: dict[str, Any]) -> int | None:
+    status = output.get("exitStatus") or {}
+    code = status.get("exitCode") if isinstance(status, dict) else None
+    return code if isinstance(code, int) else None
+
+
 async def _end(launch: Launch) -> None:
     """After the editor's terminal is released (or never was made): kill what is left of the launch, whatever the
     editor's kill reached. The editor kills the process it started; a kill that lands while bubblewrap starts, before
@@ -185,6 +191,27 @@ class EditorBash(_EditorTool):
         timeout = min(float(given.get("timeout_s") or limits.bash_timeout_s), limits.bash_max_timeout_s)
         argv = [bash, "-c", str(given["command"])]
         launch = ctx.sandbox.wrap(argv, workspace=ctx.root, cwd=ctx.root, env=ctx.env)
+        output, timed_out = await self._in_terminal(launch, ctx, timeout)
+        if launch.stopped_on_a_gone_mount(_exit_code(output), str(output.get("output", ""))):
+            # bubblewrap stopped before the command ran (a path it masks went away): built again, started once more
+            launch = ctx.sandbox.wrap(argv, workspace=ctx.root, cwd=ctx.root, env=ctx.env)
+            output, timed_out = await self._in_terminal(launch, ctx, timeout)
+        text = str(output.get("output", ""))
+        if output.get("truncated"):
+            text = "[… the start of the output was cut]\n" + text
+        status = output.get("exitStatus") or {}
+        code, signal = status.get("exitCode"), status.get("signal")
+        line = _status(code, signal, timed_out, timeout)
+        body = text + ("" if not text or text.endswith("\n") else "\n") + line
+        return ToolResult(
+            content=body,
+            is_error=timed_out or code != 0,
+            data={"exit_code": code, "timed_out": timed_out, "output_bytes": len(text.encode())},
+        )
+
+    async def _in_terminal(self, launch: Launch, ctx: ToolContext, kill_after_s: float) -> tuple[dict[str, Any], bool]:
+        """``launch`` run in a new terminal of the editor, killed after ``kill_after_s``: its ``terminal/output``
+        answer, and whether it was killed so."""
         sid = self.link.session_id()
         rpc = self.link.rpc
         try:
@@ -199,7 +226,7 @@ class EditorBash(_EditorTool):
         terminal = {"sessionId": sid, "terminalId": terminal_id}
         try:
             self.link.show_terminal(self.name, terminal["terminalId"])
-            with trio.move_on_after(timeout) as deadline:
+            with trio.move_on_after(kill_after_s) as deadline:
                 await rpc.request("terminal/wait_for_exit", terminal)
             if deadline.cancelled_caught:
                 await rpc.request("terminal/kill", terminal)
@@ -214,20 +241,7 @@ class EditorBash(_EditorTool):
             ):
                 await rpc.request("terminal/release", terminal)
             await _end(launch)
-        output = output if isinstance(output, dict) else {}
-        text = str(output.get("output", ""))
-        if output.get("truncated"):
-            text = "[… the start of the output was cut]\n" + text
-        status = output.get("exitStatus") or {}
-        code, signal = status.get("exitCode"), status.get("signal")
-        timed_out = deadline.cancelled_caught
-        line = _status(code, signal, timed_out, timeout)
-        body = text + ("" if not text or text.endswith("\n") else "\n") + line
-        return ToolResult(
-            content=body,
-            is_error=timed_out or code != 0,
-            data={"exit_code": code, "timed_out": timed_out, "output_bytes": len(text.encode())},
-        )
+        return (output if isinstance(output, dict) else {}), deadline.cancelled_caught
 
     async def _create(self, rpc: Connection, sid: str, launch: Launch, ctx: ToolContext) -> str:
         limits = ctx.limits

@@ -6,15 +6,17 @@ Nothing here ever prints or returns the API key: only the name of the variable t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import trio
 
-from orchestrator.check import Check
+from orchestrator.check import Check, Status
 from orchestrator.config.endpoints import DEFAULT_BASE_URL
 from orchestrator.config.model import ResolvedConfig, load_config, user_config_path
+from orchestrator.config.providers import ProviderConfig
 from orchestrator.errors import ConfigError
 from orchestrator.text.wording import counted
 from sessions.accounting import PriceError
@@ -202,3 +204,141 @@ async def check_balance(base_url: str, api_key: str, key_env: str, timeout_s: fl
     if not balance.is_available:
         return Check("balance", "warn", balance.render(), ("top up at https://platform.deepseek.com/top_up",))
     return Check("balance", "ok", balance.render())
+
+
+# ------------------------------------------------------------------------------------------------------ providers
+
+
+@dataclass(frozen=True)
+class ProviderProbe:
+    """What ``GET {base_url}/models`` said about one ``[[providers]]`` entry: reachable, the key accepted, the model
+    listed (where the server lists models), and the ids it lists."""
+
+    status: Status
+    detail: str
+    fix: tuple[str, ...] = ()
+    listed: tuple[str, ...] = ()
+
+
+def _listed_models(response: httpx.Response) -> tuple[str, ...] | None:
+    """The model ids of an OpenAI-style ``/models`` answer (``data[].id``; Ollama's ``models[].model`` too), or
+    ``None`` when the answer lists none the way a server that lists models would."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    ids: list[str] = []
+    for key, field in (("data", "id"), ("models", "model")):
+        items = body.get(key)
+        if isinstance(items, list):
+            ids.extend(str(m[field]) for m in items if isinstance(m, dict) and isinstance(m.get(field), str))
+    return tuple(dict.fromkeys(ids)) if ids else None
+
+
+async def probe_provider(entry: ProviderConfig, key: str | None, timeout_s: float) -> ProviderProbe:
+    """``GET {base_url}/models`` of ``entry`` within ``timeout_s``, with its key when it has one."""
+    url = f"{entry.base_url}/models"
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    response: httpx.Response | None = None
+    error: str | None = None
+    with trio.move_on_after(timeout_s):
+        try:
+            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
+                response = await client.get(url, headers=headers)
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if response is None:
+        return ProviderProbe(
+            "fail",
+            f"cannot reach {url}: {error or f'no answer within {timeout_s:g}s'}",
+            (f"start the server, or correct base_url of the [[providers]] entry {entry.name}",),
+        )
+    status = response.status_code
+    if status in (401, 403):
+        if key:
+            fix = f"check the key in ${entry.api_key_env}: the server at {entry.base_url} refused it"
+        else:
+            fix = f"the server wants a key: put it in a variable and name it as api_key_env of {entry.name}"
+        return ProviderProbe("fail", f"GET {url} → {status}: the key was refused", (fix,))
+    if status >= 500:
+        return ProviderProbe("fail", f"GET {url} → {status}: the server is failing", ("try again later",))
+    if status != 200:  # reachable, and the key not refused; it lists no models (a gateway may not)
+        return ProviderProbe(
+            "ok", f"reachable (GET {url} → {status}: it lists no models, so {entry.model} is unchecked)"
+        )
+    listed = _listed_models(response)
+    if listed is None:
+        return ProviderProbe("ok", f"reachable (GET {url} → 200, no model list: {entry.model} is unchecked)")
+    shown = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
+    if entry.model not in listed:
+        return ProviderProbe(
+            "fail",
+            f"reachable, but {entry.model} is not among the models it lists ({shown})",
+            (f"set model of the [[providers]] entry {entry.name} to one of them (or load {entry.model} there)",),
+            listed,
+        )
+    accepted = "key accepted, " if key else ""
+    return ProviderProbe("ok", f"reachable, {accepted}{entry.model} listed", listed=listed)
+
+
+def provider_price(entry: ProviderConfig, resolved: ResolvedConfig) -> tuple[str, bool]:
+    """How ``entry`` is priced, and whether it is (an unpriced entry counts $0 and refuses dollar budgets)."""
+    if entry.free:
+        return "free", True
+    if entry.prices is not None:
+        p = entry.prices
+        return f"priced {p.hit:g} / {p.miss:g} / {p.output:g} USD per 1M tokens (hit / miss / output)", True
+    if not resolved.config.price_book().is_unpriced(entry.model):
+        return "priced by the price book", True
+    return "unpriced: its requests count as $0 and a dollar budget refuses to run on it", False
+
+
+def roles_using(resolved: ResolvedConfig) -> tuple[dict[str, list[str]], Check | None]:
+    """Which roles use each entry, by entry name; and a failing check when ``[roles]`` names no entry."""
+    from orchestrator.config.endpoints import resolve_roles
+    from orchestrator.config.providers import ProviderChoiceError
+
+    try:
+        roles = resolve_roles(resolved.config)
+    except ProviderChoiceError as exc:
+        return {}, Check("roles", "fail", str(exc), ("correct [roles] in your config.toml",))
+    used: dict[str, list[str]] = {}
+    for role, e in roles.items():
+        used.setdefault(e.name, []).append(role)
+    return used, None
+
+
+async def check_providers(
+    resolved: ResolvedConfig, env: Mapping[str, str], timeout_s: float, offline: bool = False
+) -> list[Check]:
+    """One check per ``[[providers]]`` entry: its key, its server and model (not ``offline``), its price, and the
+    roles that use it. A failure of an entry no role uses only warns: nothing runs on it unless ``--model`` picks it."""
+    used, problem = roles_using(resolved)
+    checks = [] if problem is None else [problem]
+    for entry in resolved.config.providers:
+        roles = used.get(entry.name, [])
+        by = f"used by {', '.join(roles)}" if roles else f"used by no role (--model {entry.name} picks it)"
+        price, priced = provider_price(entry, resolved)
+        key = env.get(entry.api_key_env, "").strip() if entry.api_key_env else None
+        where = f"{entry.kind} at {entry.base_url}, model {entry.model}"
+        if entry.api_key_env and not key:
+            probe = ProviderProbe(
+                "fail",
+                f"${entry.api_key_env} is not set",
+                (f"export {entry.api_key_env}=<its key>, or remove api_key_env if the server takes none",),
+            )
+        elif offline:
+            probe = ProviderProbe("skip", "not checked (--offline)")
+        else:
+            probe = await probe_provider(entry, key, timeout_s)
+        status: Status = probe.status
+        fix = probe.fix
+        if status == "fail" and not roles:
+            status = "warn"
+        if status == "ok" and not priced:
+            status = "warn"
+            fix = (f"give the entry {entry.name} prices = {{ hit = …, miss = …, output = … }} or free = true",)
+        checks.append(Check(f"provider {entry.name}", status, f"{where}: {probe.detail}; {price}; {by}", fix))
+    return checks

@@ -155,6 +155,11 @@ def save(path: Path, answers: Answers) -> None:
         text = f"base_url = {tomlkit.item(answers.base_url).as_string()}\n" + text
     if answers.key is not None:  # first, above every table: a key after a table header would belong to that table
         text = f"{KEY_FIELD} = {tomlkit.item(answers.key).as_string()}\n" + text
+    write_private(path, text)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``, the file mode 0600 from its first byte (a temporary file renamed over it)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -108,6 +109,21 @@ def resolve_model(config: Config, choice: str) -> str:
     except ProviderChoiceError as exc:
         raise ModelChoiceError(str(exc)) from exc
     return choice
+
+
+def session_limits(config: Config, model: str) -> dict[str, Any]:
+    """The ``SessionSettings`` fields the ``[[providers]]`` entries set for a session on ``model``: ``context_window``
+    of the entry serving ``model`` (what compaction, the tiers and ``/context`` measure against), and ``max_output``
+    of every entry, by model id (a session may escalate to another entry's model). Empty without either: the session
+    is what it always was, byte for byte."""
+    out: dict[str, Any] = {}
+    caps = {p.model: p.max_output for p in config.providers if p.max_output is not None}
+    if caps:
+        out["max_output"] = caps
+    window = next((p.context_window for p in config.providers if p.model == model and p.context_window), None)
+    if window is not None:
+        out["context_window"] = window
+    return out
 
 
 def api_key_for(resolved: ResolvedConfig) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.build import SessionBuilder, resolve_model
+from orchestrator.config.endpoints import session_limits
 from orchestrator.config.model import ResolvedConfig
 from orchestrator.executor_prompt import CHAT_SYSTEM
 from sessions import Session, SessionEvent, SessionSettings
@@ -29,11 +30,13 @@ def build_chat(
 ) -> Session:
     """A session with the chat prefix and no tools (read-only: there is nothing it could change)."""
     config = resolved.config
+    chosen = resolve_model(config, model)
     settings = SessionSettings(
-        model=resolve_model(config, model),
+        model=chosen,
         thinking=config.thinking,
         reasoning_effort=config.reasoning_effort,
         read_only=True,
+        **session_limits(config, chosen),
     )
     builder = SessionBuilder(workspace, client, price_book=config.price_book())
     return builder(

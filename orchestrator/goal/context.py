@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.checkpoints.hook import StepCheckpoints
 from orchestrator.checkpoints.ledger import Ledger, step_runs
@@ -74,6 +74,11 @@ class GoalOptions(BaseModel):
     max_replans: int = 5
     max_requests_per_turn: int = _SESSION.max_requests_per_turn
     context_window: int = _SESSION.context_window
+    """The executor's context window (its ``[[providers]]`` entry's ``context_window``, else the session default)."""
+    planner_context_window: int | None = None
+    """The planner's, when its entry (``[roles] planner``) has one; else :attr:`context_window`."""
+    max_output: dict[str, int] = Field(default_factory=dict)
+    """Every ``[[providers]]`` entry's ``max_output`` by model id (``SessionSettings.max_output``)."""
     max_text_calls: TextCalls = _CONFIG.repair.max_text_calls
     """``[repair] max_text_calls``: the most calls taken from one reply's text."""
     context: ContextConfig = _CONFIG.context
@@ -369,7 +374,12 @@ class GoalContext:
                 thinking=options.thinking,
                 reasoning_effort=options.reasoning_effort,
                 max_requests_per_turn=options.max_requests_per_turn,
-                context_window=options.context_window,
+                context_window=(
+                    options.planner_context_window
+                    if name == "planner" and options.planner_model and options.planner_context_window
+                    else options.context_window
+                ),
+                max_output=options.max_output,
                 max_text_calls=options.max_text_calls,
                 read_only=read_only,
                 **options.context.session_fields(),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from sessions.sandbox import Launch, Sandbox, armed, kill_launch, release
+from sessions.sandbox import Launch, Sandbox, armed, executed, kill_launch, read_status, release, with_status_pipe
 
 OUTPUT_LIMIT = 1_000_000
 """Bytes kept of a hook's stdout and of its stderr each."""
@@ -49,11 +49,13 @@ def _kill(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _start(launch: Launch, cwd: Path) -> tuple[subprocess.Popen[bytes], tuple[int, int, int]]:
-    """Start the launch with three pipes; our ends of them (stdin's write end, stdout's and stderr's read ends)."""
+def _start(launch: Launch, cwd: Path) -> tuple[subprocess.Popen[bytes], tuple[int, int, int], int | None]:
+    """Start the launch with three pipes; our ends of them (stdin's write end, stdout's and stderr's read ends), and
+    the read end of bubblewrap's status pipe where the launch can report (None elsewhere)."""
     pipes = [os.pipe() for _ in range(3)]
+    argv, status = with_status_pipe(launch.argv, launch.status_at)
     try:
-        start = armed(launch.argv, launch.env, cwd)
+        start = armed(argv, launch.env, cwd)
         popen = subprocess.Popen(
             start.argv,
             cwd=cwd,
@@ -62,17 +64,18 @@ def _start(launch: Launch, cwd: Path) -> tuple[subprocess.Popen[bytes], tuple[in
             stdout=pipes[1][1],
             stderr=pipes[2][1],
             start_new_session=True,
+            pass_fds=(status[1],) if status is not None else (),
             preexec_fn=start.preexec_fn,  # a hook dies with Reasonix, sandboxed or not, even while bwrap starts
         )
     except BaseException:
-        for r, w in pipes:
+        for r, w in pipes if status is None else [*pipes, status]:
             os.close(r)
             os.close(w)
         release(launch.bounds)
         raise
-    for fd in (pipes[0][0], pipes[1][1], pipes[2][1]):
+    for fd in (pipes[0][0], pipes[1][1], pipes[2][1], *([status[1]] if status is not None else [])):
         os.close(fd)
-    return popen, (pipes[0][1], pipes[1][0], pipes[2][0])
+    return popen, (pipes[0][1], pipes[1][0], pipes[2][0]), status[0] if status is not None else None
 
 
 async def run_hook_command(
@@ -85,9 +88,20 @@ async def run_hook_command(
     timeout_s: float,
     env: Mapping[str, str],
 ) -> HookRun:
-    """Run ``command`` with ``payload`` on stdin. Raises OSError when it cannot start."""
-    launch = sandbox.wrap([bash, "-c", command], workspace=workspace, cwd=workspace, env=env)
-    popen, (stdin, stdout, stderr) = _start(launch, workspace)
+    """Run ``command`` with ``payload`` on stdin. Raises OSError when it cannot start. A sandbox that stopped before
+    the command ran (a path it masks went away after the launch listed it) is started once more, built again."""
+    argv = [bash, "-c", command]
+    launch = sandbox.wrap(argv, workspace=workspace, cwd=workspace, env=env)
+    run, never_started = await _run_once(launch, payload, workspace=workspace, timeout_s=timeout_s)
+    if never_started:
+        launch = sandbox.wrap(argv, workspace=workspace, cwd=workspace, env=env)
+        run, _ = await _run_once(launch, payload, workspace=workspace, timeout_s=timeout_s)
+    return run
+
+
+async def _run_once(launch: Launch, payload: bytes, *, workspace: Path, timeout_s: float) -> tuple[HookRun, bool]:
+    """One launch of the hook; and whether bubblewrap ended before it executed the command (its status says so)."""
+    popen, (stdin, stdout, stderr), status = _start(launch, workspace)
     pidfd = os.pidfd_open(popen.pid)
     out, err = bytearray(), bytearray()
     timed_out = ended = False
@@ -108,6 +122,8 @@ async def run_hook_command(
                 await trio.to_thread.run_sync(kill_launch, launch.marker)
         popen.wait()
         os.close(pidfd)
+        report = read_status(status) if status is not None else None
         release(launch.bounds)
     text = (bytes(out).decode("utf-8", "replace"), bytes(err).decode("utf-8", "replace"))
-    return HookRun(exit_code=None if timed_out else popen.returncode, stdout=text[0], stderr=text[1])
+    never_started = report is not None and not timed_out and not executed(report)
+    return HookRun(exit_code=None if timed_out else popen.returncode, stdout=text[0], stderr=text[1]), never_started

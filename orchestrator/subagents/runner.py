@@ -25,7 +25,7 @@ import trio
 
 from orchestrator.branches.outcome import BranchError
 from orchestrator.branches.workspace import BranchWorkspace
-from orchestrator.config.endpoints import resolve_model
+from orchestrator.config.endpoints import resolve_model, session_limits
 from orchestrator.errors import ReasonixError
 from orchestrator.events import SubagentFinished
 from orchestrator.policy.escalation import Escalator
@@ -200,6 +200,7 @@ class SubagentRunner:
             read_only=profile.read_only,
             max_requests_per_turn=profile.max_requests,
             max_text_calls=self.config.repair.max_text_calls,
+            **session_limits(self.config, model),
         )
 
     def _paths(self, profile: Profile, task: str) -> tuple[Path | None, Path | None]:

@@ -1,8 +1,9 @@
 """Running commands confined (DESIGN §5, Safety): the :class:`Sandbox` seam that turns a command into an argv and an
 environment, the bubblewrap implementation (read-only root, writable workspace, private ``/tmp``, new PID namespace,
 no network unless asked), :class:`NoSandbox` where none exists, and the allowlisted environment every command gets
-(never the API key's variable). ``Spawned`` and ``spawn_server`` (:mod:`sessions.sandbox.spawn`, which needs trio)
-load on first use: importing the package stays free of trio."""
+(never the API key's variable). ``Spawned``, ``spawn_server`` and bubblewrap's status pipe (``with_status_pipe``,
+``read_status``, ``executed``; :mod:`sessions.sandbox.spawn`, which needs trio) load on first use: importing the
+package stays free of trio."""
 
 from typing import TYPE_CHECKING
 
@@ -43,19 +44,22 @@ __all__ = [
     "armed",
     "command_env",
     "describe",
+    "executed",
     "kill_launch",
+    "read_status",
     "release",
     "sandbox_for",
     "sandbox_unavailable_reason",
     "spawn_server",
+    "with_status_pipe",
 ]
 
 if TYPE_CHECKING:
-    from sessions.sandbox.spawn import Spawned, spawn_server
+    from sessions.sandbox.spawn import Spawned, executed, read_status, spawn_server, with_status_pipe
 else:
 
     def __getattr__(name: str) -> object:
-        if name in ("Spawned", "spawn_server"):
+        if name in ("Spawned", "spawn_server", "executed", "read_status", "with_status_pipe"):
             from sessions.sandbox import spawn
 
             return getattr(spawn, name)

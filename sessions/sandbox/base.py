@@ -4,6 +4,7 @@ that actually run (bubblewrap on Linux today; Seatbelt on macOS can be one more 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,44 @@ class Launch:
     """Where ``--json-status-fd FD`` may go in ``argv`` (right after bubblewrap) for a starter that gives it a pipe
     (:func:`~sessions.sandbox.spawn.spawn`): then a launch that never executed the command is told apart. None: no
     such report here."""
+
+    def stopped_on_a_gone_mount(self, exit_code: int | None, output: str) -> bool:
+        """For a starter that only sees what the launch printed (an editor's terminal, which the editor starts):
+        True when ``output`` is only bubblewrap's own setup error (exit status 1) about a destination this launch
+        mounts over that no longer exists (a host socket or history file removed after the launch listed it, so
+        bubblewrap could not make the mount point on the read-only root): the command never ran, and a launch built
+        again starts it. A command that prints the same words about anything else, or about a path still there,
+        ran, and is never started twice. A starter that spawns the launch itself reads bubblewrap's status instead
+        (:func:`~sessions.sandbox.spawn.executed`), which tells even those apart."""
+        if exit_code != 1 or not self.contained:
+            return False
+        line = output.strip()
+        if "\n" in line:
+            return False
+        for start in _SETUP_ERRORS:
+            if line.startswith(start):
+                path, sep, _reason = line[len(start) :].rpartition(": ")
+                return bool(sep) and path in _destinations(self.argv) and not os.path.lexists(path)
+        return False
+
+
+_SETUP_ERRORS = ("bwrap: Can't mkdir parents for ", "bwrap: Can't create file at ", "bwrap: Can't mkdir ")
+
+
+def _destinations(argv: tuple[str, ...]) -> set[str]:
+    """What bubblewrap mounts over: the second operand of each bind, the operand of each tmpfs — read from its
+    mounts (which start with the read-only root) to the ``--`` before the command, never from the command itself."""
+    found: set[str] = set()
+    start = next((i for i in range(len(argv) - 2) if argv[i : i + 3] == ("--ro-bind", "/", "/")), len(argv))
+    for i in range(start, len(argv)):
+        word = argv[i]
+        if word == "--":
+            break
+        if word in ("--ro-bind", "--bind", "--ro-bind-try", "--bind-try") and i + 2 < len(argv):
+            found.add(argv[i + 2])
+        elif word == "--tmpfs" and i + 1 < len(argv):
+            found.add(argv[i + 1])
+    return found
 
 
 class Sandbox(Protocol):

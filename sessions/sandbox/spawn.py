@@ -58,7 +58,7 @@ class Spawned:
         """After :meth:`wait`: True when bubblewrap ended before it executed the command (a mount failed in its
         setup), so nothing of the command ran; False when it did, or when nothing reported it."""
         done = self._popen.returncode is not None and self._status is None
-        return done and self._reports and b'"exit-code"' not in self._report
+        return done and self._reports and not executed(self._report)
 
     async def wait(self) -> int:
         if self._popen.returncode is None:
@@ -73,15 +73,36 @@ class Spawned:
         """bubblewrap's JSON lines, whole once it exited (the command never holds the pipe); then closed."""
         if self._status is None:
             return
-        # bubblewrap has exited and nothing else holds the pipe, and it holds at most 64 KiB (a writer of more would
-        # never exit): the first read takes it all and none blocks. Reading without blocking until the pipe says it
-        # is empty only guards against a writer left behind, which no test can make.
-        os.set_blocking(self._status, False)  # pragma: no mutate  — see above
-        with contextlib.suppress(OSError):  # pragma: no mutate  — see above
-            while chunk := os.read(self._status, 65536):  # pragma: no mutate  — see above
-                self._report += chunk  # pragma: no mutate  — see above
-        os.close(self._status)
+        self._report = read_status(self._status)
         self._status = None
+
+
+def with_status_pipe(argv: Sequence[str], status_at: int | None) -> tuple[list[str], tuple[int, int] | None]:
+    """``argv`` with bubblewrap's ``--json-status-fd`` on a new pipe where the launch says it may go (its
+    :attr:`~sessions.sandbox.base.Launch.status_at`), and the pipe (read end, write end): the starter passes the
+    write end to the child, closes it after the start, and reads the report with :func:`read_status` once the
+    launch exited. None where no report is possible."""
+    if status_at is None:
+        return list(argv), None
+    status = os.pipe()
+    return [*argv[:status_at], "--json-status-fd", str(status[1]), *argv[status_at:]], status
+
+
+def read_status(fd: int) -> bytes:
+    """bubblewrap's JSON lines from the read end of :func:`with_status_pipe`, once the launch exited (the command
+    never holds the pipe, and it holds at most 64 KiB: the first read takes it all and none blocks); then closed."""
+    report = b""
+    os.set_blocking(fd, False)  # pragma: no mutate  — see above
+    with contextlib.suppress(OSError):  # pragma: no mutate  — see above
+        while chunk := os.read(fd, 65536):  # pragma: no mutate  — see above
+            report += chunk  # pragma: no mutate  — see above
+    os.close(fd)
+    return report
+
+
+def executed(report: bytes) -> bool:
+    """Whether bubblewrap's report says it executed the command (it writes the exit code only of what it ran)."""
+    return b'"exit-code"' in report
 
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], status_at: int | None = None) -> Spawned:
@@ -90,10 +111,7 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], status_at: 
     :attr:`~sessions.sandbox.base.Launch.status_at`) bubblewrap writes its status to a pipe of its own, read by
     :attr:`Spawned.never_started`. Raises OSError."""
     read_end, write_end = os.pipe()
-    status = None
-    if status_at is not None:
-        status = os.pipe()
-        argv = [*argv[:status_at], "--json-status-fd", str(status[1]), *argv[status_at:]]
+    argv, status = with_status_pipe(argv, status_at)
     try:
         start = armed(argv, env, cwd)
         popen = subprocess.Popen(

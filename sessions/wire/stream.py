@@ -25,7 +25,7 @@ from sessions.wire.messages import (
     ToolCall,
     Usage,
 )
-from sessions.wire.provider import read_usage
+from sessions.wire.provider import ServerTimings, read_usage, timings_of
 from sessions.wire.sse import SseComment, SseData, SseDone, SseItem, parse_sse
 
 
@@ -147,6 +147,7 @@ class StreamAssembler:
         "_model",
         "_reasoning",
         "_system_fingerprint",
+        "_timings",
         "_tool_calls",
         "_usage",
         "chunks_seen",
@@ -159,6 +160,7 @@ class StreamAssembler:
         self._content: list[str] | None = None
         self._tool_calls: dict[int, _ToolCallParts] = {}
         self._usage: Usage | None = None
+        self._timings: ServerTimings | None = None
         self._finish_reason: FinishReason | None = None
         self._model = ""
         self._id = ""
@@ -190,6 +192,8 @@ class StreamAssembler:
             self._system_fingerprint = chunk.system_fingerprint
         if chunk.usage is not None:
             self._usage = chunk.usage
+        if chunk.model_extra and (timings := timings_of(chunk.model_extra)) is not None:
+            self._timings = timings
         events: list[DeltaEvent] = []
         for choice in chunk.choices:
             if choice.index != 0:
@@ -248,7 +252,7 @@ class StreamAssembler:
             )
         return Reply(
             message=self.message(),
-            usage=read_usage(self._usage),
+            usage=read_usage(self._usage, self._timings),
             finish_reason=self._finish_reason,
             model=self._model,
             id=self._id,
@@ -263,7 +267,7 @@ def reply_from_completion(completion: ChatCompletion) -> Reply:
     choice = next((c for c in completion.choices if c.index == 0), completion.choices[0])
     return Reply(
         message=choice.message.to_assistant(),
-        usage=read_usage(completion.usage),
+        usage=read_usage(completion.usage, timings_of(completion.model_extra)),
         finish_reason=choice.finish_reason,
         model=completion.model,
         id=completion.id,

@@ -64,6 +64,21 @@ def test_run_on_an_openai_server_counts_hits_from_cached_tokens(tmp_path: Path) 
     assert diagnostics and not any(d["diagnostics"]["unexplained_miss"] for d in diagnostics)
 
 
+def test_a_llama_server_reporting_only_timings_has_its_hits_counted_from_cache_n(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    with openai_server(OpenAIServer("local-coder", list(READ_THEN_ANSWER), usage="timings")) as server:
+        _user_config(env, provider_entry("llama-local", server, free=True) + '[roles]\nexecutor = "llama-local"\n')
+        proc = reasonix("run", "What does add() do?", "--workspace", str(ws), "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    hits = sum(t["cache_n"] for t in server.timings)
+    assert hits > 0 and all("prompt_tokens_details" not in u for u in server.reported)
+    usage = [e["usage"] for e in json_lines(proc.stdout) if e.get("kind") == "usage"]
+    assert [u["prompt_cache_hit_tokens"] for u in usage] == [t["cache_n"] for t in server.timings]
+    assert [u["prompt_cache_miss_tokens"] for u in usage] == [t["prompt_n"] for t in server.timings]
+    summary = json_lines(proc.stdout)[-1]
+    assert summary["prompt_cache_hit_tokens"] == hits
+
+
 def test_a_server_without_usage_is_not_reported_and_never_a_miss(tmp_path: Path) -> None:
     ws, env = _workspace(tmp_path), clean_env(tmp_path)
     with openai_server(OpenAIServer("local-coder", list(READ_THEN_ANSWER), usage="none")) as server:
@@ -175,9 +190,9 @@ def test_a_goal_with_planner_executor_and_escalation_on_three_servers(tmp_path: 
     ):
         _user_config(
             env,
-            provider_entry("planner-srv", planner, free=True)
-            + provider_entry("exec-srv", executor, free=True)
-            + provider_entry("big-srv", big, free=True)
+            provider_entry("planner-srv", planner, free=True, max_output=3000)
+            + provider_entry("exec-srv", executor, free=True, max_output=4000)
+            + provider_entry("big-srv", big, free=True, max_output=5000)
             + '[roles]\nplanner = "planner-srv"\nexecutor = "exec-srv"\nescalation = "big-srv"\n',
         )
         proc = reasonix("goal", "Grow calc", "--workspace", str(ws), "--yes", "--json", env=env, timeout=300)
@@ -192,3 +207,47 @@ def test_a_goal_with_planner_executor_and_escalation_on_three_servers(tmp_path: 
     # The escalated turn is the executor's conversation, sent on: its S1 history is in the third server's request.
     assert b"You are the executor" in big.bodies[0] and b"calc/ops.py" in big.bodies[0]
     assert json.loads(big.bodies[0])["model"] == "big-model"
+    # each entry's max_output is the max_tokens of every request to its model, whichever session sends it
+    for server, cap in ((planner, 3000), (executor, 4000), (big, 5000)):
+        assert {json.loads(b)["max_tokens"] for b in server.bodies} == {cap}, server.model
+
+
+BIG_READ = [
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "big.py"}}]},
+    {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+    {"content": "The digest: big.py was read; it defines f0 to f299."},
+    {"content": "done."},
+]
+
+
+def _big_run(tmp_path: Path, **entry: object) -> tuple[OpenAIServer, list[dict[str, object]]]:
+    tmp_path.mkdir()
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    (ws / "big.py").write_text("".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(300)))
+    with openai_server(OpenAIServer("local-coder", list(BIG_READ))) as server:
+        _user_config(
+            env, provider_entry("llama-local", server, free=True, **entry) + '[roles]\nexecutor = "llama-local"\n'
+        )
+        proc = reasonix("run", "Read big.py", "--workspace", str(ws), "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return server, json_lines(proc.stdout)
+
+
+def test_max_output_bounds_every_request_and_context_window_decides_compaction(tmp_path: Path) -> None:
+    """A [[providers]] entry's max_output is every request's max_tokens (the compaction digest's too), and its
+    context_window is the window compaction measures against: ~3,450 tokens after reading big.py pass 80 % of 3,000
+    (the server counts a token per four bytes, and the client takes the server's count)."""
+    server, events = _big_run(tmp_path / "small", context_window=3000, max_output=512)
+    bodies = [json.loads(b) for b in server.bodies]
+    assert [b.get("max_tokens") for b in bodies] == [512] * len(bodies)
+    _no_deepseek_fields(server)  # the digest request included: no thinking field
+    assert [e for e in events if e.get("kind") == "compaction"]
+    assert bodies[2]["messages"][-1]["content"].startswith("Compress this session history")
+    assert byte_stable(server.bodies[:2])  # consecutive requests before the rewrite only append
+    assert byte_stable([server.bodies[3], *server.bodies[4:]])
+
+    # the same run without them: no max_tokens, and the default window of 1M tokens never compacts here
+    plain, events = _big_run(tmp_path / "plain")
+    assert all("max_tokens" not in json.loads(b) for b in plain.bodies)
+    assert not [e for e in events if e.get("kind") == "compaction"]
+    assert byte_stable(plain.bodies)

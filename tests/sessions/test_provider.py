@@ -14,7 +14,7 @@ from sessions.request_bytes import RequestBytes
 from sessions.wire.client import DeepSeekClient
 from sessions.wire.errors import BadRequestError, ContextTooLargeError, error_for_status
 from sessions.wire.messages import ChatRequest, PromptTokensDetails, Usage, UserMessage
-from sessions.wire.provider import DEEPSEEK, Provider, cache_reported, read_usage
+from sessions.wire.provider import DEEPSEEK, Provider, ServerTimings, cache_reported, read_usage, timings_of
 
 LOCAL = Provider(name="llama-local", kind="openai")
 
@@ -45,6 +45,52 @@ def test_cached_tokens_become_the_hit_and_the_rest_the_miss(prompt: int, cached:
     assert read.prompt_cache_hit_tokens + read.prompt_cache_miss_tokens == (prompt if prompt else 0)
     assert read.prompt_cache_hit_tokens == (min(cached, prompt) if prompt else 0)
     assert cache_reported(read)
+
+
+@given(prompt=st.integers(1, 10**9), cache_n=st.integers(0, 2 * 10**9))
+def test_llama_server_timings_count_the_hits_when_no_cached_tokens_came(prompt: int, cache_n: int) -> None:
+    timings = timings_of({"timings": {"cache_n": cache_n, "prompt_n": max(0, prompt - cache_n), "prompt_ms": 1.0}})
+    assert timings is not None
+    read = read_usage(Usage(prompt_tokens=prompt, completion_tokens=3), timings)
+    assert read is not None and cache_reported(read)
+    assert read.prompt_cache_hit_tokens == min(cache_n, prompt)
+    assert read.prompt_cache_hit_tokens + read.prompt_cache_miss_tokens == prompt
+
+
+def test_cached_tokens_win_over_timings_and_timings_alone_are_a_usage() -> None:
+    timings = ServerTimings(cache_n=90, prompt_n=10, predicted_n=4)
+    both = Usage(prompt_tokens=100, prompt_tokens_details=PromptTokensDetails(cached_tokens=80))
+    read = read_usage(both, timings)
+    assert read is not None and read.prompt_cache_hit_tokens == 80
+    alone = read_usage(None, timings)
+    assert alone is not None
+    assert (alone.prompt_tokens, alone.prompt_cache_hit_tokens, alone.prompt_cache_miss_tokens) == (100, 90, 10)
+    assert alone.completion_tokens == 4
+    assert timings_of({"timings": {"prompt_n": 3}}) is None  # no cache_n: nothing said about the cache
+    assert timings_of({"timings": "fast"}) is None and timings_of(None) is None
+
+
+def test_the_stream_and_a_whole_reply_read_the_timings_of_llama_server() -> None:
+    from sessions.wire.messages import ChatCompletion, StreamChunk
+    from sessions.wire.stream import StreamAssembler, reply_from_completion
+
+    usage = {"prompt_tokens": 31, "completion_tokens": 3, "total_tokens": 34}
+    timings = {"cache_n": 30, "prompt_n": 1, "predicted_n": 3}
+    assembler = StreamAssembler()
+    assembler.feed(StreamChunk.model_validate({"choices": [{"index": 0, "delta": {"content": "hi"}}]}))
+    assembler.feed(StreamChunk.model_validate({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    assembler.feed(StreamChunk.model_validate({"choices": [], "usage": usage, "timings": timings}))
+    streamed = assembler.finish().usage
+    assert streamed is not None and (streamed.prompt_cache_hit_tokens, streamed.prompt_cache_miss_tokens) == (30, 1)
+    whole = ChatCompletion.model_validate(
+        {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+            "usage": usage,
+            "timings": timings,
+        }
+    )
+    read = reply_from_completion(whole).usage
+    assert read is not None and (read.prompt_cache_hit_tokens, read.prompt_cache_miss_tokens) == (30, 1)
 
 
 def test_deepseek_fields_win_and_no_split_is_not_reported() -> None:
@@ -115,3 +161,29 @@ def test_a_client_routes_a_model_to_another_providers_client() -> None:
         assert reply.usage.prompt_cache_miss_tokens == 8
 
     trio.run(main)
+
+
+@given(cap=st.integers(1, 10**6), asked=st.none() | st.integers(1, 10**6))
+def test_max_output_bounds_max_tokens_and_only_for_its_model(cap: int, asked: int | None) -> None:
+    from sessions.prompt.prefix import build_prefix
+
+    prefix = build_prefix("system", [], None)
+    capped = RequestBytes(thinking=True, reasoning_effort="high", client=_Fake(LOCAL), max_output={"local": cap})
+    sent = capped.request(prefix, "local", asked).max_tokens
+    assert sent == (cap if asked is None else min(asked, cap))
+    assert capped.request(prefix, "other", asked).max_tokens == asked  # another model: as asked, or none
+    assert capped.head(prefix, "local") == capped.head(prefix, "local")  # one head, the same bytes every time
+    assert f'"max_tokens":{cap}'.encode() in capped.head(prefix, "local")
+
+
+def test_a_capped_model_is_not_asked_again_for_a_cut_reply() -> None:
+    from sessions.session import SessionSettings, cut_retry_reason
+    from sessions.wire.messages import AssistantMessage
+    from sessions.wire.stream import Reply
+
+    cut = Reply(message=AssistantMessage(content="half"), usage=None, finish_reason="length")
+    plain = SessionSettings(model="local", retry_when_cut=True)
+    assert cut_retry_reason(cut, plain) is not None
+    capped = SessionSettings(model="local", retry_when_cut=True, max_output={"local": 512})
+    assert cut_retry_reason(cut, capped) is None
+    assert cut_retry_reason(cut, capped, "deepseek-v4-pro") is not None  # an escalation to an uncapped model

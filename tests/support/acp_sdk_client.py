@@ -17,6 +17,8 @@ terminal is a real subprocess of this client; ``cancel_after: "terminal/create"`
 as a terminal was created. ``slow_sandbox_start: true`` plays a loaded machine on which the editor's kill lands
 while bubblewrap starts: the first child the terminal's process forks (bubblewrap's, before its mounts, where it
 has not armed ``--die-with-parent`` yet) is stopped until the terminal is killed, then let go on.
+``remove_before_first_terminal: PATH`` plays another program removing its socket (or the socket's folder) while a
+command starts: after the agent built the launch (listing the host's sockets), before the first terminal's process.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -36,6 +39,13 @@ import acp
 from acp import schema
 
 Transcript = list[dict[str, Any]]
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def _dump(model: Any) -> Any:
@@ -145,6 +155,9 @@ class ScriptedClient:
         **kwargs: Any,
     ) -> schema.CreateTerminalResponse:
         variables = {v.name: v.value for v in env or []}
+        doomed = self.scenario.get("remove_before_first_terminal")
+        if doomed and not self.terminals and not any(e["kind"] == "terminal/create" for e in self.log):
+            _remove(doomed)
         self.log.append(
             {
                 "kind": "terminal/create",

@@ -21,7 +21,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--workspace", type=Path, default=Path("."), metavar="DIR", help="project directory (default: .)"
     )
     parser.add_argument(
-        "--model", default="flash", metavar="flash|pro|ID", help="the configured flash or pro model, or a model id"
+        "--model",
+        default="flash",
+        metavar="flash|pro|ID",
+        help="flash or pro (DeepSeek's), the name of a [[providers]] entry, or a model id",
     )
     parser.add_argument("--base-url", metavar="URL", help="DeepSeek API base URL, e.g. a `reasonix emulate` server")
 

@@ -1,9 +1,11 @@
-"""``reasonix doctor``: check the configuration, the key, the server, the balance, prices, the tokenizer, ripgrep
-and MCP servers.
+"""``reasonix doctor``: check the configuration, the key, the server, the balance, prices, each ``[[providers]]``
+entry, the tokenizer, ripgrep and MCP servers.
 
 One line per check (✓ passed, ✗ failed, – skipped or optional), each failure followed by what to do about it.
 Exit status 1 when a required check fails. ``--offline`` skips the key, the server and the account balance, so a
-fresh machine with no key and no network passes.
+fresh machine with no key and no network passes. Each ``[[providers]]`` entry gets one line: its server reachable,
+its key accepted, its model listed (where the server lists models, ``GET /models``), priced or not, and the roles
+that use it. When no role uses DeepSeek's ``flash`` or ``pro``, DeepSeek's key, server and balance are not checked.
 """
 
 from __future__ import annotations
@@ -36,13 +38,16 @@ def run(args: argparse.Namespace) -> int:
         check_config,
         check_key,
         check_prices,
+        check_providers,
         check_ripgrep,
         check_sandbox,
         check_tokenizer,
         probe_base_url,
+        roles_using,
     )
     from orchestrator.config.endpoints import DEFAULT_BASE_URL as DEFAULT
     from orchestrator.config.endpoints import LOCAL_PLACEHOLDER_KEY
+    from orchestrator.config.providers import BUILT_IN
     from orchestrator.mcp.doctor import check_mcp
     from orchestrator.text.wording import counted
 
@@ -72,10 +77,15 @@ def run(args: argparse.Namespace) -> int:
         for name in ("API key", "server", "balance", "prices"):
             record(Check(name, "skip", "skipped: the configuration did not load"))
     else:
-        record(check_key(resolved, args.offline))
-        if args.offline:
+        used, _ = roles_using(resolved)  # a [roles] that names no entry is said by check_providers below
+        if used and not set(used) & set(BUILT_IN):
+            for name in ("API key", "server", "balance"):
+                record(Check(name, "skip", "not checked: no role uses DeepSeek's flash or pro"))
+        elif args.offline:
+            record(check_key(resolved, args.offline))
             record(Check("server", "skip", f"skipped (--offline); would GET {resolved.config.base_url}/models"))
         else:
+            record(check_key(resolved, args.offline))
             key = resolved.api_key or (None if resolved.config.base_url == DEFAULT else LOCAL_PLACEHOLDER_KEY)
             server = trio.run(probe_base_url, resolved.config.base_url, key, args.timeout, resolved.sources["base_url"])
             record(server)
@@ -86,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
                     trio.run(check_balance, resolved.config.base_url, key, resolved.config.api_key_env, args.timeout)
                 )
         record(check_prices(resolved))
+        for check in trio.run(check_providers, resolved, os.environ, args.timeout, args.offline):
+            record(check)
     record(check_tokenizer())
     record(check_ripgrep())
     record(check_sandbox())

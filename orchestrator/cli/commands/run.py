@@ -31,7 +31,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_text_argument(parser, "task", "what the executor should do")
     add_workspace_option(parser)
     parser.add_argument(
-        "--model", default="flash", metavar="flash|pro|ID", help="the configured flash or pro model, or a model id"
+        "--model",
+        default="flash",
+        metavar="flash|pro|ID",
+        help="flash or pro (DeepSeek's), the name of a [[providers]] entry, or a model id",
     )
     add_base_url_option(parser)
     add_json_option(parser)

@@ -5,6 +5,8 @@ shape the protocol does not have fails here (the transcript would carry an ``sdk
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 from scenarios.emulator import Script, open_emulator
 from tests.support.acp_sdk import agent_command, index_of, results, run_sdk_client, updates
 from tests.support.leftovers import assert_gone
+from tests.support.sockets import listen
 
 from ..run_support import clean_env
 
@@ -230,6 +233,46 @@ async def test_a_client_with_a_terminal_runs_the_allowed_command_in_it_under_our
         {"type": "terminal", "terminalId": "term-1"}
     ]
     assert done["status"] == "failed" and done["content"][0]["content"]["text"] == "42\n[exit code 3]"
+
+
+async def test_a_socket_gone_while_the_terminal_starts_does_not_stop_the_command(tmp_path: Path) -> None:
+    """Another program's socket folder (outside /tmp, so the launch masks the socket in it) removed after the agent
+    built the launch and before the editor's terminal started it: bubblewrap stops in its setup; the agent builds the
+    launch again and the command runs once, in a second terminal."""
+    ws, env = _workspace(tmp_path), clean_env(tmp_path)
+    outside = Path(tempfile.mkdtemp(prefix="reasonix-acp-vanish-", dir="/var/tmp"))
+    (outside / "gone").mkdir()
+    server = listen(outside / "gone" / "agent.sock")
+    command = "echo run >> runs; python3 -c 'print(6 * 7)'"
+    sc = _script({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"content": "It printed 42."})
+    try:
+        async with open_emulator(script=sc) as emu:
+            transcript = await run_sdk_client(
+                {
+                    "agent": agent_command(emu.base_url),
+                    "capabilities": {"terminal": True},
+                    "permissions": {"execute": "allow_once"},
+                    "remove_before_first_terminal": str(outside / "gone"),
+                    "steps": [
+                        {"op": "initialize"},
+                        {"op": "new_session", "cwd": str(ws)},
+                        {"op": "prompt", "text": "go"},
+                    ],
+                },
+                tmp_path,
+                env,
+            )
+    finally:
+        server.close()
+        shutil.rmtree(outside, ignore_errors=True)
+    assert results(transcript, "prompt")[0]["result"] == {"stopReason": "end_turn"}
+    creates = [e for e in transcript if e["kind"] == "terminal/create"]
+    assert len(creates) == 2, creates
+    first, again = (e["args"] for e in creates)
+    assert str(outside / "gone" / "agent.sock") in first and str(outside / "gone" / "agent.sock") not in again
+    done = [e["update"] for e in transcript if e["kind"] == "update" and e["update"].get("status") == "completed"]
+    assert done and done[-1]["content"][0]["content"]["text"] == "42\n[exit code 0]"
+    assert (ws / "runs").read_text() == "run\n"
 
 
 async def test_two_clients_with_different_capabilities_send_the_same_first_request(tmp_path: Path) -> None:

@@ -257,3 +257,27 @@ def test_the_goal_configuration_prices_the_local_model_at_zero(lm: ModuleType, t
     usage = Usage(prompt_tokens=2722, completion_tokens=35, total_tokens=2757)
     at = datetime(2026, 12, 7, 12, tzinfo=UTC)
     assert float(resolved.config.price_book().cost(usage, "qwen-local", at).total) == 0.0
+
+
+def test_a_ctrl_c_or_an_error_inside_the_runs_nursery_comes_out_alone(lm: ModuleType) -> None:
+    """The tasks run in a nursery, which groups what they raise: Ctrl-C must still reach main's ``interrupted`` line
+    (exit 130) and a LocalModelError its ``error:`` line, never a traceback of the group."""
+
+    def raising(exc: BaseException) -> Any:
+        async def run_all(args: Any) -> list[Any]:
+            async def task() -> None:
+                raise exc
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(task)
+                await trio.sleep_forever()
+            return []
+
+        return run_all
+
+    with pytest.raises(KeyboardInterrupt):
+        lm._ungrouped(raising(KeyboardInterrupt()), None)
+    with pytest.raises(lm.LocalModelError, match="no server"):
+        lm._ungrouped(raising(lm.LocalModelError("no server")), None)
+    with pytest.raises(BaseExceptionGroup):
+        lm._ungrouped(raising(ValueError("a bug")), None)

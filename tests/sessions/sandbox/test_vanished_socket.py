@@ -8,51 +8,17 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
 
-from sessions.sandbox import BubblewrapSandbox, Launch, SandboxMode, SandboxPolicy
+from sessions.sandbox import BubblewrapSandbox, Launch, SandboxPolicy
 from sessions.tools.shell import HeadTail, run_shell
 from sessions.tools.shell.jobs import JobTable
 from tests.support.sockets import CONNECT, listen
-
-
-@dataclass
-class RemovingAfterListing:
-    """bubblewrap's sandbox, but its first launch removes ``doomed`` once the launch is built (sockets listed)."""
-
-    inner: BubblewrapSandbox
-    doomed: Path
-    launches: list[Launch] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def policy(self) -> SandboxPolicy:
-        return self.inner.policy
-
-    @property
-    def confines(self) -> bool:
-        return True
-
-    def with_mode(self, mode: SandboxMode) -> BubblewrapSandbox:
-        return self.inner.with_mode(mode)
-
-    def wrap(self, argv: Sequence[str], *, workspace: Path, cwd: Path, env: Mapping[str, str]) -> Launch:
-        launch = self.inner.wrap(argv, workspace=workspace, cwd=cwd, env=env)
-        if not self.launches:
-            if self.doomed.is_dir():
-                shutil.rmtree(self.doomed)
-            else:
-                self.doomed.unlink()
-        self.launches.append(launch)
-        return launch
+from tests.support.vanish import RemovingAfterListing
 
 
 @pytest.fixture
