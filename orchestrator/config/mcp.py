@@ -14,11 +14,12 @@ server the user's file defines (:func:`sandbox_key_problems`): no workspace file
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.config.field_trust import nothing, tighter
 from orchestrator.config.files import read_config_bytes
@@ -89,8 +90,6 @@ class McpConfig(BaseModel):
     @field_validator("servers")
     @classmethod
     def _names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
-        import re
-
         for name in value:
             if not re.fullmatch(SERVER_NAME, name):
                 raise ValueError(f"server name {name!r}: use letters, digits, _ and - (at most 32)")
@@ -192,16 +191,15 @@ def caller_servers(values: list[str], workspace: Path) -> tuple[dict[str, McpSer
         if not isinstance(found, dict):
             raise _problem(where, "mcpServers", 'expected {"mcpServers": {"NAME": {"command": ...}}}')
         for name, entry in found.items():
+            if not re.fullmatch(SERVER_NAME, name):
+                raise _problem(where, f"mcpServers.{name}", "name a server with letters, digits, _ and - (at most 32)")
             if isinstance(entry, dict) and entry.get("type") == "sdk":
                 unsupported.append(name)
                 continue
             fields = _server_entry(where, name, entry)
             try:
                 servers[name] = McpServerConfig.model_validate(fields)
-            except ValueError as exc:
-                raise _problem(where, f"mcpServers.{name}", f"does not parse: {exc}") from None
-    try:
-        McpConfig(servers=servers)  # the names
-    except ValueError as exc:
-        raise _problem(Path("--mcp-config"), "mcpServers", str(exc)) from None
+            except ValidationError as exc:
+                said = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'it'}: {e['msg']}" for e in exc.errors())
+                raise _problem(where, f"mcpServers.{name}", said) from None
     return servers, unsupported

@@ -109,3 +109,7 @@ def test_an_mcp_config_that_loosens_the_sandbox_or_does_not_parse_is_refused(tmp
     done = reasonix("-p", "hi", "--workspace", str(ws), "--mcp-config", "servers.json", env=env)
     assert done.returncode == 2 and "servers.json" in done.stderr and "mcpServers" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+    named = json.dumps({"mcpServers": {"a b": _desk()}})
+    done = reasonix("-p", "hi", "--workspace", str(ws), "--mcp-config", named, env=env)
+    assert done.returncode == 2 and "mcpServers.a b: name a server with letters" in done.stderr, done.stderr
+    assert "pydantic" not in done.stderr
