@@ -217,6 +217,7 @@ def registered_hooks(
                         timeout_s=seconds,
                         block_on_failure=matcher.get("onFailure") not in (None, "continue"),
                         aliases=aliases,
+                        claude_event=str(claude_event),
                     )
                 )
     return found, never

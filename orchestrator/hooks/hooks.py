@@ -52,6 +52,25 @@ class CallerHook:
     timeout_s: float = 60.0
     block_on_failure: bool = False
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    claude_event: str = ""
+    """The caller's name for the event. At ``post_tool`` it says which results the hook hears, as in Claude Code:
+    ``PostToolUseFailure`` a failed call's only (with its ``error``), any other name a successful call's."""
+
+    def hears(self, fields: Mapping[str, Any]) -> bool:
+        """Whether this hook is asked about an event with these ``fields`` (the outcome of a call, above)."""
+        if self.event != "post_tool":
+            return True
+        response = fields.get("tool_response")
+        failed = isinstance(response, Mapping) and bool(response.get("is_error"))
+        return failed == (self.claude_event == FAILURE_EVENT)
+
+    def payload(self, shared: dict[str, Any]) -> dict[str, Any]:
+        """The JSON this hook is sent: the event's, named as the caller named the event."""
+        if self.claude_event != FAILURE_EVENT:
+            return shared
+        response = shared.get("tool_response")
+        error = response.get("content", "") if isinstance(response, Mapping) else ""
+        return {**shared, "hook_event_name": FAILURE_EVENT, "error": error}
 
     def matches(self, tool: str | None) -> bool:
         if self.matcher in (None, "", "*") or tool is None:
@@ -61,6 +80,9 @@ class CallerHook:
         except re.error:  # a matcher that is not a regular expression is a name
             return self.matcher in (tool, *self.aliases.get(tool, ()))
 
+
+FAILURE_EVENT = "PostToolUseFailure"
+"""Claude Code's event after a call that failed: our ``post_tool``, for a caller's hook registered under it."""
 
 AnyHook = HookConfig | CallerHook
 CallerAsk = Callable[[CallerHook, dict[str, Any]], Awaitable[HookAnswer]]
@@ -119,7 +141,7 @@ class Hooks:
     async def fire(self, event: str, fields: Mapping[str, Any] | None = None, *, tool: str | None = None) -> HookAnswer:
         """Run every hook ``event`` (and ``tool``) matches; their combined answer (an empty one when none ran)."""
         answer = HookAnswer()
-        chosen = self.matching(event, tool)
+        chosen = [h for h in self.matching(event, tool) if not isinstance(h, CallerHook) or h.hears(fields or {})]
         if not chosen:
             return answer
         payload = self.payload(event, fields or {})
@@ -127,7 +149,7 @@ class Hooks:
         for hook in chosen:
             if isinstance(hook, CallerHook):
                 assert self.caller is not None  # _all() lists callers only with one to ask
-                answer = answer.then(await self.caller(hook, json.loads(data)))
+                answer = answer.then(await self.caller(hook, hook.payload(json.loads(data))))
             else:
                 answer = answer.then(await self._one(hook, data))
         for notice in answer.notices:

@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
     from orchestrator.headless.output import Output
+    from orchestrator.hooks.hooks import FAILURE_EVENT
     from orchestrator.launch import ConversationLaunch, open_conversation
     from orchestrator.mcp.caller import caller_transport
     from orchestrator.mcp.hub import ServerReport
@@ -224,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
             aliases: dict[str, tuple[str, ...]] = {}
             for claude_name, ours in CLAUDE_TOOL_NAMES.items():
                 aliases[ours] = (*aliases.get(ours, ()), claude_name)
-            found, never = registered_hooks(request["hooks"], CLAUDE_EVENT_NAMES, aliases)
+            events = {**CLAUDE_EVENT_NAMES, FAILURE_EVENT: "post_tool"}
+            found, never = registered_hooks(request["hooks"], events, aliases)
             hooks.callers[:] = found
             hooks.caller = HookCallbacks(channel).ask
             hooks.on_halt = halt

@@ -148,3 +148,29 @@ async def test_a_failing_hook_callback_blocks_only_where_on_failure_says_block(t
     validate_lines(lines)
     answers = [line["response"] for line in lines if line["type"] == "control_response"]
     assert json.dumps(answers).count("hook_on_failure_supported") == 1
+
+
+async def test_post_tool_use_hears_successes_and_post_tool_use_failure_the_failed_calls(tmp_path: Path) -> None:
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    heard: list[tuple[str, str, Any]] = []
+
+    async def record(data: Any, tool_use_id: str | None, context: Any) -> Any:
+        heard.append((data["hook_event_name"], data["tool_input"]["path"], data.get("error")))
+        return {}
+
+    missing = {"tool_calls": [{"name": "read_file", "arguments": {"path": "gone.py"}}]}
+    hooks = {
+        "PostToolUse": [sdk.HookMatcher(matcher="Read", hooks=[record])],
+        "PostToolUseFailure": [sdk.HookMatcher(matcher="Read", hooks=[record])],
+    }
+    with emulator_process(sdk_script(missing, READ, ANSWER), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
+        got = [m async for m in sdk.query(prompt="read", options=_options(cli, ws, env, hooks=hooks))]
+    assert [(event, path) for event, path, _ in heard] == [
+        ("PostToolUseFailure", "gone.py"),
+        ("PostToolUse", "calc.py"),
+    ]
+    assert "gone.py" in heard[0][2] and heard[1][2] is None  # the failure's error is the result the model read
+    (result,) = [m for m in got if isinstance(m, sdk.ResultMessage)]
+    assert result.subtype == "success"
+    validate_lines(lines_of(log))
