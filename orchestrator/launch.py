@@ -224,6 +224,10 @@ class ConversationLaunch:
     """Checkpoint the workspace around each turn that may write (``reasonix undo`` takes it back)."""
     chat: bool = False
     """``reasonix chat``: a session without tools (its own prefix), journaled in ``chat.jsonl``; never checkpointed."""
+    strict_mcp: bool = False
+    """Only ``mcp_servers`` (the client's), none of the configured ones (Claude Code's ``--strict-mcp-config``)."""
+    caller_hooks: bool = False
+    """A hook machinery even with no ``[[hooks]]``, for the caller to register its own (the SDKs' hook callbacks)."""
 
     def __post_init__(self) -> None:
         if self.max_requests is not None and self.max_requests < 1:
@@ -247,6 +251,7 @@ def open_conversation(
     system_prompt: Callable[[], str] | None = None,
     reply_source: ReplySource | None = None,
     memory_config_dir: Path | None = None,
+    caller_mcp: Mapping[str, Callable[[], Any]] | None = None,
 ) -> ExecutorConversation:
     """The executor conversation for ``launch`` (see the module's docstring), its session not built yet: open it
     with ``async with conversation.opened():`` (the MCP servers start, then the session is built with their tools),
@@ -254,8 +259,9 @@ def open_conversation(
 
     ``resolved``, ``commands`` and ``client``: what a front end has made already (else made here from the launch);
     ``wrap_gate``: a gate of the front end's in front of the configured one (``reasonix code``'s custom commands);
-    ``system_prompt``: the system prompt of each session it builds (``reasonix code``'s output style). Raises
-    :class:`~orchestrator.errors.ReasonixError` for a configuration problem or a missing key; nothing is sent."""
+    ``system_prompt``: the system prompt of each session it builds (``reasonix code``'s output style);
+    ``caller_mcp``: MCP servers the caller serves itself, each with its transport (:mod:`orchestrator.mcp.caller`).
+    Raises :class:`~orchestrator.errors.ReasonixError` for a configuration problem or a missing key; nothing is sent."""
     from orchestrator.checkpoints.turns import TurnCheckpoints
     from orchestrator.config.model import load_config
     from orchestrator.conversation.engine import ExecutorConversation
@@ -274,6 +280,7 @@ def open_conversation(
             default_permissions=launch.default_permissions,  # type: ignore[arg-type]
             asker=asker,
             env=env,
+            caller_hooks=launch.caller_hooks,
         )
     if client is None:
         client = build_client(resolved, transport=transport, env=env, model=launch.model)
@@ -283,11 +290,12 @@ def open_conversation(
     if launch.allowed_tools is not None:
         gate = AllowedTools(launch.allowed_tools, gate)
     config = resolved.config
-    servers = {} if launch.chat else {**config.mcp.servers, **(launch.mcp_servers or {})}
+    configured = {} if launch.strict_mcp else config.mcp.servers
+    servers = {} if launch.chat else {**configured, **(launch.mcp_servers or {})}
     hub = None
-    if servers:
+    if servers or caller_mcp:
         mcp = config.mcp.model_copy(update={"servers": servers})
-        hub = McpHub(mcp, workspace, on_notice=on_notice, sandbox=config.sandbox_policy())
+        hub = McpHub(mcp, workspace, on_notice=on_notice, sandbox=config.sandbox_policy(), callers=caller_mcp)
     read_only = launch.read_only or launch.permissions == "read-only"
     checkpoints = None
     if launch.checkpoints and not launch.chat:

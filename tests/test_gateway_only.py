@@ -64,6 +64,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "orchestrator/config/trust.py": (2, "the trust store in the state home"),
     "orchestrator/exits.py": (1, "os.devnull"),
     "orchestrator/goal/parallel/forks.py": (2, RUN_DIR),
+    "orchestrator/headless/conversation.py": (
+        2,
+        STATE + "; --fork-session copies a sealed run's journal (O_NOFOLLOW) into the run it just made (O_EXCL)",
+    ),
     "orchestrator/goal/store.py": (8, STATE + "; .reasonix/.gitignore made and upgraded with O_NOFOLLOW"),
     "orchestrator/conversation/turn_log.py": (6, STATE),
     "orchestrator/replay/killed.py": (2, RUN_DIR),

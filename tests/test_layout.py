@@ -595,6 +595,7 @@ PUBLIC: dict[str, list[str]] = {
         "ToolRegistry",
         "ToolResult",
         "WorkspaceEscapeError",
+        "current_call_id",
         "default_registry",
         "dispatch",
     ],

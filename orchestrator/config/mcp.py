@@ -14,11 +14,12 @@ server the user's file defines (:func:`sandbox_key_problems`): no workspace file
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.config.field_trust import nothing, tighter
 from orchestrator.config.files import read_config_bytes
@@ -89,8 +90,6 @@ class McpConfig(BaseModel):
     @field_validator("servers")
     @classmethod
     def _names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
-        import re
-
         for name in value:
             if not re.fullmatch(SERVER_NAME, name):
                 raise ValueError(f"server name {name!r}: use letters, digits, _ and - (at most 32)")
@@ -165,3 +164,42 @@ def read_mcp_json(path: Path) -> dict[str, Any] | None:
     if not servers:
         return None
     return {"mcp": {"servers": {name: _server_entry(path, name, entry) for name, entry in servers.items()}}}
+
+
+def caller_servers(values: list[str], workspace: Path) -> tuple[dict[str, McpServerConfig], list[str]]:
+    """The servers of Claude Code's ``--mcp-config`` (each value JSON text or a file's path, ``{"mcpServers": {...}}``
+    as in ``.mcp.json``), checked as ``.mcp.json``'s are: nothing here loosens a server's sandbox. Also the names of
+    the servers given of a kind Reasonix cannot run: the Claude Agent SDKs' in-process ``"type": "sdk"`` servers.
+    A file inside ``workspace`` is read through the gateway. Raises :class:`ConfigError` naming what is wrong."""
+    servers: dict[str, McpServerConfig] = {}
+    unsupported: list[str] = []
+    for value in values:
+        text, where = value, Path("--mcp-config")
+        if not value.lstrip().startswith("{"):
+            where = Path(value).expanduser()
+            path = where if where.is_absolute() else workspace / where
+            inside = path.resolve().is_relative_to(workspace.resolve())
+            try:
+                text = read_config_bytes(path, within=workspace if inside else None).decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise _problem(where, None, f"cannot read the file ({exc}); give JSON text or a readable file") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise _problem(where, None, f"not valid JSON ({exc})") from exc
+        found = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(found, dict):
+            raise _problem(where, "mcpServers", 'expected {"mcpServers": {"NAME": {"command": ...}}}')
+        for name, entry in found.items():
+            if not re.fullmatch(SERVER_NAME, name):
+                raise _problem(where, f"mcpServers.{name}", "name a server with letters, digits, _ and - (at most 32)")
+            if isinstance(entry, dict) and entry.get("type") == "sdk":
+                unsupported.append(name)
+                continue
+            fields = _server_entry(where, name, entry)
+            try:
+                servers[name] = McpServerConfig.model_validate(fields)
+            except ValidationError as exc:
+                said = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'it'}: {e['msg']}" for e in exc.errors())
+                raise _problem(where, f"mcpServers.{name}", said) from None
+    return servers, unsupported

@@ -201,6 +201,7 @@ class ExecutorConversation:
         hooks = self.commands.hooks
         if hooks is not None:
             hooks.run_id = hooks.session_id = self.run_id
+            hooks.transcript_path = str(self.journal_path)
         if self.chat:
             session = build_chat(
                 self.resolved,

@@ -5,10 +5,13 @@ The SDKs start ``reasonix`` with ``--input-format stream-json`` and write, one J
 
 * ``{"type": "user", ...}``: a turn (queued: turns run one after another);
 * ``{"type": "control_request", "request_id", "request": {"subtype": ...}}``: ``initialize`` (answered with what
-  this run offers), ``interrupt`` (the running turn is cancelled; its ``result`` says so), ``set_permission_mode``,
-  ``mcp_status``; any other subtype gets an error ``control_response`` naming it, and the run goes on;
-* ``{"type": "control_response", ...}``: the answer to a request of ours, a ``can_use_tool`` permission prompt
-  (:class:`PermissionPrompt`) sent when ``--permission-prompt-tool stdio`` was given.
+  this run offers; the hook callbacks it registers become :class:`~orchestrator.hooks.hooks.CallerHook` s,
+  :func:`registered_hooks`), ``interrupt`` (the running turn is cancelled; its ``result`` says so),
+  ``set_permission_mode``, ``set_model``, ``mcp_status``; any other subtype gets an error ``control_response`` naming
+  it, and the run goes on;
+* ``{"type": "control_response", ...}``: the answer to a request of ours: a ``can_use_tool`` permission prompt
+  (:class:`PermissionPrompt`) sent when ``--permission-prompt-tool stdio`` was given, or a ``hook_callback``
+  (:class:`HookCallbacks`) at an event the caller registered a hook for.
 
 ``keep_alive``, ``update_environment_variables`` and ``control_cancel_request`` lines are read and ignored; any other
 line ends the run with exit status 2, naming the line (as before).
@@ -29,11 +32,17 @@ from pydantic import BaseModel
 from orchestrator.errors import ReasonixError, UsageError
 from orchestrator.headless.events import AssistantLine, StreamJsonEvent, ToolUseBlock, UserLine
 from orchestrator.headless.output import parse_input_line
+from orchestrator.hooks.answer import HookAnswer, from_json
+from orchestrator.hooks.hooks import CallerHook
 from orchestrator.text import json_nesting
 from sessions.permissions import Answer, Question
 
 PERMISSION_WAIT_SECONDS = 3600.0
 """How long a ``can_use_tool`` prompt waits for the caller's answer before the call is refused."""
+
+MCP_WAIT_SECONDS = 3600.0
+"""The bound on one message to a caller's MCP server (a call's own deadline, ``[mcp] call_timeout_s``, ends it
+first)."""
 
 IGNORED_TYPES = frozenset({"keep_alive", "update_environment_variables", "control_cancel_request"})
 
@@ -50,6 +59,7 @@ class ControlHandlers:
     interrupt: Callable[[], None]
     set_permission_mode: Callable[[str], None]
     mcp_status: Callable[[], dict[str, Any]]
+    set_model: Callable[[str | None], None]
 
 
 @dataclass
@@ -63,6 +73,8 @@ class ControlChannel:
     """The line that was not a message of the protocol, once read: the run ends with it."""
     _pending: dict[str, tuple[trio.Event, list[dict[str, Any]]]] = field(default_factory=dict)
     _count: int = 0
+    _closed: bool = False
+    """Standard input ended: nobody can answer a request any more."""
 
     def __post_init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[str](math.inf)
@@ -78,6 +90,7 @@ class ControlChannel:
                 except UsageError as exc:
                     self.error = exc
                     return
+        self._closed = True
         for event, answer in self._pending.values():  # nobody is left to answer: refuse what waits
             answer.append({"subtype": "error", "error": "standard input closed"})
             event.set()
@@ -125,10 +138,15 @@ class ControlChannel:
                 body = {}
             elif subtype == "mcp_status":
                 body = handlers.mcp_status()
+            elif subtype == "set_model":
+                model = request.get("model")
+                handlers.set_model(model if isinstance(model, str) and model else None)
+                body = {}
             else:
                 raise ControlRefusedError(
                     f"reasonix -p does not support the control request {subtype!r}; it supports initialize, "
-                    "interrupt, set_permission_mode, mcp_status and can_use_tool prompts (docs/stream-json.md)"
+                    "interrupt, set_permission_mode, set_model, mcp_status, and sends can_use_tool and hook_callback "
+                    "requests (docs/stream-json.md)"
                 )
         except ControlRefusedError as exc:
             response = {"subtype": "error", "request_id": request_id, "error": str(exc)}
@@ -139,6 +157,8 @@ class ControlChannel:
     async def request(self, body: dict[str, Any], *, wait_seconds: float) -> dict[str, Any]:
         """Send a control request to the caller and wait at most ``wait_seconds`` for its answer: the response
         (``subtype`` ``success`` or ``error``); an error response when none came."""
+        if self._closed:
+            return {"subtype": "error", "error": "standard input closed"}
         self._count += 1
         request_id = f"reasonix_{self._count}"
         event, answer = trio.Event(), list[dict[str, Any]]()
@@ -148,6 +168,84 @@ class ControlChannel:
             await event.wait()
         self._pending.pop(request_id, None)
         return answer[0] if answer else {"subtype": "error", "error": f"no answer within {wait_seconds:g} seconds"}
+
+    async def mcp_message(self, server: str, message: dict[str, Any]) -> dict[str, Any]:
+        """A JSON-RPC message to the caller's own MCP server ``server`` (an ``mcp_message`` request); its answer.
+        Raises :class:`~orchestrator.mcp.caller.CallerServerError` when the caller answered with an error."""
+        from orchestrator.mcp.caller import CallerServerError
+
+        body = {"subtype": "mcp_message", "server_name": server, "message": message}
+        response = await self.request(body, wait_seconds=MCP_WAIT_SECONDS)  # the call's own deadline is shorter
+        answer = response.get("response")
+        found = answer.get("mcp_response") if isinstance(answer, dict) else None
+        if response.get("subtype") != "success" or not isinstance(found, dict):
+            raise CallerServerError(f"the caller's MCP server {server} failed: {response.get('error', 'no answer')}")
+        return found
+
+
+HOOK_WAIT_SECONDS = 60.0
+"""How long a hook callback's answer may take when its matcher names no ``timeout`` (Claude Code's default)."""
+
+
+def registered_hooks(
+    hooks: Any, names: dict[str, str], aliases: dict[str, tuple[str, ...]]
+) -> tuple[list[CallerHook], list[str]]:
+    """The hook callbacks an ``initialize`` request registers, ``{"PreToolUse": [{"matcher", "hookCallbackIds",
+    "timeout", "onFailure"}], ...}`` (``names``: Claude Code's event names and ours): one :class:`CallerHook` each, in
+    order; and the events named that Reasonix never reaches (their callbacks are never called)."""
+    found: list[CallerHook] = []
+    never: list[str] = []
+    if not isinstance(hooks, dict):
+        return found, never
+    for claude_event, matchers in hooks.items():
+        event = names.get(str(claude_event))
+        if event is None:
+            never.append(str(claude_event))
+            continue
+        for matcher in matchers if isinstance(matchers, list) else []:
+            if not isinstance(matcher, dict):
+                continue
+            timeout = matcher.get("timeout")
+            seconds = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else HOOK_WAIT_SECONDS
+            pattern = matcher.get("matcher")
+            for key in matcher.get("hookCallbackIds") or []:
+                found.append(
+                    CallerHook(
+                        event=event,
+                        matcher=pattern if isinstance(pattern, str) else None,
+                        key=str(key),
+                        timeout_s=seconds,
+                        block_on_failure=matcher.get("onFailure") not in (None, "continue"),
+                        aliases=aliases,
+                        claude_event=str(claude_event),
+                    )
+                )
+    return found, never
+
+
+@dataclass
+class HookCallbacks:
+    """The caller's hooks are asked over the control protocol: a ``hook_callback`` request with the hook's JSON (the
+    same Claude Code keys a configured hook reads on stdin), answered with Claude Code's hook output, read the way a
+    configured hook's JSON is (:func:`orchestrator.hooks.answer.from_json`). An error answer, or none within the
+    matcher's ``timeout``, is reported and the run goes on, unless the matcher said ``onFailure: "block"``: then what
+    the hook was asked about is blocked."""
+
+    channel: ControlChannel
+
+    async def ask(self, hook: CallerHook, payload: dict[str, Any]) -> HookAnswer:
+        body: dict[str, Any] = {"subtype": "hook_callback", "callback_id": hook.key, "input": payload}
+        if payload.get("tool_use_id"):
+            body["tool_use_id"] = payload["tool_use_id"]
+        response = await self.channel.request(body, wait_seconds=hook.timeout_s)
+        answer = response.get("response")
+        if response.get("subtype") == "success":
+            return from_json(answer if isinstance(answer, dict) else {})
+        failed = f"the caller's {payload.get('hook_event_name', hook.event)} hook {hook.key} failed: "
+        failed += str(response.get("error") or "no answer")
+        if hook.block_on_failure:
+            return HookAnswer(decision="block", reason=failed, notices=(f"{failed}; blocked (onFailure: block)",))
+        return HookAnswer(notices=(f"{failed}; going on",))
 
 
 _CALL: contextvars.ContextVar[tuple[str, dict[str, Any]]] = contextvars.ContextVar("reasonix_headless_call")

@@ -9,6 +9,8 @@ The conversation's id is its run id (``.reasonix/runs/<id>/executor.jsonl``): ``
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from orchestrator.conversation.engine import ExecutorConversation, conversation_
 from orchestrator.conversation.engine import last_conversation as _last
 from orchestrator.conversation.limits import MaxBudgetReachedError
 from orchestrator.errors import ReasonixError
-from orchestrator.goal.store import check_run_id
+from orchestrator.goal.store import check_run_id, new_run_id, run_state_dir
 from orchestrator.headless.events import (
     ModelUsage,
     ResultLine,
@@ -82,6 +84,23 @@ def check_resume(workspace: Path, resume_id: str) -> str:
     return resume_id
 
 
+def fork_conversation(workspace: Path, source_id: str) -> str:
+    """``--resume ID --fork-session``: a new conversation that starts where ``source_id`` left off, its id. The
+    journal (and the outputs kept beside it) is copied into a run of its own, sealed as every new run is; the
+    original is left as it was and can still be resumed."""
+    run_state_dir(workspace, source_id)  # this user's run, with no link on the way (raises otherwise)
+    source = conversation_journal(workspace, source_id)
+    new_id = new_run_id()
+    target = run_state_dir(workspace, new_id) / source.name
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as reading, open(target, "xb") as writing:
+        shutil.copyfileobj(reading, writing)
+    kept = source.parent / f"{source.stem}.outputs"
+    if kept.is_dir() and not kept.is_symlink():
+        shutil.copytree(kept, target.parent / kept.name, symlinks=True)
+    return new_id
+
+
 class HeadlessConversation:
     """An executor conversation and the stream-json lines it makes. Build it once the conversation is open."""
 
@@ -105,6 +124,8 @@ class HeadlessConversation:
         self.turn_running = False
         """A turn was started and has not ended (it is cut off when a cancellation leaves :meth:`send`)."""
         self.api_seconds = 0.0
+        self.model: str | None = None
+        """The model of the next turns (``set_model``); None: the session's own."""
         conversation.on_event = self._session_event  # type: ignore[assignment]  # stream-json lines
         self._base = (self.session.requests, self.session.usage, conversation.spent_usd)
 
@@ -178,7 +199,7 @@ class HeadlessConversation:
         else:
             self.turn_running = True
             try:
-                turn = await self.conversation.send(text, tail=tail, max_requests=remaining)
+                turn = await self.conversation.send(text, tail=tail, model=self.model, max_requests=remaining)
             except MaxBudgetReachedError as exc:
                 result = self.result("budget", str(exc), started)
             except DeepSeekError as exc:
@@ -202,6 +223,7 @@ class HeadlessConversation:
             now = started = 0.0
         usage = self.usage
         settings = self.session.settings
+        model = self.model or settings.model
         figures = ModelUsage(
             inputTokens=usage.prompt_cache_miss_tokens,
             outputTokens=usage.completion_tokens,
@@ -222,10 +244,10 @@ class HeadlessConversation:
             total_cost_usd=self.cost_usd,
             usage=TokenUsage.of(usage),
             cache_hit_ratio=ratio(usage.prompt_cache_hit_tokens, usage.prompt_tokens),
-            model=settings.model,
+            model=model,
             journal=str(self.journal_path),
             stop_reason="end_turn" if status == "done" else None,
-            modelUsage={settings.model: figures},
+            modelUsage={model: figures},
             errors=[] if status == "done" else [text],
         )
 

@@ -9,6 +9,8 @@
 JSON answers (either spelling): ``{"decision": "allow" | "deny" | "ask" | "block", "reason": "...", "context": "..."}``
 or Claude Code's ``{"decision": "approve" | "block", "reason"}``, ``{"continue": false, "stopReason"}`` and
 ``{"hookSpecificOutput": {"permissionDecision", "permissionDecisionReason", "additionalContext"}}``.
+``systemMessage`` is shown to the user. ``continue: false`` blocks what the hook was asked about and also asks that
+the turn stop (:attr:`HookAnswer.halt`; a ``stop`` hook's ``continue: false`` lets the turn end).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class HookAnswer(BaseModel):
     context: str = ""
     notices: tuple[str, ...] = ()
     """What the user is told: a hook that failed, timed out or could not start."""
+    halt: bool = False
+    """``{"continue": false}``: besides blocking what it was asked about, the hook asks that the turn stop."""
 
     @property
     def blocks(self) -> bool:
@@ -44,7 +48,13 @@ class HookAnswer(BaseModel):
         first = _RANK[other.decision] > _RANK[self.decision]
         decision, reason = (other.decision, other.reason) if first else (self.decision, self.reason)
         context = "\n".join(c for c in (self.context, other.context) if c)
-        return HookAnswer(decision=decision, reason=reason, context=context, notices=self.notices + other.notices)
+        return HookAnswer(
+            decision=decision,
+            reason=reason,
+            context=context,
+            notices=self.notices + other.notices,
+            halt=self.halt or other.halt,
+        )
 
 
 def _text(value: Any) -> str:
@@ -57,10 +67,13 @@ def from_json(data: dict[str, Any]) -> HookAnswer:
     raw = specific.get("permissionDecision") or data.get("decision")
     decision = _SPELLINGS.get(raw) if isinstance(raw, str) else None
     reason = _text(specific.get("permissionDecisionReason")) or _text(data.get("reason"))
-    if data.get("continue") is False:
+    halt = data.get("continue") is False
+    if halt:
         decision, reason = "block", _text(data.get("stopReason")) or reason
     context = _text(specific.get("additionalContext")) or _text(data.get("context"))
-    return HookAnswer(decision=decision, reason=reason, context=context)
+    shown = _text(data.get("systemMessage"))
+    notices = (shown,) if shown else ()
+    return HookAnswer(decision=decision, reason=reason, context=context, halt=halt, notices=notices)
 
 
 def read_answer(label: str, exit_code: int, stdout: str, stderr: str, *, plain_context: bool) -> HookAnswer:

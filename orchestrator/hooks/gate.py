@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from orchestrator.hooks.hooks import Hooks
 from sessions.permissions import PermissionGate, Question
 from sessions.sandbox import describe
-from sessions.tools import ToolResult
+from sessions.tools import ToolResult, current_call_id
 
 
 def _subject(tool: Any, args: BaseModel) -> str:
@@ -35,9 +35,8 @@ class HookGate(PermissionGate):
     async def check(self, tool: Any, args: BaseModel, ctx: Any) -> str | None:
         if self.hooks is None or not self.hooks.matching("pre_tool", tool.name):
             return await super().check(tool, args, ctx)
-        answer = await self.hooks.fire(
-            "pre_tool", {"tool_name": tool.name, "tool_input": args.model_dump(mode="json")}, tool=tool.name
-        )
+        fields = {"tool_name": tool.name, "tool_input": args.model_dump(mode="json"), "tool_use_id": current_call_id()}
+        answer = await self.hooks.fire("pre_tool", fields, tool=tool.name)
         if answer.blocks:
             reason = answer.reason or "no reason given"
             return f"refused by a pre_tool hook: {reason}"
@@ -80,6 +79,7 @@ class HookGate(PermissionGate):
                 "tool_name": tool.name,
                 "tool_input": args.model_dump(mode="json"),
                 "tool_response": {"content": result.content, "is_error": result.is_error},
+                "tool_use_id": current_call_id(),
             },
             tool=tool.name,
         )

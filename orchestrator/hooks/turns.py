@@ -56,8 +56,9 @@ async def hooked_send(
     for round_ in range(MAX_STOP_CONTINUATIONS):
         if result.status != "done" or not hooks.has("stop"):
             break
-        stop = await hooks.fire("stop", {"stop_hook_active": round_ > 0, "last_message": result.text})
-        if not stop.blocks:
+        said = {"stop_hook_active": round_ > 0, "last_message": result.text, "last_assistant_message": result.text}
+        stop = await hooks.fire("stop", said)
+        if not stop.blocks or stop.halt:  # continue: false lets the turn end, whatever else the answer says
             break
         reason = stop.reason or "a stop hook asks you to go on"
         result = await session.send(reason, tail=_context_block([stop.context]), model=model, max_requests=max_requests)

@@ -13,6 +13,9 @@ it as it is, started by the SDK. Without a ``cwd``
 it starts in an empty directory (the sandbox's private ``/tmp``, or a fresh one) with ``PYTHONSAFEPATH=1``, so a
 module the workspace holds is never imported in its place (``python -m notes_server`` would find a planted
 ``notes_server.py`` first in its working directory).
+
+A server the program driving Reasonix serves itself (the Claude Agent SDKs' in-process servers) has no config: its
+``opener`` gives the transport (:mod:`orchestrator.mcp.caller`), and nothing of it runs here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, cast
@@ -48,7 +52,8 @@ class ServerDied(Exception):
 @dataclass
 class ServerConnection:
     name: str
-    config: McpServerConfig
+    config: McpServerConfig | None
+    """None for a server the caller serves (``opener``)."""
     workspace: Path
     start_timeout_s: float = 30.0
     state: State = "stopped"
@@ -69,9 +74,16 @@ class ServerConnection:
     _stderr: TextIO | None = None
     _scratch: Path | None = None
     _bounds: Bounds | None = None
+    opener: Callable[[], Any] | None = None
+    """The transport of a server the caller serves (:func:`orchestrator.mcp.caller.caller_transport`)."""
+
+    @property
+    def transport(self) -> str:
+        return self.config.transport if self.config is not None else "caller"
 
     def server_policy(self) -> SandboxPolicy:
         cfg, base = self.config, self.sandbox or SandboxPolicy()
+        assert cfg is not None  # a stdio server's
         extra = tuple(Path(p).expanduser() for p in cfg.writable)
         # The server's own files stay visible when they live under /tmp, behind the private /tmp: its program, the
         # files its arguments name, the paths its environment names (a PYTHONPATH).
@@ -94,7 +106,7 @@ class ServerConnection:
         user's config says ``sandbox = false`` or no sandbox works here (then by the SDK), never in the workspace
         unless ``cwd`` says so."""
         cfg = self.config
-        assert cfg.command is not None
+        assert cfg is not None and cfg.command is not None
         env = dict(cfg.env)
         cwd = (self.workspace / cfg.cwd) if cfg.cwd is not None else None
         if cwd is None:
@@ -121,6 +133,9 @@ class ServerConnection:
 
     def _transport(self) -> Any:
         cfg = self.config
+        if cfg is None:
+            assert self.opener is not None
+            return self.opener()
         if cfg.command is not None:
             if self._stderr is None:
                 self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 — closed in close()

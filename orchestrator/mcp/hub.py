@@ -9,11 +9,11 @@ that fails to start is reported once (``on_notice``) and its tools are absent; n
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -46,17 +46,25 @@ class McpHub:
         *,
         on_notice: Callable[[str], None] | None = None,
         sandbox: SandboxPolicy | None = None,
+        callers: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
-        """``sandbox``: the session's policy, which stdio servers run under (default: the default policy)."""
+        """``sandbox``: the session's policy, which stdio servers run under (default: the default policy).
+        ``callers``: servers the caller serves, by name, each with its transport's opener (a name taken is theirs)."""
         self.config = config
         self.connections: list[ServerConnection] = []
-        if config.servers:
+        callers = callers or {}
+        if config.servers or callers:
             from orchestrator.mcp.connection import ServerConnection
 
-            self.connections = [
-                ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s, sandbox=sandbox)
-                for name, server in sorted(config.servers.items())
-            ]
+            every: dict[str, ServerConnection] = {
+                name: ServerConnection(name, server, workspace, start_timeout_s=config.start_timeout_s, sandbox=sandbox)
+                for name, server in config.servers.items()
+            }
+            for name, opener in callers.items():
+                every[name] = ServerConnection(
+                    name, None, workspace, start_timeout_s=config.start_timeout_s, opener=opener
+                )
+            self.connections = [every[name] for name in sorted(every)]
         self._on_notice = on_notice
         self._tools: tuple[McpTool, ...] = ()
         self._skipped: list[str] = []
@@ -122,7 +130,7 @@ class McpHub:
         return [
             ServerReport(
                 name=conn.name,
-                transport=conn.config.transport,
+                transport=conn.transport,
                 state=conn.state,
                 error=conn.error,
                 tools=tuple(by_server.get(conn.name, ())),

@@ -34,7 +34,8 @@ class CommandSetup:
     notice: str | None
     """Say once, before the first command: no sandbox here (and how to get one), or full-access."""
     hooks: Hooks | None = None
-    """The configured hooks (``None``: none configured); ``gate`` is then a :class:`HookGate` that runs them."""
+    """The configured hooks (``None``: none configured and none asked for); ``gate`` is then a :class:`HookGate` that
+    runs them."""
 
     @property
     def label(self) -> str:
@@ -56,9 +57,11 @@ def command_setup(
     asker: Asker | None = None,
     env: Mapping[str, str] | None = None,
     on_notice: Callable[[str], None] | None = None,
+    caller_hooks: bool = False,
 ) -> CommandSetup:
     """The sandbox and the gate. Raises :class:`ConfigError` for a rule that does not parse or a bad mode.
-    ``on_notice`` hears why an "always" rule was not saved (default: standard error)."""
+    ``on_notice`` hears why an "always" rule was not saved (default: standard error). ``caller_hooks``: the hooks
+    and their gate even with none configured, for a caller to register its own (``reasonix -p`` under the SDKs)."""
     config = resolved.config
     try:
         policy = config.sandbox_policy(sandbox_mode)
@@ -94,7 +97,7 @@ def command_setup(
         except RuleFileError as exc:  # the rule is the model's text: shown with its control characters visible
             (on_notice or say)(neutralise(f"{rule} was not saved, it holds for this session only: {exc}"))
 
-    if not config.hooks:
+    if not config.hooks and not caller_hooks:
         gate = PermissionGate(rules, mode=mode, asker=asker, remember=remember)
         return CommandSetup(sandbox=sandbox, gate=gate, notice=notice)
     hooks = Hooks(config.hooks, workspace, sandbox=sandbox, on_notice=on_notice or say)

@@ -5,7 +5,7 @@ at dispatch and never changes the schemas (DESIGN §3.4). Adding a tool: DESIGN 
 """
 
 from sessions.tools.base import Gate, Tool, ToolArgs, ToolContext, ToolLimits, ToolResult
-from sessions.tools.dispatch import PreparedCall, dispatch
+from sessions.tools.dispatch import PreparedCall, current_call_id, dispatch
 from sessions.tools.errors import DuplicateToolError, EditMismatchError, ToolError, ToolInputError, WorkspaceEscapeError
 from sessions.tools.registry import ToolRegistry, default_registry
 
@@ -23,6 +23,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "WorkspaceEscapeError",
+    "current_call_id",
     "default_registry",
     "dispatch",
 ]

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +35,16 @@ class PreparedCall:
     id: str
     name: str
     args: dict[str, Any]
+
+
+CALL_ID: ContextVar[str] = ContextVar("sessions_tool_call_id", default="")
+"""The id of the call the gate is deciding on or the tool is running (the model's ``tool_call_id``), for a gate that
+reports it (a hook's ``tool_use_id``); set by :func:`dispatch` in the task that runs the call."""
+
+
+def current_call_id() -> str:
+    """The id of the call being gated or run in this task ("" outside :func:`dispatch`)."""
+    return CALL_ID.get()
 
 
 OnStart = Callable[[PreparedCall], None]
@@ -156,7 +167,11 @@ async def dispatch(
 
     async def execute(index: int) -> None:
         call, item = calls[index], prepared[index]
-        result = item if isinstance(item, ToolResult) else await _gated(item, ctx)
+        token = CALL_ID.set(call.id)
+        try:
+            result = item if isinstance(item, ToolResult) else await _gated(item, ctx)
+        finally:
+            CALL_ID.reset(token)
         results[index] = result
         if on_finish is not None:
             on_finish(call, result)

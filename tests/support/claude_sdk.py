@@ -9,14 +9,31 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import jsonschema
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SCHEMAS = ROOT / "tests" / "fixtures" / "claude_sdk_schema"
+_DEFINITIONS = "#/definitions/"
+
+
+def _pointers(node: Any) -> Any:
+    """The schema with each ``$ref`` to a definition as a JSON Pointer names it: the generator percent-encodes the
+    name (a URI fragment), and a name with ``/`` in it (an MCP ``_meta`` key) must then be escaped as ``~1``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        out = {k: _pointers(v) for k, v in node.items()}
+        if isinstance(ref, str) and ref.startswith(_DEFINITIONS):
+            name = unquote(ref.removeprefix(_DEFINITIONS))
+            out["$ref"] = _DEFINITIONS + name.replace("~", "~0").replace("/", "~1")
+        return out
+    return [_pointers(v) for v in node] if isinstance(node, list) else node
+
+
 SCHEMA = {
-    name: json.loads((SCHEMAS / f"sdk-{name}.schema.json").read_text())
+    name: _pointers(json.loads((SCHEMAS / f"sdk-{name}.schema.json").read_text()))
     for name in ("message", "control-request", "control-response", "control-initialize-response")
 }
 
@@ -57,11 +74,12 @@ def lines_of(log: Path) -> list[dict[str, Any]]:
 
 
 def validate_lines(lines: list[dict[str, Any]]) -> None:
-    """Every line against the SDK's type for it; the answer to ``initialize`` against its own."""
+    """Every line against the SDK's type for it; the answer to ``initialize`` (one per run) against its own."""
     assert lines
     for line in lines:
         kind = line["type"]
         jsonschema.validate(line, SCHEMA[kind.replace("_", "-") if kind.startswith("control_") else "message"])
     initialized = [x["response"]["response"] for x in lines if x["type"] == "control_response" and "pid" in str(x)]
-    assert len(initialized) == 1
-    jsonschema.validate(initialized[0], SCHEMA["control-initialize-response"])
+    assert len(initialized) == sum(line.get("subtype") == "init" for line in lines)
+    for answer in initialized:
+        jsonschema.validate(answer, SCHEMA["control-initialize-response"])

@@ -17,46 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-PERMISSION_MODES = {
-    "ask": "ask",
-    "auto": "auto",
-    "read-only": "read-only",
-    "plan": "read-only",
-    "default": "ask",
-    "acceptEdits": "auto",
-    "bypassPermissions": "auto",
-    "dontAsk": "ask",
-}
-"""``--permission-mode``: Reasonix's modes, and Claude Code's names for the same ideas: ``default`` is ask (the
-caller is asked when ``--permission-prompt-tool stdio`` is given; with no one to ask, a call that needs approval is
-refused with the reason), ``dontAsk`` is ask with nobody to ask (refused), ``plan`` is read-only,
-``bypassPermissions`` is auto; ``acceptEdits`` is still auto here (edits allowed, and commands run in the sandbox
-unasked). Without the flag: auto, or ask when ``--permission-prompt-tool stdio`` can be asked."""
-
-IGNORED_VALUE_FLAGS = (
-    "--setting-sources",
-    "--fallback-model",
-    "--betas",
-    "--session-id",
-    "--settings",
-    "--thinking",
-    "--max-thinking-tokens",
-    "--thinking-display",
-    "--effort",
-    "--json-schema",
-    "--task-budget",
-    "--resume-session-at",
-    "--resume-drops-turn",
-    "--mcp-config",
-    "--agents",
-)
-"""Claude Code flags the SDKs may pass that ``reasonix -p`` accepts and does not honour: named in the ``init`` line's
-``ignored`` (docs/stream-json.md says why for each)."""
-IGNORED_REPEATED_FLAGS = ("--add-dir", "--plugin-dir")
-IGNORED_SWITCHES = ("--strict-mcp-config", "--fork-session", "--include-hook-events", "--session-mirror")
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from orchestrator.cli.claude_flags import PERMISSION_MODES, add_claude_flags
     from orchestrator.cli.options import add_base_url_option, add_text_argument, add_workspace_option
 
     add_text_argument(parser, "prompt", "what the executor should do")
@@ -90,59 +53,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace_option(parser)
     add_base_url_option(parser)
     parser.add_argument("--sandbox", choices=("workspace-write", "read-only", "full-access"))
-    claude = parser.add_argument_group(
-        "Claude Code's flags", "what the Claude Agent SDKs pass (docs/stream-json.md: what each maps to)"
-    )
-    claude.add_argument("--verbose", action="store_true", help="accepted: stream-json is always complete")
-    claude.add_argument("--system-prompt", metavar="TEXT", help="only empty: the system prompt is the cached prefix")
-    claude.add_argument("--system-prompt-file", metavar="FILE", help="refused: the system prompt is the cached prefix")
-    claude.add_argument("--append-system-prompt", metavar="TEXT", help="added to the tail of this run's first message")
-    claude.add_argument(
-        "--include-partial-messages", action="store_true", help="stream-json: stream_event lines as the reply streams"
-    )
-    claude.add_argument(
-        "--allowedTools",
-        dest="pre_approved",
-        action="append",
-        default=[],
-        metavar="NAMES",
-        help="these tools run without asking (Claude Code's names map to Reasonix's: Read is read_file …)",
-    )
-    claude.add_argument(
-        "--disallowedTools", "--disallowed-tools", dest="disallowed", action="append", default=[], metavar="NAMES"
-    )
-    claude.add_argument("--tools", metavar="NAMES", help="only these tools may run (default: all)")
-    claude.add_argument(
-        "--permission-prompt-tool", metavar="stdio", help="stdio: ask the caller (can_use_tool control requests)"
-    )
-    for flag in IGNORED_VALUE_FLAGS:
-        claude.add_argument(flag, dest=_dest(flag), metavar="VALUE", help=argparse.SUPPRESS)
-    for flag in IGNORED_REPEATED_FLAGS:
-        claude.add_argument(flag, dest=_dest(flag), action="append", metavar="VALUE", help=argparse.SUPPRESS)
-    for flag in IGNORED_SWITCHES:
-        claude.add_argument(flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS)
+    add_claude_flags(parser)
 
 
-def _dest(flag: str) -> str:
-    return "ignored_" + flag.removeprefix("--").replace("-", "_")
-
-
-def ignored_flags(args: argparse.Namespace) -> list[str]:
-    """The Claude Code flags given that this run does not honour."""
-    flags = (*IGNORED_VALUE_FLAGS, *IGNORED_REPEATED_FLAGS, *IGNORED_SWITCHES)
-    given = [flag for flag in flags if getattr(args, _dest(flag)) not in (None, False)]  # an empty value counts
-    if args.permission_prompt_tool not in (None, "stdio"):
-        given.append("--permission-prompt-tool")
-    return given
+def sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a nursery wrapped (its callers catch it by its type), else the group."""
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def run(args: argparse.Namespace) -> int:
     import os
+    from functools import partial
 
     import trio
 
+    from orchestrator.build import resolve_model
+    from orchestrator.cli.claude_flags import CLAUDE_MCP_STATES, PERMISSION_MODES, ignored_flags
     from orchestrator.cli.options import read_text_argument
-    from orchestrator.conversation.limits import ToolRules, claude_tool_names, parse_allowed
+    from orchestrator.config.hooks import CLAUDE_EVENT_NAMES
+    from orchestrator.config.mcp import caller_servers
+    from orchestrator.conversation.limits import CLAUDE_TOOL_NAMES, ToolRules, claude_tool_names, parse_allowed
     from orchestrator.errors import ReasonixError
     from orchestrator.exits import ExitCode, silence_stdout
     from orchestrator.headless.control import (
@@ -150,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         ControlChannel,
         ControlHandlers,
         ControlRefusedError,
+        HookCallbacks,
         PermissionPrompt,
+        registered_hooks,
     )
     from orchestrator.headless.conversation import (
         POINTER,
@@ -158,14 +93,18 @@ def run(args: argparse.Namespace) -> int:
         HeadlessOptions,
         NoConversationError,
         check_resume,
+        fork_conversation,
         last_conversation,
     )
     from orchestrator.headless.events import McpServerInfo, ResultLine, StreamJsonEvent, SystemInit
     from orchestrator.headless.output import Output
+    from orchestrator.hooks.hooks import FAILURE_EVENT
     from orchestrator.launch import ConversationLaunch, open_conversation
+    from orchestrator.mcp.caller import caller_transport
     from orchestrator.mcp.hub import ServerReport
     from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT, check_workspace
     from orchestrator.signals import run_interruptible
+    from sessions.accounting import PriceError
     from sessions.prompt import TailBlock
     from sessions.tools import Gate
 
@@ -216,9 +155,19 @@ def run(args: argparse.Namespace) -> int:
         hub = conversation.mcp
         return hub.reports() if hub is not None else []
 
+    def mcp_listing() -> list[dict[str, str]]:
+        """Every server of this run with its state in Claude Code's words; the SDK's in-process ones as failed."""
+        listed = [
+            {"name": r.name, "status": CLAUDE_MCP_STATES.get(r.state, r.state), "error": r.error or ""}
+            for r in reports()
+        ]
+        unrun = "served inside the Claude Agent SDK (type sdk): reachable only with --input-format stream-json"
+        running = {r.name for r in reports()}
+        return listed + [{"name": n, "status": "failed", "error": unrun} for n in sdk_servers if n not in running]
+
     def edit(event: StreamJsonEvent) -> StreamJsonEvent:
         if isinstance(event, SystemInit):
-            servers = [McpServerInfo(name=r.name, status=r.state) for r in reports()]
+            servers = [McpServerInfo(name=s["name"], status=s["status"]) for s in mcp_listing()]
             return event.model_copy(update={"ignored": ignored, "mcp_servers": servers})
         if prompter:
             prompter[0].observe(event)
@@ -239,6 +188,26 @@ def run(args: argparse.Namespace) -> int:
         if name not in PERMISSION_MODES:
             raise ControlRefusedError(f"unknown permission mode {name!r}; use one of {', '.join(PERMISSION_MODES)}")
         commands.gate.mode = PERMISSION_MODES[name]  # type: ignore[assignment]
+        if commands.hooks is not None:
+            commands.hooks.permission_mode = name
+
+    def set_model(name: str | None) -> None:
+        if not started:
+            raise ControlRefusedError("the conversation has not started yet; send set_model after initialize")
+        if name is None or name == "default":
+            started[0].model = None
+            return
+        model = resolve_model(conversation.resolved.config, name)
+        try:
+            conversation.resolved.config.price_book().family_of(model)
+        except PriceError as exc:  # it names the models there are
+            raise ControlRefusedError(f"set_model {name!r}: {exc}") from None
+        started[0].model = model
+
+    def halt(reason: str) -> None:
+        """A hook answered ``continue: false``: the running turn stops, its result says why."""
+        halted.append(reason)
+        interrupt()
 
     def initialize(request: dict[str, object]) -> dict[str, object]:
         model = started[0].session.settings.model if started else args.model
@@ -251,12 +220,25 @@ def run(args: argparse.Namespace) -> int:
             "account": {},
             "pid": os.getpid(),
         }
-        if request.get("hooks"):
-            body["hooks_applied"] = False  # hook callbacks are not run: said here and in docs/stream-json.md
+        hooks = commands.hooks
+        if request.get("hooks") and hooks is not None:
+            aliases: dict[str, tuple[str, ...]] = {}
+            for claude_name, ours in CLAUDE_TOOL_NAMES.items():
+                aliases[ours] = (*aliases.get(ours, ()), claude_name)
+            events = {**CLAUDE_EVENT_NAMES, FAILURE_EVENT: "post_tool"}
+            found, never = registered_hooks(request["hooks"], events, aliases)
+            hooks.callers[:] = found
+            hooks.caller = HookCallbacks(channel).ask
+            hooks.on_halt = halt
+            hooks.permission_mode = args.permission_mode or ("default" if mode == "ask" else mode)
+            if never:
+                notice(f"hooks for {', '.join(never)} are registered but reasonix -p never reaches those events")
+            body["hooks_applied"] = True
+            body["hook_on_failure_supported"] = True
         return body
 
     def mcp_status() -> dict[str, object]:
-        return {"mcpServers": [{"name": r.name, "status": r.state, "error": r.error} for r in reports()]}
+        return {"mcpServers": mcp_listing()}
 
     channel = ControlChannel(
         out.raw,
@@ -265,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
             interrupt=interrupt,
             set_permission_mode=set_permission_mode,
             mcp_status=mcp_status,
+            set_model=set_model,
         ),
     )
     asker = None
@@ -280,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
         return CallNoted(gate) if stdio_prompt else gate
 
     def notice(text: str) -> None:
-        print(f"reasonix -p: {text}", file=sys.stderr)
+        print(f"reasonix -p: {text}", file=sys.stderr, flush=True)
 
     try:
         workspace = check_workspace(args.workspace, CD_INTO_A_PROJECT)
@@ -291,6 +274,17 @@ def run(args: argparse.Namespace) -> int:
                 raise NoConversationError("there is no earlier headless conversation here; drop --continue")
         if resume is not None:
             check_resume(workspace, resume)
+            if args.fork_session:  # the conversation goes on under a new session_id; the original stays as it was
+                resume = fork_conversation(workspace, resume)
+        servers, sdk_servers = caller_servers(args.mcp_config, workspace) if args.mcp_config else ({}, [])
+        for name in sdk_servers if not streamed else []:
+            notice(
+                f"the MCP server {name!r} is served inside the Claude Agent SDK (type sdk), which answers only "
+                "with --input-format stream-json: its tools are not offered"
+            )
+        callers = (
+            {name: partial(caller_transport, name, channel.mcp_message) for name in sdk_servers} if streamed else {}
+        )
         conversation = open_conversation(
             ConversationLaunch(
                 workspace=workspace,
@@ -303,11 +297,15 @@ def run(args: argparse.Namespace) -> int:
                 pointer=POINTER,
                 max_budget_usd=args.max_budget_usd,
                 allowed_tools=allowed,
+                mcp_servers=servers,
+                strict_mcp=args.strict_mcp_config,
+                caller_hooks=streamed,
             ),
             env=os.environ,
             asker=asker,
             on_notice=notice,
             wrap_gate=wrap_gate,
+            caller_mcp=callers,
         )
     except ReasonixError as exc:
         return fail(str(exc), ExitCode.USAGE)
@@ -317,6 +315,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = HeadlessOptions(max_turns=args.max_turns, permission_mode=mode)
     started: list[HeadlessConversation] = []
+    halted: list[str] = []
     cancelled: list[ResultLine] = []
     problem: list[str] = []
     tail = (
@@ -327,7 +326,9 @@ def run(args: argparse.Namespace) -> int:
         """After an interrupt: the engine's session again from its journal (which mends what was cut off; the
         cache tracker and the budget go on), and its stream-json lines counted from here."""
         headless.conversation.reopen(keep_totals=True)
-        return HeadlessConversation(headless.conversation, on_event=out, options=options)
+        again = HeadlessConversation(headless.conversation, on_event=out, options=options)
+        again.model = headless.model
+        return again
 
     async def readline() -> str:
         line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
@@ -344,30 +345,42 @@ def run(args: argparse.Namespace) -> int:
                 finally:
                     running.remove(turn)
             if turn.cancelled_caught:  # an interrupt: the turn says so, and the conversation goes on from its journal
-                out(conversation.result("cancelled", "interrupted by the caller (control request interrupt)"))
+                why = f"stopped by a hook (continue: false): {halted[0]}" if halted else None
+                halted.clear()
+                out(conversation.result("cancelled", why or "interrupted by the caller (control request interrupt)"))
                 conversation = reopened(conversation)
                 started[0] = conversation
+
+    async def converse() -> bool:
+        async with conversation.opened():  # the MCP servers, then the session with their tools
+            headless = HeadlessConversation(conversation, on_event=out, options=options)
+            started.append(headless)
+            out(headless.init_event())
+            try:
+                if not streamed:
+                    await headless.send(prompt, tail=tail)
+                else:
+                    await turns(channel.messages(), headless)
+                return True
+            finally:
+                headless = started[0]
+                if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
+                    hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
+                    cancelled.append(headless.result("cancelled", hint))
 
     async def work() -> bool:
         with scope:
             try:
-                async with conversation.opened():  # the MCP servers, then the session with their tools
-                    headless = HeadlessConversation(conversation, on_event=out, options=options)
-                    started.append(headless)
-                    out(headless.init_event())
+                if not streamed:
+                    await converse()
+                else:  # standard input is read from the start: the caller's MCP servers answer through it
                     try:
-                        if not streamed:
-                            await headless.send(prompt, tail=tail)
-                            return True
                         async with trio.open_nursery() as nursery:
                             nursery.start_soon(channel.read, readline)
-                            await turns(channel.messages(), headless)
+                            await converse()
                             nursery.cancel_scope.cancel()
-                    finally:
-                        headless = started[0]
-                        if headless.turn_running:  # cancelled mid-turn (Ctrl-C, a closed pipe): say what was spent
-                            hint = f"interrupted; continue with reasonix -p --resume {headless.session_id}"
-                            cancelled.append(headless.result("cancelled", hint))
+                    except BaseExceptionGroup as group:
+                        raise sole(group) from None
             except ReasonixError as exc:
                 if started:
                     raise

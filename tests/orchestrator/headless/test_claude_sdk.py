@@ -14,6 +14,7 @@ from typing import Any
 import claude_agent_sdk as sdk
 import pytest
 
+from orchestrator.conversation.engine import conversation_journal
 from tests.support.claude_sdk import (
     ANSWER,
     COMMAND,
@@ -146,4 +147,51 @@ async def test_an_interrupt_ends_the_turn_and_the_conversation_goes_on(tmp_path:
     assert "interrupted" in (interrupted.result or "")
     (after,) = [m for m in second if isinstance(m, sdk.ResultMessage)]
     assert after.subtype == "success" and after.result == "Back again." and after.session_id == interrupted.session_id
+    validate_lines(lines_of(log))
+
+
+async def test_resume_with_fork_session_goes_on_under_a_new_id_and_leaves_the_original(tmp_path: Path) -> None:
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    script = sdk_script(ANSWER, {"content": "Forked."}, {"content": "Original."})
+    with emulator_process(script, tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
+        first = [m async for m in sdk.query(prompt="what does add do?", options=_options(cli, ws, env))]
+        (origin,) = [m for m in first if isinstance(m, sdk.ResultMessage)]
+        fork = _options(cli, ws, env, resume=origin.session_id, fork_session=True)
+        forked = [m async for m in sdk.query(prompt="the fork's question", options=fork)]
+        back = _options(cli, ws, env, resume=origin.session_id)
+        again = [m async for m in sdk.query(prompt="the original's question", options=back)]
+    (branch,) = [m for m in forked if isinstance(m, sdk.ResultMessage)]
+    (resumed,) = [m for m in again if isinstance(m, sdk.ResultMessage)]
+    assert branch.result == "Forked." and branch.session_id != origin.session_id
+    assert resumed.result == "Original." and resumed.session_id == origin.session_id
+    fork_journal = conversation_journal(ws, branch.session_id).read_text()
+    origin_journal = conversation_journal(ws, origin.session_id).read_text()
+    assert "what does add do?" in fork_journal and "the fork's question" in fork_journal  # it went on from there
+    assert "the fork's question" not in origin_journal and "the original's question" in origin_journal
+    assert branch.usage is not None and branch.usage["cache_read_input_tokens"] > 0  # the same prefix, re-sent
+    init = [line for line in lines_of(log) if line.get("subtype") == "init"]
+    assert [line["resumed"] for line in init] == [False, True, True] and "--fork-session" not in init[1]["ignored"]
+    validate_lines(lines_of(log))
+
+
+async def test_set_model_switches_the_next_turns_model_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(ANSWER, {"content": "From pro."}), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
+        async with sdk.ClaudeSDKClient(_options(cli, ws, env)) as client:
+            await client.query("what does add do?")
+            first = [m async for m in client.receive_response()]
+            with pytest.raises(Exception, match="claude-opus-5"):  # no price for it: refused, naming it
+                await client.set_model("claude-opus-5")
+            await client.set_model("pro")
+            await client.query("and now?")
+            second = [m async for m in client.receive_response()]
+        stats = emulator_stats(url)
+    (before,) = [m for m in first if isinstance(m, sdk.ResultMessage)]
+    (after,) = [m for m in second if isinstance(m, sdk.ResultMessage)]
+    assert after.result == "From pro." and after.session_id == before.session_id
+    assert [a.model for a in second if isinstance(a, sdk.AssistantMessage)] == ["deepseek-v4-pro"]
+    assert after.model_usage is not None and list(after.model_usage) == ["deepseek-v4-pro"]
+    assert stats["models"]["deepseek-v4-pro"]["requests"] == 1 and stats["models"]["deepseek-v4-flash"]["requests"] == 1
     validate_lines(lines_of(log))

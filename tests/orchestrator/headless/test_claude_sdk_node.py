@@ -85,3 +85,43 @@ def test_the_npm_sdk_drives_two_turns_and_its_callback_denies_a_command(tmp_path
     assert refused and refused[0]["is_error"] and "no commands from node" in refused[0]["content"]
     assert (ws / "calc.py").read_text().endswith("a + b\n")
     validate_lines(lines_of(log))
+
+
+@pytest.mark.node
+def test_the_npm_sdks_hooks_deny_a_command_and_see_a_read(tmp_path: Path) -> None:
+    modules = _install(tmp_path / "npm")
+    ws, env = sdk_workspace(tmp_path), clean_env(tmp_path)
+    with emulator_process(sdk_script(READ, COMMAND, ANSWER), tmp_path, env) as url:
+        cli, log = tee_cli(tmp_path, ws, url)
+        config = {"cli": str(cli), "cwd": str(ws), "env": env, "prompts": ["fix add"], "hooks": "no shell from node"}
+        node = shutil.which("node")
+        assert node is not None
+        proc = subprocess.run(
+            [node, str(DRIVER), str(modules), json.dumps(config)],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got: list[dict[str, Any]] = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (done,) = [m for m in got if m["type"] == "done"]
+    calls = {
+        block["name"]: block["id"]
+        for m in got
+        if m["type"] == "assistant"
+        for block in m["message"]["content"]
+        if block["type"] == "tool_use"
+    }
+    assert [(h["event"], h["tool"], h["toolUseID"]) for h in done["hooked"]] == [
+        ("PostToolUse", "read_file", calls["read_file"]),
+        ("PreToolUse", "bash", calls["bash"]),
+    ]
+    assert "return a - b" in done["hooked"][0]["response"]["content"]
+    results = {
+        block["tool_use_id"]: block
+        for m in got
+        if m["type"] == "user" and isinstance(m["message"]["content"], list)
+        for block in m["message"]["content"]
+    }
+    assert results[calls["bash"]]["is_error"] and "no shell from node" in results[calls["bash"]]["content"]
+    (result,) = [m for m in got if m["type"] == "result"]
+    assert result["subtype"] == "success" and result["result"] == "add() adds now."
+    validate_lines(lines_of(log))

@@ -273,7 +273,7 @@ def test_claude_code_flags_are_accepted_and_those_not_honoured_are_named(tmp_pat
         refused = _print(ws, url, env, "hi", "--system-prompt=Be a pirate.")
     assert proc.returncode == 0, proc.stderr
     init = json_lines(proc.stdout)[0]
-    assert init["ignored"] == ["--setting-sources", "--effort", "--add-dir", "--strict-mcp-config", "--fork-session"]
+    assert init["ignored"] == ["--setting-sources", "--effort", "--add-dir"]
     assert init["permissionMode"] == "default" and init["approval_mode"] == "ask"
     assert refused.returncode == 2 and "--append-system-prompt" in refused.stderr
 

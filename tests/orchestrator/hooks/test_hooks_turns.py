@@ -44,3 +44,19 @@ async def test_a_stop_hook_asks_to_go_on_once_and_pre_compact_hears_of_a_compact
     payload = json.loads((ws / "compact-payload.json").read_text())
     assert payload["hook_event_name"] == "PreCompact" and payload["trigger"] == "manual"
     assert payload["session_id"] == conv.run_id
+
+
+async def test_a_stop_hook_that_answers_continue_false_lets_the_turn_end(tmp_path: Path) -> None:
+    """Claude Code's ``continue: false`` means stop, even beside a ``decision: block`` (which alone means go on)."""
+    ws = conversation_workspace(tmp_path)
+    (tmp_path / "cfg" / "reasonix").mkdir(parents=True)
+    halt = '{"continue": false, "stopReason": "enough", "decision": "block", "reason": "go on"}'
+    (tmp_path / "cfg" / "reasonix" / "config.toml").write_text(
+        f"[[hooks]]\nevent = \"Stop\"\ncommand = '''echo '{halt}' '''\n"
+    )
+    transport = Recording()
+    async with open_emulator(script=executor_script([{"content": "Hi."}, {"content": "Never asked."}])) as emu:
+        conv = conversation(ws, emu.base_url, transport)
+        async with conv.client:
+            await conv.turn("hello")
+    assert len(transport.bodies) == 1  # no "go on" message was sent

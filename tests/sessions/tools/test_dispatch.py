@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
 
-from sessions.tools import PreparedCall, Tool, ToolArgs, ToolContext, ToolError, ToolRegistry, ToolResult, dispatch
+from sessions.tools import (
+    PreparedCall,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    current_call_id,
+    dispatch,
+)
 from sessions.tools.registry import default_registry
 from tests.support.tools import call
 
@@ -268,3 +279,32 @@ def test_duplicate_registration_is_refused() -> None:
     registry = ToolRegistry([Nap([])])
     with pytest.raises(DuplicateToolError):
         registry.register(Nap([]))
+
+
+async def test_the_gate_and_the_tool_see_their_own_calls_id_in_a_parallel_batch(
+    ctx: ToolContext, autojump_clock: object
+) -> None:
+    """``current_call_id()`` names the call being gated and run, in each of a batch's concurrent tasks (a gate that
+    sleeps lets the others interleave): a hook's ``tool_use_id``."""
+    seen: list[tuple[str, str, str]] = []
+
+    class Gate:
+        async def check(self, tool: Tool[NapArgs], args: NapArgs, ctx: ToolContext) -> str | None:
+            await trio.sleep(args.seconds)
+            seen.append(("gate", args.label, current_call_id()))
+            return None
+
+        async def after(self, tool: Tool[NapArgs], args: NapArgs, result: ToolResult, ctx: ToolContext) -> ToolResult:
+            seen.append(("after", args.label, current_call_id()))
+            return result
+
+    log: Log = []
+    gated = replace(ctx, gate=Gate())
+    specs = [("nap", {"label": x, "seconds": s}) for x, s in (("a", 3), ("b", 1), ("c", 2))]
+    await dispatch(
+        ToolRegistry([Nap(log), SoloNap(log)]), calls(*specs, ("solo_nap", {"label": "d"})), gated, read_only=False
+    )
+    ids = {"a": "call_0", "b": "call_1", "c": "call_2", "d": "call_3"}
+    assert sorted(seen) == sorted((kind, x, ids[x]) for kind in ("gate", "after") for x in "abcd")
+    assert [x for kind, x, _ in seen if kind == "gate"] == ["b", "c", "a", "d"]  # they did interleave
+    assert current_call_id() == ""  # outside dispatch
