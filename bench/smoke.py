@@ -5,10 +5,10 @@
 Each runnable script (``SCRIPTS``) runs as a process of this interpreter from the repository's root, with its smoke
 arguments: its own size flags or ``--smoke``, the same functions as a real run with fewer rounds and smaller trees,
 still printing its figures. Where a script needs what CI cannot give in seconds, its entry says why its smoke is
-narrower. Each runs in a process group of its own, bounded by ``--timeout`` seconds (past it the whole group is
-killed), with a scratch folder of its own (``{tmp}`` in an argument or a variable), and without ``DEEPSEEK_API_KEY``
-or ``DEEPSEEK_BASE_URL``: no smoke reaches a real model. ``-j`` scripts run at once (default: two a CPU, as the test
-suite's workers: most of them wait on processes of their own), the longest first.
+narrower. Each runs in a process group of its own, bounded by ``--timeout`` seconds (past it, or on Ctrl-C, the group
+gets Ctrl-C, then SIGKILL), with a scratch folder of its own (``{tmp}`` in an argument or a variable), and without
+``DEEPSEEK_API_KEY`` or ``DEEPSEEK_BASE_URL``: no smoke reaches a real model. ``-j`` scripts run at once (default: two
+a CPU, as the test suite's workers: most of them wait on processes of their own), the longest first.
 
 Printed: one line per script as it ends (wall seconds, CPU seconds of it and its children, ok or FAILED, the command),
 a failure followed by the last lines of its output; then the totals and the load average. The exit status is 1 when
@@ -34,11 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
+import trio.lowlevel
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
+sys.path.insert(0, str(ROOT))
+
+from orchestrator.exits import ExitCode, is_broken_pipe, leaves, silence_stdout  # noqa: E402
+
 TAIL = 15
 """Lines of a failed script's output that are printed."""
+STOP_GRACE_S = 10.0
+"""How long a script stopped early has to end after its Ctrl-C before its group is killed."""
 
 
 @dataclass(frozen=True)
@@ -143,26 +150,42 @@ class Running:
                 command_of(name, smoke, tmp), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 cwd=ROOT, env=env, start_new_session=True,
             )  # fmt: skip
+        self.pidfd = os.pidfd_open(self.proc.pid)
         self.code: int | None = None
         self.cpu = 0.0
 
     async def wait(self) -> None:
-        """Until it exits (reaped here, with its CPU and its children's)."""
-        _, status, usage = await trio.to_thread.run_sync(os.wait4, self.proc.pid, 0, abandon_on_cancel=True)
-        self.code = os.waitstatus_to_exitcode(status)
+        """Until it exits; then reaped here, with its CPU and its children's."""
+        if self.code is not None:
+            return
+        await trio.lowlevel.wait_readable(self.pidfd)  # readable once it has exited: the reap below does not block
+        _, status, usage = os.wait4(self.proc.pid, os.WNOHANG)  # noqa: ASYNC222
+        self.code = self.proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not reap it again
         self.cpu = usage.ru_utime + usage.ru_stime
 
-    def stop(self) -> None:
-        """Kill its group: what it left running, and itself if it still runs (an abandoned wait then reaps it)."""
+    def signal_group(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.returncode = self.code if self.code is not None else -signal.SIGKILL  # Popen must not reap it
+            os.killpg(self.proc.pid, signum)
 
-    def outcome(self, seconds: float, bound_s: float) -> Outcome:
+    async def stop(self) -> None:
+        """Its group stopped: a script still running gets Ctrl-C (its cleanup runs: temporary folders, servers) and
+        ``STOP_GRACE_S`` to end; then whatever is left of the group, the script or what it left behind, is killed."""
+        with trio.CancelScope(shield=True):  # also on the way out of a cancelled run
+            if self.code is None:
+                self.signal_group(signal.SIGINT)
+                with trio.move_on_after(STOP_GRACE_S):
+                    await self.wait()
+            self.signal_group(signal.SIGKILL)
+            with trio.move_on_after(STOP_GRACE_S):
+                await self.wait()
+        os.close(self.pidfd)
+
+    def outcome(self, seconds: float, ran_out: float | None) -> Outcome:
+        """What it did; ``ran_out``: the bound it outlived, if it did."""
         output = self.log.read_text(errors="replace")
         smoke = self.smoke
-        if self.code is None:
-            problem = f"ran out of its {bound_s:.0f} s and was killed"
+        if ran_out is not None:
+            problem = f"ran out of its {ran_out:.0f} s and was stopped"
         elif self.code != smoke.exit:
             problem = f"exit {self.code}" + (f" (expected {smoke.exit})" if smoke.exit else "")
         elif smoke.says and smoke.says not in output:
@@ -177,12 +200,15 @@ async def run_one(name: str, smoke: Smoke, bound_s: float) -> Outcome:
     with tempfile.TemporaryDirectory(prefix=f"smoke-{Path(name).stem}-") as tmp:
         started = trio.current_time()
         running = await trio.to_thread.run_sync(Running, name, smoke, tmp)
+        ran_out: float | None = None
         try:
-            with trio.move_on_after(bound_s):
+            with trio.move_on_after(bound_s) as bound:
                 await running.wait()
+            if bound.cancelled_caught:
+                ran_out = bound_s
         finally:
-            running.stop()
-        return running.outcome(trio.current_time() - started, bound_s)
+            await running.stop()
+        return running.outcome(trio.current_time() - started, ran_out)
 
 
 def report(outcome: Outcome, verbose: bool) -> None:
@@ -239,7 +265,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(names)} bench scripts in their smoke size, {args.jobs} at once, each bounded to {args.timeout:.0f} s")
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    outcomes, seconds = trio.run(run_all, names, max(1, args.jobs), args.timeout, args.verbose)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # started in the background by a script, it is ignored
+    try:
+        outcomes, seconds = trio.run(run_all, names, max(1, args.jobs), args.timeout, args.verbose)
+    except BaseException as exc:  # the scripts that were running have been killed on the way out
+        if is_broken_pipe(exc):  # piped into head: the reader has what it wanted
+            silence_stdout()
+            return ExitCode.BROKEN_PIPE
+        if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves(exc)):
+            print("interrupted: the scripts that were running were stopped", file=sys.stderr)
+            return ExitCode.INTERRUPTED
+        raise
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
     failed = [o.name for o in outcomes if o.problem]

@@ -8,10 +8,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import signal
 import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import trio
@@ -105,7 +107,7 @@ async def test_a_script_past_its_bound_is_killed_and_reported(smoke: ModuleType,
     script = _script(tmp_path, "hangs.py", "import time\ntime.sleep(300)\n")
     with trio.fail_after(60):
         outcome = await smoke.run_one(script, smoke.Smoke(()), 1)
-    assert outcome.problem == "ran out of its 1 s and was killed"
+    assert outcome.problem == "ran out of its 1 s and was stopped"
 
 
 async def _exited(pid: int) -> None:
@@ -120,15 +122,17 @@ async def _exited(pid: int) -> None:
         os.close(pidfd)
 
 
-async def test_stopping_a_script_kills_what_it_started_too(smoke: ModuleType, tmp_path: Path) -> None:
-    fifo = tmp_path / "child.pid"
+async def _started(tmp_path: Path, smoke: ModuleType, name: str, body: str) -> tuple[Any, int]:
+    """The script started by the runner, and the pid of the ``sleep 300`` it started (sent through a FIFO)."""
+    fifo = tmp_path / f"{name}.pid"
     os.mkfifo(fifo)
     script = _script(
         tmp_path,
-        "starts.py",
+        name,
         f"""
-        import subprocess, time
+        import signal, subprocess, time
         child = subprocess.Popen(["sleep", "300"])
+        {body}
         with open({str(fifo)!r}, "w") as out:
             out.write(str(child.pid))
         time.sleep(300)
@@ -138,9 +142,27 @@ async def test_stopping_a_script_kills_what_it_started_too(smoke: ModuleType, tm
     try:
         with trio.fail_after(60):
             child = int(await trio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True))
-    finally:
-        running.stop()
-    with trio.fail_after(30):
-        await running.wait()
+    except BaseException:
+        await running.stop()
+        raise
+    return running, child
+
+
+async def test_a_script_stopped_gets_ctrl_c_and_so_does_what_it_started(smoke: ModuleType, tmp_path: Path) -> None:
+    running, child = await _started(tmp_path, smoke, "starts.py", "")
+    with trio.fail_after(60):
+        await running.stop()
         await _exited(child)
-    assert running.code == -9
+    assert running.code == -signal.SIGINT  # ended by its Ctrl-C (KeyboardInterrupt), not by the SIGKILL after it
+
+
+async def test_a_script_that_ignores_ctrl_c_is_killed_with_what_it_started(
+    smoke: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(smoke, "STOP_GRACE_S", 0.5)
+    ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN)"
+    running, child = await _started(tmp_path, smoke, "stubborn.py", ignore)
+    with trio.fail_after(60):
+        await running.stop()
+        await _exited(child)  # the sleep took its Ctrl-C; the script only the SIGKILL
+    assert running.code == -signal.SIGKILL
