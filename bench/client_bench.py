@@ -1,6 +1,6 @@
 """Client overhead per streamed chunk, and tokenizer throughput, on this machine.
 
-    .venv/bin/python bench/client_bench.py [--chunks 20000] [--repeat 3]
+    .venv/bin/python bench/client_bench.py [--chunks 20000] [--repeat 3] [--smoke]
 
 Overhead is measured on a long synthetic DeepSeek stream (reasoning, content, then two tool calls whose arguments
 arrive in small fragments, usage on the last chunk), shaped like the recorded samples in tests/fixtures/deepseek-wire:
@@ -11,7 +11,8 @@ arrive in small fragments, usage on the last chunk), shaped like the recorded sa
                   with the body arriving in 16 KiB reads and, worst case, one read per SSE line.
 
 Tokenizer throughput counts tokens of a mixed corpus (this repository's Python source, English and Chinese prose)
-with the real DeepSeek vocabulary through ``sessions.accounting.tokens``.
+with the real DeepSeek vocabulary through ``sessions.accounting.tokens``. ``--smoke`` (CI, ``bench/smoke.py``): 500
+chunks, one run, the corpus cut to 100 KB.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def bench_client(body: bytes, per_line: bool) -> None:
     trio.run(main)
 
 
-def corpus() -> str:
+def corpus(limit: int | None = None) -> str:
     files = sorted(
         p for pkg in ("sessions", "orchestrator", "plans", "scenarios", "tests") for p in (ROOT / pkg).rglob("*.py")
     )
@@ -155,14 +156,18 @@ def corpus() -> str:
         "The planner reads the repository and writes a plan; the executor carries it out step by step. "
         "规划器只读取代码库并编写计划，执行器逐步执行。"
     ) * 2000
-    return code + prose
+    text = code + prose
+    return text if limit is None else text[: limit // 2] + text[-limit // 2 :]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: 500 chunks, one run, 100 KB of corpus")
     args = parser.parse_args()
+    if args.smoke:
+        args.chunks, args.repeat = 500, 1
 
     body = synthetic_stream(args.chunks)
     n = body.count(b"data: {")  # chunks; [DONE] excluded
@@ -178,7 +183,7 @@ def main() -> None:
     overhead = figures["whole client, 16 KiB reads"] - figures["sse + decode + assembler (no IO)"]
     print(f"  {'client machinery beyond assembly':<34} {overhead / n * 1e6:8.2f} µs/chunk")
 
-    text = corpus()
+    text = corpus(100_000 if args.smoke else None)
     size_mb = len(text.encode("utf-8")) / 1e6
     start = time.perf_counter()
     tokens.count("warm up: load the vocabulary")

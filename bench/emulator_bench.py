@@ -5,11 +5,12 @@ memoized and its prefix stored); each timed request appends one new ~150-token u
 Printed: median and p90 milliseconds per request for the accounting layer (render + lookup + store), the part spent
 tokenizing the new message, and for scale what tokenizing the whole conversation from scratch would cost.
 
-Run: ``.venv/bin/python bench/emulator_bench.py``
+Run: ``.venv/bin/python bench/emulator_bench.py [--smoke]`` (``--smoke``, CI's size: the 10k conversation, 5 requests).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from typing import Any
@@ -61,14 +62,14 @@ def new_message(k: int) -> dict[str, Any]:
     return {"role": "user", "content": f"Next step {k}: check these: {words}"}
 
 
-def bench(size: int) -> dict[str, float]:
+def bench(size: int, repeats: int = REPEATS) -> dict[str, float]:
     acct = Accountant(128)
     msgs = conversation(size)
     body: dict[str, Any] = {"model": MODEL, "messages": msgs}
     lookup, _ = acct.account_input(MODEL, body, thinking=True)
     prompt = lookup.prompt_tokens
     timings, new_tok = [], []
-    for k in range(REPEATS):
+    for k in range(repeats):
         msgs = [*msgs, new_message(k)]
         body = {"model": MODEL, "messages": msgs}
         t0 = time.perf_counter()
@@ -93,14 +94,18 @@ def bench(size: int) -> dict[str, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: the 10k conversation, 5 requests")
+    smoke = parser.parse_args().smoke
+    sizes, repeats = (SIZES[:1], 5) if smoke else (SIZES, REPEATS)
     tokens.tokenizer()  # load the vocabulary outside the timings
-    print(f"emulator accounting cost per request (cache unit 128, {REPEATS} requests each, one new message)")
+    print(f"emulator accounting cost per request (cache unit 128, {repeats} requests each, one new message)")
     print(
         f"{'conversation':>14} {'messages':>9} {'median ms':>10} {'p90 ms':>8} "
         f"{'new-msg tok ms':>15} {'from scratch ms':>16}"
     )
-    for size in SIZES:
-        r = bench(size)
+    for size in sizes:
+        r = bench(size, repeats)
         print(
             f"{int(r['prompt']):>14,} {int(r['messages']):>9} {r['median_ms']:>10.2f} {r['p90_ms']:>8.2f} "
             f"{r['new_tokenize_ms']:>15.2f} {r['scratch_ms']:>16.1f}"

@@ -17,7 +17,8 @@ only our own work. Per turn, the median (and p90) CPU µs over
                    that must stay flat as the log grows;
 * ``body()``     : building one request body now (head + ``b",".join`` of the stored bytes + ``]}``);
 * ``join``       : the bare ``b",".join`` of the stored bytes, for comparison;
-* ``1-join``     : the same bytes as ``body()`` built with one join (head and the closing ``]}`` folded in).
+* ``1-join``     : the same bytes as ``body()`` built here with one join (head and the closing ``]}`` folded in), as
+                   ``body()`` builds them: what ``body()`` adds to that join is its own call and the head lookup.
 
 Like ``timeit``, the timed turns run with the garbage collector paused (collected before each), so a collection
 triggered by the benchmark's own set-up does not land in a turn.
@@ -112,9 +113,9 @@ class TimedSession(Session):
 
     body_time = 0.0
 
-    def body(self, model: str | None = None) -> bytes:
+    def body(self, model: str | None = None, max_tokens: int | None = None) -> bytes:
         t0 = time.process_time()
-        data = super().body(model)
+        data = super().body(model, max_tokens)
         self.body_time += time.process_time() - t0
         return data
 
@@ -213,7 +214,7 @@ async def measure(sizes: list[int], repeat: int) -> None:
                 t0 = time.process_time()
                 b",".join(stored)
                 joins.append(time.process_time() - t0)
-                head, sent = s._head(s.settings.model), s.log.encoded
+                head, sent = s.bytes.head(s.prefix, s.settings.model), s.log.encoded
                 t0 = time.process_time()
                 one = b",".join(itertools.chain((head,), sent[:-1], (sent[-1] + b"]}",)))
                 single.append(time.process_time() - t0)

@@ -91,7 +91,7 @@ from local_model_tasks import (  # noqa: E402
     user_config,
 )
 
-from orchestrator.bench.task import Task, load_suite  # noqa: E402
+from orchestrator.bench.task import Task, TaskInvalidError, load_suite  # noqa: E402
 from orchestrator.bench.workspace import default_cache  # noqa: E402
 
 __all__ = [
@@ -140,18 +140,21 @@ DEFAULT_TASKS = ("sqlparse-cte-comment-type", "toolz-tlz-loader")
 
 async def run_all(args: argparse.Namespace) -> list[Outcome]:
     pin = MODELS[args.model]
+    out: Path = args.out
+    tasks: list[Task] = []  # first: a task named wrong is said before the cache is looked at
+    if args.goal:
+        tasks.append(add_task(out / "task" / "calc-add"))
+    names = tuple(args.task) if args.task else (() if args.goal else DEFAULT_TASKS)
+    if names:
+        try:
+            tasks += load_suite(ROOT / "bench" / "tasks", names)
+        except TaskInvalidError as exc:
+            raise LocalModelError(str(exc)) from exc
     root = cache_root()
     binary = server_binary(root)
     if not binary.is_file():
         raise LocalModelError(f"llama-server is not in the cache ({binary}); run `bench/local_model.py provision`")
     model = checked_file(model_path(pin, root), pin.sha256, what=pin.name)  # checked before every use
-    out: Path = args.out
-    tasks: list[Task] = []
-    if args.goal:
-        tasks.append(add_task(out / "task" / "calc-add"))
-    names = tuple(args.task) if args.task else (() if args.goal else DEFAULT_TASKS)
-    if names:
-        tasks += load_suite(ROOT / "bench" / "tasks", names)
     print(f"model {pin.name} ({model}), runtime {RUNTIME.name}, {len(tasks)} tasks, results in {out}", flush=True)
     outcomes: list[Outcome] = []
     async with trio.open_nursery() as nursery:

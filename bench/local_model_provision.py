@@ -1,5 +1,7 @@
 """bench/local_model.py's provisioning: the pins of the llama.cpp runtime and the weights, the cache they live in, and
-building, fetching, joining and checking them (every file hashed before it is used)."""
+building, fetching, joining and checking them (every file hashed before it is used).
+
+A module, not a bench: bench/local_model.py imports it (``MODULES`` in bench/smoke.py)."""
 
 from __future__ import annotations
 

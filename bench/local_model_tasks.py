@@ -1,5 +1,7 @@
 """bench/local_model.py's serving and tasks: llama-server on loopback, the small goal of issue 44, and one task run as
-the real ``reasonix goal`` against the server, read back from its stream and checked by the task's own verify."""
+the real ``reasonix goal`` against the server, read back from its stream and checked by the task's own verify.
+
+A module, not a bench: bench/local_model.py imports it (``MODULES`` in bench/smoke.py)."""
 
 from __future__ import annotations
 

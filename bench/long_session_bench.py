@@ -12,9 +12,10 @@ Every tool really runs; the emulator stands in for DeepSeek (its prefix cache in
 the start, peak prices pinned). Variants: every item off (the session as it was before issue 30, but with its longer
 read_file schema), each item alone, every item on. Items: 1 a re-read after the session's own edit sends the changed
 lines; 2 a read overlapping lines already shown sends the lines not shown yet; 3 ``outline=true``; 4 a test run's
-passing progress folded. ``--only all,none,1,2,3,4`` picks variants.
+passing progress folded. ``--only all,none,1,2,3,4`` picks variants; ``--smoke`` (CI, ``bench/smoke.py``): one cycle
+(7 rounds), every item on.
 
-Run: ``PYTHONPATH=. .venv/bin/python bench/long_session_bench.py``
+Run: ``PYTHONPATH=. .venv/bin/python bench/long_session_bench.py [--only VARIANTS] [--smoke]``
 """
 
 from __future__ import annotations
@@ -79,11 +80,11 @@ def _call(name: str, **arguments: Any) -> ReplySpec:
     return ReplySpec(reasoning=f"Use {name}.", tool_calls=(ToolCallSpec(name=name, arguments=arguments),))
 
 
-def rounds(ws: Path, outline: bool) -> list[ReplySpec]:
+def rounds(ws: Path, outline: bool, cycles: int = len(MODULES)) -> list[ReplySpec]:
     """The tool call of every round, in order."""
     calls: list[ReplySpec] = []
     test = f"{sys.executable} -m pytest -v -p no:cacheprovider tests"
-    for i, module in enumerate(MODULES):
+    for i, module in enumerate(MODULES[:cycles]):
         caller = MODULES[(i + 1) % len(MODULES)]
         name, _first, _last = _functions(ws / "plans" / module)[0]
         other, first, last = _functions(ws / "plans" / caller)[-1]
@@ -110,10 +111,10 @@ def workspace(parent: Path) -> Path:
     return ws
 
 
-async def run_variant(on: set[int]) -> dict[str, Any]:
+async def run_variant(on: set[int], cycles: int = len(MODULES)) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         ws = workspace(Path(tmp))
-        calls = rounds(ws, outline=3 in on)
+        calls = rounds(ws, outline=3 in on, cycles=cycles)
         replies = tuple(r for c in calls for r in (c, ReplySpec(content="Noted.")))
         tools = default_registry(use_ripgrep=False)
         prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(ws, stop_at=ws))
@@ -161,10 +162,15 @@ def _label(variant: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--only", default=",".join(VARIANTS), help="variants to run: none, 1, 2, 3, 4, all")
-    chosen = [v.strip() for v in parser.parse_args().only.split(",") if v.strip()]
-    rows = {v: await run_variant(VARIANTS[v]) for v in chosen}
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: one cycle, every item on")
+    args = parser.parse_args()
+    if args.smoke:
+        args.only = "all"
+    cycles = 1 if args.smoke else len(MODULES)
+    chosen = [v.strip() for v in args.only.split(",") if v.strip()]
+    rows = {v: await run_variant(VARIANTS[v], cycles) for v in chosen}
     base = rows.get("none")
-    print(f"{len(MODULES) * 7} rounds over this repository's plans/ ({', '.join(MODULES)}), peak prices")
+    print(f"{cycles * 7} rounds over this repository's plans/ ({', '.join(MODULES[:cycles])}), peak prices")
     print("| variant | requests | prompt tokens | miss tokens | hit ratio | cost $ | cost vs none |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for v, r in rows.items():

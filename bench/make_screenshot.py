@@ -1,12 +1,14 @@
 """Regenerates ``docs/dashboard.png``: the dashboard's live goal view, as docs/serve.md shows it.
 
-    .venv/bin/python bench/make_screenshot.py [--out docs/dashboard.png] [--chromium /usr/bin/chromium]
+    .venv/bin/python bench/make_screenshot.py [--out docs/dashboard.png] [--chromium /usr/bin/chromium] [--smoke]
 
 Starts the real ``reasonix emulate`` (with streaming latency, so there is something to watch) playing the scripted
 goal of the browser tests (``tests/orchestrator/serve/browser/demo.py``: four steps in a diamond, an escalation to pro
 on S2), the real ``reasonix serve``, and Debian's headless Chromium through Playwright. In the page it starts the goal,
 approves the plan, and takes the screenshot during the parallel wave (S2 and S3 at once); then it waits for the goal
-to complete and prints the figures shown next to the run's summary from the API.
+to complete and prints the figures shown next to the run's summary from the API. ``--smoke`` (CI, ``bench/smoke.py``,
+with ``--out`` elsewhere than docs/): the same goal streamed ten times as fast (the time to the first token kept, so
+the parallel wave still lasts long enough to be seen).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.orchestrator.serve.browser.support import (  # noqa: E402
 )
 
 LATENCY = "ttft=0.25,tps=60"
+SMOKE_LATENCY = "ttft=0.25,tps=600"
 WAIT_MS = 120_000
 
 
@@ -37,6 +40,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "dashboard.png")
     parser.add_argument("--chromium", default=chromium_path(), help="the Chromium executable (default: on PATH)")
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: the goal streamed ten times as fast")
     args = parser.parse_args()
     if not args.chromium:
         print("no chromium found: apt-get install chromium (or pass --chromium PATH)", file=sys.stderr)
@@ -47,7 +51,7 @@ def main() -> int:
         env = clean_env(root)
         ws = demo.workspace(root)
         with (
-            emulator(demo.script(), root, env, latency=LATENCY) as emu,
+            emulator(demo.script(), root, env, latency=SMOKE_LATENCY if args.smoke else LATENCY) as emu,
             service(ws, emu, root, env) as svc,
             browser(args.chromium, width=1400, height=1000) as context,
         ):

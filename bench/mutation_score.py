@@ -18,6 +18,10 @@ exits 1 when a module is under ``--threshold`` (85 %). ``--report-only`` reprint
 ``--report-only`` with the same ``--only`` picks that run up.
 
 A group takes minutes (the machine's CPUs are shared: ``--max-children`` bounds the test processes mutmut forks).
+
+``--check`` (CI, ``bench/smoke.py``; no mutmut needed) runs no mutant: it checks that every group's modules, tests
+and deselected tests exist and that its narrowed ``[tool.mutmut]`` reads back as the group, so a module moved or a
+test renamed fails CI rather than the next mutation run (the smallest group, ``ledger``, takes over ten minutes).
 """
 
 from __future__ import annotations
@@ -311,7 +315,10 @@ def main() -> int:
         "--only", action="append", default=[], metavar="FILE", help="mutate only this file of the group (repeatable)"
     )
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--check", action="store_true", help="check the groups' files and configuration; run nothing")
     options = parser.parse_args()
+    if options.check:
+        return _check(options.groups or list(GROUPS))
     if options.list:
         for name, group in GROUPS.items():
             without = f" (without {', '.join(group.deselect)})" if group.deselect else ""
@@ -375,6 +382,34 @@ def main() -> int:
     for path, total, caught, score in rows:
         print(f"| `{path}` | {total} | {caught} | {score:.1f} % |")
     return 0 if all(score >= options.threshold for *_, score in rows) else 1
+
+
+def _check(names: list[str]) -> int:
+    """Each group's files, tests and deselected tests exist, and its narrowed configuration reads back as it."""
+    bad = 0
+    for name in names:
+        group = GROUPS.get(name)
+        if group is None:
+            print(f"{name}: no such group (--list names them)")
+            bad += 1
+            continue
+        missing = [p for p in (*group.files, *group.tests) if not (ROOT / p).exists()]
+        for test in group.deselect:
+            path, _, function = test.partition("::")
+            if not (ROOT / path).is_file() or f"def {function}(" not in (ROOT / path).read_text():
+                missing.append(test)
+        settings = tomllib.loads(_config(group))["tool"]["mutmut"]
+        wrong = settings["only_mutate"] != list(group.files) or settings["pytest_add_cli_args_test_selection"] != list(
+            group.tests
+        )
+        if missing or wrong:
+            bad += 1
+            why = [f"missing {', '.join(missing)}"] if missing else []
+            print(f"{name}: " + "; ".join([*why, *(["its [tool.mutmut] does not read back"] if wrong else [])]))
+        else:
+            sizes = f"{len(group.files)} modules, {len(group.tests)} test paths, {len(group.deselect)} deselected"
+            print(f"{name}: {sizes}: ok")
+    return 1 if bad else 0
 
 
 def _narrowed(name: str, group: Group, only: list[str]) -> tuple[str, Group]:

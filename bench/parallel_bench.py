@@ -1,6 +1,6 @@
 """A 4-wide diamond goal run one step at a time and with ``[goal] parallel = 4``, side by side, in one run (issue 14).
 
-    .venv/bin/python bench/parallel_bench.py [--latency realistic-models] [--words 600] [--rounds 4]
+    .venv/bin/python bench/parallel_bench.py [--latency realistic-models] [--words 600] [--rounds 4] [--smoke]
 
 The plan: ``a`` (the package skeleton), then ``b1`` … ``b4``, each depending on ``a`` and each writing its own file,
 then ``d`` depending on all four. Each run is a real goal in this process (``orchestrator.build.create_runner``: the
@@ -20,6 +20,9 @@ Printed: wall time, requests, cost, cache hit ratio of each run, the speedup and
 its first request's cache-hit tokens against the executor's prefix (the prompt tokens of the executor's last request
 before the fork, rounded down to the cache unit): a fork "hits" when it reuses all of it. Acceptance (issue 14):
 >= 3x faster, <= 1.05x the cost, every fork's first request a hit. Wall-clock times; the machine is shared.
+The exit status is 0 when the acceptance is met. ``--smoke`` (CI, ``bench/smoke.py``): no latency, one reply of 5
+words per branch; the acceptance is printed but not judged (at that size the branches are a small share of the run), and
+the exit status is 0 when both goals completed with every file as scripted and every fork's first request a hit.
 """
 
 from __future__ import annotations
@@ -265,9 +268,10 @@ async def main(args: argparse.Namespace) -> int:
         )
     if not wide.forks:
         print("  (no forks: the wave did not run)")
-    met = speedup >= 3 and cost_ratio <= 1.05 and all_hit and sequential.files_ok and wide.files_ok
-    print(f"\nacceptance: {'met' if met else 'NOT met'}")
-    return 0 if met else 1
+    works = all_hit and sequential.files_ok and wide.files_ok
+    met = speedup >= 3 and cost_ratio <= 1.05 and works
+    print(f"\nacceptance: {'met' if met else 'NOT met'}" + (" (not judged at --smoke size)" if args.smoke else ""))
+    return 0 if met or (args.smoke and works) else 1
 
 
 if __name__ == "__main__":
@@ -275,4 +279,8 @@ if __name__ == "__main__":
     parser.add_argument("--latency", default="realistic-models", help="a latency spec (scenarios/emulator/latency.py)")
     parser.add_argument("--words", type=int, default=600, help="reasoning words per branch reply")
     parser.add_argument("--rounds", type=int, default=4, help="working replies per branch step (then its report)")
-    sys.exit(trio.run(main, parser.parse_args()))
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: no latency, 1 reply of 5 words a branch")
+    arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.latency, arguments.words, arguments.rounds = "off", 5, 1
+    sys.exit(trio.run(main, arguments))

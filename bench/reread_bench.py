@@ -7,11 +7,12 @@ with the note ("after"), and with a read_file whose results carry no ``unchanged
 the text again). Printed per variant: requests, prompt tokens, cache hits and misses, hit ratio, cost (peak prices,
 pinned by the session's clock).
 
-Run: ``.venv/bin/python bench/reread_bench.py``
+Run: ``.venv/bin/python bench/reread_bench.py [--smoke]`` (``--smoke``, CI's size: 2 files, 4 rounds a variant).
 """
 
 from __future__ import annotations
 
+import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,9 @@ def registry(note: bool) -> ToolRegistry:
     return ToolRegistry(ReadFileWithoutNote() if t.name == "read_file" else t for t in tools)
 
 
-def script() -> Script:
+def script(files: tuple[str, ...] = FILES) -> Script:
     replies: list[ReplySpec] = []
-    for name in FILES * 2:
+    for name in files * 2:
         replies.append(
             ReplySpec(
                 reasoning=f"Read {name} to see how it fits.",
@@ -62,10 +63,10 @@ def script() -> Script:
     return Script(sessions=(SessionSpec(key="executor", replies=tuple(replies)),))
 
 
-async def explore(root: Path, note: bool) -> dict[str, Any]:
+async def explore(root: Path, note: bool, files: tuple[str, ...] = FILES) -> dict[str, Any]:
     tools = registry(note)
     prefix = build_prefix(SYSTEM, Session.schemas_for(tools), load_standing_memory(root, stop_at=root))
-    async with open_emulator(script=script()) as emu:
+    async with open_emulator(script=script(files)) as emu:
         client = DeepSeekClient(base_url=emu.base_url, api_key="bench", settings=ClientSettings())
         async with client:
             session = Session.start(
@@ -78,7 +79,7 @@ async def explore(root: Path, note: bool) -> dict[str, Any]:
                 settings=SessionSettings(),
                 clock=lambda: PEAK,
             )
-            for i, name in enumerate(FILES * 2, start=1):
+            for i, name in enumerate(files * 2, start=1):
                 await session.send(f"Round {i}: what does {name} do?")
     u = session.usage
     return {
@@ -91,10 +92,11 @@ async def explore(root: Path, note: bool) -> dict[str, Any]:
     }
 
 
-async def main() -> None:
+async def main(smoke: bool) -> None:
     root = Path(httpx.__file__).parent
-    print(f"12 rounds over httpx {httpx.__version__} ({root}): {', '.join(FILES)}, each read twice")
-    rows = {"before": await explore(root, note=False), "after": await explore(root, note=True)}
+    files = FILES[:2] if smoke else FILES
+    print(f"{2 * len(files)} rounds over httpx {httpx.__version__} ({root}): {', '.join(files)}, each read twice")
+    rows = {"before": await explore(root, note=False, files=files), "after": await explore(root, True, files)}
     print(f"{'':8}{'requests':>9}{'prompt':>10}{'hit':>10}{'miss':>8}{'hit ratio':>11}{'cost $':>11}")
     for label, r in rows.items():
         print(
@@ -109,4 +111,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: 2 files, 4 rounds a variant")
+    trio.run(main, parser.parse_args().smoke)

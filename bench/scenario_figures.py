@@ -1,6 +1,6 @@
 """The published figures (issue 7, DESIGN §7) from the long scenario ``scenarios/library/long-session.json``.
 
-    .venv/bin/python bench/scenario_figures.py [--scenario PATH] [--help-runs 5] [--no-harness]
+    .venv/bin/python bench/scenario_figures.py [--scenario PATH] [--help-runs 5] [--no-harness] [--smoke]
 
 1. Replays the scenario with ``reasonix replay``'s code (real goal loop, real tools and verify commands, the
    in-process emulator) and records the body of every request the emulator received.
@@ -18,6 +18,9 @@
    Cost is priced with the shipped price tables at a peak hour (the higher prices), outputs included.
 4. Harness CPU per turn against conversation length (``bench/harness_bench.py``, run as a subprocess) and the
    start-up time of ``reasonix --help`` (best of N subprocess runs).
+
+``--smoke`` (CI, ``bench/smoke.py``): the small goal ``acceptance-rerun`` instead of the long scenario, one run of
+``--help``, and the harness bench at its smoke size. A harness bench that fails fails this script.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ from sessions.accounting.prices import default_price_book  # noqa: E402
 from sessions.wire.messages import Usage  # noqa: E402
 
 LONG = ROOT / "scenarios" / "library" / "long-session.json"
+SMALL = ROOT / "scenarios" / "library" / "acceptance-rerun.json"
+"""A goal of seven requests, planner and executor: the smoke size."""
 PEAK = datetime(2026, 11, 2, 7, 0, tzinfo=UTC)
 FLASH = "deepseek-v4-flash"
 PRO = "deepseek-v4-pro"
@@ -305,11 +310,11 @@ def help_startup(runs: int) -> float:
     return best
 
 
-def harness_table() -> str:
-    cmd = [sys.executable, str(ROOT / "bench" / "harness_bench.py"), "--sizes", "10,100,1000", "--repeat", "15"]
+def harness_table(sizes: str = "10,100,1000", repeat: int = 15) -> str:
+    cmd = [sys.executable, str(ROOT / "bench" / "harness_bench.py"), "--sizes", sizes, "--repeat", str(repeat)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
-        return f"(bench/harness_bench.py failed: {done.stderr.strip()[-300:]})"
+        raise SystemExit(f"bench/harness_bench.py failed (exit {done.returncode}):\n{done.stderr.strip()[-2000:]}")
     return done.stdout.strip()
 
 
@@ -359,7 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenario", type=Path, default=LONG, help="the long scenario (default: %(default)s)")
     parser.add_argument("--help-runs", type=int, default=5, help="runs of `reasonix --help` (best of)")
     parser.add_argument("--no-harness", action="store_true", help="skip bench/harness_bench.py")
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: a small goal, the harness bench small")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.scenario, args.help_runs = SMALL, 1
 
     bodies, report, seconds, script = record_long_scenario(args.scenario)
     requests = parse_requests(bodies, script)
@@ -397,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
     ]
     if not args.no_harness:
-        out += ["## Harness CPU per turn against conversation length (bench/harness_bench.py)", "", harness_table(), ""]
+        table = harness_table("10,100", 3) if args.smoke else harness_table()
+        out += ["## Harness CPU per turn against conversation length (bench/harness_bench.py)", "", table, ""]
     out += [f"Reproduce: `{COMMAND}`"]
     print("\n".join(out))
     return 0

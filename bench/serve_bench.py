@@ -2,7 +2,7 @@
 serving one code tree (``before``: ``orchestrator/``, ``sessions/``, ``plans/``, ``scenarios/`` and ``tests/`` of
 ``--before`` out of git; ``after``: this checkout), and the viewers are another process, as browsers would be.
 
-    .venv/bin/python bench/serve_bench.py [--viewers 100] [--words 1500] [--repeat 3] [--before 9bfc8b7]
+    .venv/bin/python bench/serve_bench.py [--viewers 100] [--words 1500] [--repeat 3] [--before 9bfc8b7] [--smoke]
 
 Printed, per side (the median of ``--repeat`` runs, the two sides taking turns):
 - ``goal 0`` / ``goal N``: one scripted goal on the emulator, from approving its plan to its end, with no viewer and
@@ -14,6 +14,7 @@ Printed, per side (the median of ``--repeat`` runs, the two sides taking turns):
 - ``api p50/p99``: ``GET /api/runs/ID`` from a process of its own every 20 ms while the goal runs (idle: 0 viewers,
   loaded: N), and ``detail``: the same call made in the service's process, one at a time on a finished run.
 Every viewer checks it got every event, in order, once. Wall-clock figures on a shared machine, with the load average.
+``--smoke`` (CI, ``bench/smoke.py``): this checkout's side only, 2 viewers, 20 words, one run.
 """
 
 from __future__ import annotations
@@ -249,15 +250,18 @@ def run_side(tree: Path, args: argparse.Namespace) -> dict[str, float]:
 def main(args: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}, {os.cpu_count()} cpus")
     with tempfile.TemporaryDirectory() as tmp:
-        before = Path(tmp)
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", args.before, *TREE], capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
-        runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+        trees = {"after": ROOT}
+        if not args.smoke:
+            before = Path(tmp)
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.before, *TREE], capture_output=True, check=True
+            )
+            subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
+            trees = {"before": before, **trees}
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for _ in range(args.repeat):  # the two sides take turns, so a drift of the machine's speed hits both
-            runs["before"].append(run_side(before, args))
-            runs["after"].append(run_side(ROOT, args))
+            for name, tree in trees.items():
+                runs[name].append(run_side(tree, args))
     sides = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
     n = args.viewers
     rows = [
@@ -273,13 +277,16 @@ def main(args: argparse.Namespace) -> None:
         (f"viewers of the live goal dropped (of {n})", "dropped", 0),
     ]
     print(f"{int(sides['after']['events'])} events a run, medians of {args.repeat} runs a side, the sides in turn")
-    print(f"{'':46} {'before':>9} {'after':>9} {'after/before':>13}")
+    if "before" not in sides:
+        print(f"{'':46} {'after':>9}   (--smoke: this checkout only)")
+    else:
+        print(f"{'':46} {'before':>9} {'after':>9} {'after/before':>13}")
     for label, key, digits in rows:
-        if key is None:
-            b = sides["before"]["goal_n"] / sides["before"]["goal_0"]
-            a = sides["after"]["goal_n"] / sides["after"]["goal_0"]
-        else:
-            b, a = sides["before"][key], sides["after"][key]
+        figures = {name: side["goal_n"] / side["goal_0"] if key is None else side[key] for name, side in sides.items()}
+        a, b = figures["after"], figures.get("before")
+        if b is None:
+            print(f"{label:46} {a:9.{digits}f}")
+            continue
         ratio = f"{a / b:12.2f}×" if b else ""
         print(f"{label:46} {b:9.{digits}f} {a:9.{digits}f} {ratio}")
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
@@ -291,9 +298,12 @@ if __name__ == "__main__":
     parser.add_argument("--words", type=int, default=1500, help="words in each long reply (one stream event each)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", default="9bfc8b7", help="the git commit whose serve code is 'before'")
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: this checkout only, 2 viewers, 20 words")
     parser.add_argument("--side", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--viewers-of", nargs=4, metavar=("URL", "RUN", "COUNT", "POLL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        args.viewers, args.words, args.repeat = 2, 20, 1
     if args.viewers_of:
         import trio
 

@@ -1,14 +1,17 @@
 """What a ``reasonix`` command costs to start, before and after (issue 49, "Start"), side by side in one run.
 
 Each command runs as a whole process, ``python -m orchestrator ARGS``: "after" is this checkout, "before" another
-revision (``--before REF``, default ``engine45``) checked out in a temporary ``git worktree`` and put first on
-``PYTHONPATH``, so both run on the same interpreter and the same installed dependencies and differ only in our code.
-The two alternate (A B A B …) after a warm-up that also writes their bytecode (``PYTHONDONTWRITEBYTECODE`` is
-dropped: a user's installation has its ``.pyc`` files). Per command: the median CPU time (user + system) and the
-median peak RSS of the process (``wait4``'s rusage), and the after/before ratio of each. ``-p`` sends one request to
-the DeepSeek emulator (started here on loopback, no latency) in a scratch workspace with a scratch ``HOME``.
+revision (``--before REF``, default ``9bfc8b7``, engine45's tip, whose branch is gone) checked out in a temporary
+``git worktree`` and put first on ``PYTHONPATH``, so both run on the same interpreter and the same installed
+dependencies and differ only in our code. The two alternate (A B A B …) after a warm-up that also writes their
+bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped: a user's installation has its ``.pyc`` files). Per command: the
+median CPU time (user + system) and the median peak RSS of the process (``wait4``'s rusage), and the after/before
+ratio of each. ``-p`` sends one request to the DeepSeek emulator (started here on loopback, no latency) in a scratch
+workspace with a scratch ``HOME``.
 
-    .venv/bin/python bench/start_bench.py [-n RUNS] [--before REF]
+    .venv/bin/python bench/start_bench.py [-n RUNS] [--before REF] [--only NAME …]
+
+CI (``bench/smoke.py``) runs ``-n 1 --before HEAD --only=--help``: one command, every step of the bench.
 """
 
 from __future__ import annotations
@@ -59,9 +62,12 @@ def before_tree(ref: str) -> Iterator[Path]:
     """``ref`` checked out in a temporary worktree (removed afterwards)."""
     parent = Path(tempfile.mkdtemp(prefix="start-bench-before-"))
     tree = parent / "tree"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True, capture_output=True
+    added = subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], capture_output=True, text=True
     )
+    if added.returncode != 0:
+        shutil.rmtree(parent, ignore_errors=True)
+        raise SystemExit(f"--before {ref}: git cannot check it out ({added.stderr.strip()}); name a commit or branch")
     try:
         yield tree
     finally:
@@ -92,7 +98,7 @@ def emulator(env: dict[str, str]) -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--runs", type=int, default=5, help="counted runs of each command each way")
-    parser.add_argument("--before", default="engine45", help="the revision to compare with (default: engine45)")
+    parser.add_argument("--before", default="9bfc8b7", help="the revision to compare with (default: engine45's tip)")
     parser.add_argument("--only", action="append", default=[], help="only the commands whose name starts so")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="start-bench-"))

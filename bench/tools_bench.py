@@ -1,12 +1,13 @@
 """What the tools cost: prefix bytes and tokens of their schemas, dispatch overhead, and grep on a generated tree.
 
-Run: .venv/bin/python bench/tools_bench.py
-Prints figures only (nothing asserted). Times are wall-clock medians of 5 runs on a temporary tree.
+Run: .venv/bin/python bench/tools_bench.py [--smoke]
+Prints figures only (nothing asserted). Times are wall-clock medians of 5 runs on a temporary tree. ``--smoke`` (CI,
+``bench/smoke.py``): 200 files, 20 reads, one run of each.
 """
 
 from __future__ import annotations
 
-import shutil
+import argparse
 import statistics
 import tempfile
 import time
@@ -17,6 +18,7 @@ import trio
 
 from sessions.accounting import tokens
 from sessions.tools import PreparedCall, ToolContext, ToolRegistry, default_registry, dispatch
+from sessions.tools.search.ripgrep import find_rg
 from sessions.wire.messages import canonical_dumps, encode_tools
 
 
@@ -42,6 +44,10 @@ def make_tree(root: Path, files: int) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: 200 files, 20 reads, one run of each")
+    smoke = parser.parse_args().smoke
+    files, batch, runs = (200, 20, 1) if smoke else (2000, 100, 5)
     registry = default_registry()
     wire = encode_tools(registry.schemas())
     print("tool schemas in the prefix (sent on every request, cached after the first):")
@@ -52,30 +58,33 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        make_tree(root, 2000)
+        make_tree(root, files)
         ctx = ToolContext(root=root)
 
         reads = [PreparedCall(id=f"c{i}", name="read_file", args={"path": f"pkg{i % 20}/mod{i % 7}/m{i}.py"})
-                 for i in range(100)]  # fmt: skip
+                 for i in range(batch)]  # fmt: skip
 
         async def read_batch() -> None:
             await dispatch(registry, reads, ctx, read_only=True)
 
-        ms = median_ms(read_batch)
-        print(f"dispatch: 100 parallel read_file calls (80 lines each): {ms:.1f} ms total, {ms * 10:.0f} µs per call")
+        ms = median_ms(read_batch, runs)
+        each = ms / batch * 1000
+        print(f"dispatch: {batch} parallel read_file calls (80 lines each): {ms:.1f} ms total, {each:.0f} µs per call")
 
+        matches = len(range(0, files, 50))  # m0, m50, … hold TARGET
         for label, use_rg in (("python", False), ("ripgrep", True)):
-            if use_rg and shutil.which("rg") is None:
-                print("grep ripgrep: rg not on PATH, skipped")
+            if use_rg and find_rg() is None:
+                print("grep ripgrep: no rg (neither beside this Python nor on PATH), skipped")
                 continue
             grep = default_registry(use_ripgrep=use_rg)
             call = [PreparedCall(id="g", name="grep", args={"pattern": "TARGET"})]
 
             async def search(grep: ToolRegistry = grep, call: list[PreparedCall] = call) -> None:
                 [result] = await dispatch(grep, call, ctx, read_only=True)
-                assert result.data == {"matches": 40}, result.content
+                assert result.data == {"matches": matches}, result.content
 
-            print(f"grep {label}: 2000 files (+500 ignored), 40 matches: {median_ms(search):.0f} ms")
+            ms = median_ms(search, runs)
+            print(f"grep {label}: {files} files (+{files // 4} ignored), {matches} matches: {ms:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """glob and grep on a real-sized repository: a generated 50,000-file tree with root and nested .gitignore files.
 
-Run: .venv/bin/python bench/tools_scale_bench.py [--files N] [--ripgrep-only]
+Run: .venv/bin/python bench/tools_scale_bench.py [--files N] [--ripgrep-only] [--smoke]
 Prints figures only (nothing asserted). Times are wall-clock medians of 3 runs, through the same dispatch a session
 uses. DESIGN §7: glob and grep answer in well under a second on a 50,000-file tree (target: under 0.5 s).
+``--smoke`` (CI, ``bench/smoke.py``): 50 kept files in 5 packages, 300 ignored, one run of each.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ PACKAGES = 50
 MODULES = 10
 
 
-def make_tree(root: Path, files: int) -> int:
+def make_tree(root: Path, files: int, packages: int = PACKAGES, build_files: int = 2_000) -> int:
     """``files`` kept files under ``src/`` plus ignored ones (root ``build/``, nested ``generated/`` and ``*.tmp``).
 
     Returns the number of ignored files written."""
     (root / ".gitignore").write_text("build/\n*.log\nnode_modules/\n")
-    per_module = max(1, files // (PACKAGES * MODULES))
+    per_module = max(1, files // (packages * MODULES))
     ignored = 0
-    for p in range(PACKAGES):
+    for p in range(packages):
         pkg = root / "src" / f"pkg{p}"
         pkg.mkdir(parents=True)
         (pkg / ".gitignore").write_text("generated/\n*.tmp\n")
@@ -47,17 +48,19 @@ def make_tree(root: Path, files: int) -> int:
                 (mod / f"file{n}.py").write_text(body)
     build = root / "build"
     build.mkdir()
-    for n in range(2_000):
+    for n in range(build_files):
         (build / f"out{n}.py").write_text("TARGET = 2\n")
         ignored += 1
     return ignored
 
 
-def median_s(registry: ToolRegistry, ctx: ToolContext, name: str, args: dict[str, object]) -> tuple[float, str]:
+def median_s(
+    registry: ToolRegistry, ctx: ToolContext, name: str, args: dict[str, object], runs: int = 3
+) -> tuple[float, str]:
     calls = [PreparedCall(id="c", name=name, args=args)]
     times: list[float] = []
     content = ""
-    for _ in range(3):
+    for _ in range(runs):
         start = time.perf_counter()
         [result] = trio.run(functools.partial(dispatch, registry, calls, ctx, read_only=True))
         times.append(time.perf_counter() - start)
@@ -76,12 +79,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=50_000)
     parser.add_argument("--ripgrep-only", action="store_true", help="skip the (slow) Python fallback")
+    parser.add_argument("--smoke", action="store_true", help="CI's smoke size: 50 files in 5 packages, one run")
     options = parser.parse_args()
-    files = options.files
+    files, packages, build_files, runs = (50, 5, 100, 1) if options.smoke else (options.files, PACKAGES, 2_000, 3)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         start = time.perf_counter()
-        ignored = make_tree(root, files)
+        ignored = make_tree(root, files, packages, build_files)
         print(f"tree: {files} files kept + {ignored} ignored, written in {time.perf_counter() - start:.1f} s")
         print(f"ripgrep: {find_rg() or 'not found (Python fallback)'}")
         ctx = ToolContext(root=root)
@@ -90,10 +94,10 @@ def main() -> None:
             backends.insert(0, ("ripgrep", default_registry(use_ripgrep=True)))
         for label, registry in backends:
             for pattern in ("*.py", "src/pkg3/**/file1.py", "src/pkg7/mod2/*.py", "**/mod3/file7.py", "*.tmp"):
-                seconds, content = median_s(registry, ctx, "glob", {"pattern": pattern})
+                seconds, content = median_s(registry, ctx, "glob", {"pattern": pattern}, runs)
                 print(f"glob {label:<8} {pattern!r:<26} {seconds:6.3f} s  ({summary(content)})")
             for args in ({"pattern": "TARGET"}, {"pattern": "TARGET", "path": "src/pkg3"}, {"pattern": "^def f7\\("}):
-                seconds, content = median_s(registry, ctx, "grep", dict(args))
+                seconds, content = median_s(registry, ctx, "grep", dict(args), runs)
                 shown = " ".join(f"{k}={v!r}" for k, v in args.items())
                 print(f"grep {label:<8} {shown:<26} {seconds:6.3f} s  ({summary(content)})")
 
