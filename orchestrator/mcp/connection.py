@@ -72,6 +72,8 @@ class ServerConnection:
     _client: Client | None = None
     _scope: trio.CancelScope | None = None
     _stderr: TextIO | None = None
+    _launch: Launch | None = None
+    """The last sandboxed launch of a stdio server (None: not sandboxed, or not started yet)."""
     _scratch: Path | None = None
     _bounds: Bounds | None = None
     opener: Callable[[], Any] | None = None
@@ -124,6 +126,7 @@ class ServerConnection:
         if box is not None and box.confines:
             launch = box.wrap([found, *cfg.args], workspace=self.workspace, cwd=cwd or Path("/tmp"), env=env)
             self._bounds = launch.bounds
+            self._launch = launch
             return launch
         if cwd is None:
             if self._scratch is None:
@@ -187,7 +190,19 @@ class ServerConnection:
                     self._client = None
 
     async def start(self, nursery: trio.Nursery) -> None:
-        """Start the server and list its tools within the deadline; on failure :attr:`state` says ``failed``."""
+        """Start the server and list its tools within the deadline; on failure :attr:`state` says ``failed``. A
+        sandbox that stopped before the server ran (a path it masks went away after the launch listed it: its only
+        output is bubblewrap's setup error about that path) is started once more, built again."""
+        await self._start(nursery)
+        launch = self._launch
+        if self.state == "failed" and launch is not None and launch.stopped_on_a_gone_mount(1, self.stderr_tail()):
+            if self._stderr is not None:
+                self._stderr.seek(0)
+                self._stderr.truncate()
+            self.state, self.error = "stopped", ""  # as before the first start: nothing of that one stays
+            await self._start(nursery)
+
+    async def _start(self, nursery: trio.Nursery) -> None:
         try:
             with trio.fail_after(self.start_timeout_s):
                 tools = await nursery.start(self._serve)

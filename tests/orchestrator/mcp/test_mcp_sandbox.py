@@ -22,11 +22,14 @@ from orchestrator.config.trust import record_trust, trust_path
 from orchestrator.errors import ConfigError
 from orchestrator.mcp.hub import McpHub
 from orchestrator.mcp.tool import McpArgs
+from sessions.sandbox import BubblewrapSandbox, SandboxPolicy
 from sessions.tools.base import ToolContext
 from tests.support.bwrap import require_bwrap
 from tests.support.leftovers import assert_gone, pids_running
+from tests.support.sockets import listen
+from tests.support.vanish import RemovingAfterListing
 
-from .support import NOTES_SERVER, mcp_config
+from .support import NOTES_SERVER, mcp_config, notes_stdio
 
 PLANTED = """
 import pathlib, sys
@@ -168,3 +171,35 @@ async def test_a_server_dies_with_a_reasonix_killed_by_sigkill(tmp_path: Path) -
             proc.kill()
             await proc.wait()
     assert_gone(token, "the server outlived the Reasonix that started it")
+
+
+@pytest.mark.bwrap
+async def test_a_server_started_while_a_masked_socket_goes_away_starts_once_more(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program's socket folder removed after the server's launch listed it, before bubblewrap's mounts:
+    bubblewrap stops before the server runs, with its setup error as the only output; the server is started once
+    more, built again, and its tools are there."""
+    bwrap = require_bwrap()
+    (outside / "gone").mkdir()
+    listener = listen(outside / "gone" / "agent.sock")
+    made: list[BubblewrapSandbox | RemovingAfterListing] = []
+
+    def removing(policy: SandboxPolicy) -> BubblewrapSandbox | RemovingAfterListing:
+        box = BubblewrapSandbox(bwrap, policy)
+        made.append(RemovingAfterListing(box, outside / "gone") if not made else box)  # only the first launch's
+        return made[-1]
+
+    monkeypatch.setattr("orchestrator.mcp.connection.sandbox_for", removing)
+    hub = McpHub(mcp_config(notes=notes_stdio()), tmp_path)
+    try:
+        async with hub.open():
+            [report] = hub.reports()
+            names = sorted(t.name for t in hub.tools())
+    finally:
+        listener.close()
+    assert report.state == "ready", report.error
+    assert names == ["mcp__notes__read_note", "mcp__notes__write_note"]
+    first = made[0]
+    assert isinstance(first, RemovingAfterListing) and len(made) == 2
+    assert str(outside / "gone" / "agent.sock") in first.launches[0].argv  # listed, then gone before bwrap ran
