@@ -35,7 +35,7 @@ from orchestrator.launch import GoalLaunch, LaunchedGoal, ReviewerFactory, check
 from orchestrator.mcp.hub import McpHub
 from orchestrator.policy.verify import unconfined_reason
 from orchestrator.policy.workspace_rule import CD_INTO_A_PROJECT
-from orchestrator.replay.recorder import Recorder, settings_from_goal_options
+from orchestrator.replay.recorder import Recorder, recording_line, settings_from_goal_options
 from orchestrator.review.reviewer import Reviewer, make_reviewer
 from orchestrator.signals import hard_exit, run_interruptible, watch_interrupts
 from orchestrator.ui.approval import terminal_asker
@@ -295,14 +295,15 @@ class GoalCommand:
         if self.recorder is None:
             return
         path: Path = self.args.record
-        self.recorder.write(
+        written = self.recorder.write(
             path,
             command=self.mode,
             objective=self.objective,
             status=status,
             settings=settings_from_goal_options(runner.options),
         )
-        self.stderr.print(Text(f"recorded {len(self.recorder.exchanges)} exchanges to {path}", style="dim"))
+        line = recording_line(written, len(self.recorder.exchanges), path)
+        self.stderr.print(Text(line, style="dim"), soft_wrap=True)
 
     def _stopped_by_error(self, runner: GoalRunner, json_out: JsonLinesRenderer | None, error: str) -> int:
         command = self.resume_command(runner)

@@ -379,11 +379,22 @@ class Recorder:
 
     def write(
         self, path: Path, *, command: str, objective: str, status: str | None, settings: ScenarioSettings | None = None
-    ) -> Scenario:
+    ) -> Scenario | None:
+        """The recording written to ``path``; None, and nothing written, when no request got a whole reply (a run
+        stopped by its budget or its runtime before its first answer): there is nothing a replay could play."""
+        if not to_recorded(self.exchanges):
+            return None
         answers = self._reviewer.answers if self._reviewer is not None else []
         return write_recorded_scenario(
             path, self.snapshot, command, objective, self.exchanges, status=status, settings=settings, review=answers
         )
+
+
+def recording_line(written: Scenario | None, exchanges: int, path: Path) -> str:
+    """What ``--record`` says at the end of a run."""
+    if written is None:
+        return f"nothing recorded to {path}: no request got a whole reply before the run ended"
+    return f"recorded {exchanges} exchanges to {path}"
 
 
 # --------------------------------------------------------------------------------------------------- drift

@@ -431,3 +431,25 @@ def test_goal_record_writes_a_replayable_scenario_without_the_key(tmp_path: Path
     report = replay(loaded)
     assert report.ok, report.text_report()
     assert not report.drift
+
+
+def test_a_recorded_goal_stopped_before_its_first_answer_says_nothing_was_recorded(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Seen with a real local model: a goal whose runtime ran out while its first request was still being read
+    ended paused, then --record raised a ValidationError (a recording needs an exchange) and the exit status was 1."""
+    ws = calc_workspace(tmp_path)
+    record = tmp_path / "recorded.json"
+    with emulator_process(goal_script(calc_planning() + VERDICT, calc_executor()), tmp_path, env) as url:
+        proc = reasonix(
+            "goal",
+            "Grow calc",
+            *("--workspace", str(ws), "--base-url", url, "--yes"),
+            *("--budget-usd", "0.0000001", "--record", str(record)),
+            env=env,
+        )
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr and not record.exists()
+    assert f"nothing recorded to {record}: no request got a whole reply before the run ended" in " ".join(
+        proc.stderr.split()
+    )

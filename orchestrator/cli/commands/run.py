@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = task_summary(started[0], "cancelled")
     summary = outcome
     if recorder is not None:
+        from orchestrator.replay.recorder import recording_line
         from scenarios import ScenarioSettings
 
         config = resolved.config
@@ -164,8 +165,8 @@ def run(args: argparse.Namespace) -> int:
             thinking=config.thinking,
             reasoning_effort=config.reasoning_effort,
         )
-        recorder.write(args.record, command="run", objective=task, status=summary.status, settings=settings)
-        err.print(Text(f"recorded {len(recorder.exchanges)} exchanges to {args.record}", style="dim"))
+        written = recorder.write(args.record, command="run", objective=task, status=summary.status, settings=settings)
+        err.print(Text(recording_line(written, len(recorder.exchanges), args.record), style="dim"), soft_wrap=True)
     if json_out is not None:
         json_out.write(summary.model_dump(mode="json"))
     else:
