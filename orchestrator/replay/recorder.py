@@ -12,14 +12,13 @@ and writes the scenario when it ends::
 
 A recorded scenario's emulator script is derived from the recorded replies (failed attempts become faults on the
 reply that followed them), so ``reasonix replay`` plays the same conversation back offline; the recorded requests
-let it report prompt drift (:func:`prompt_drift`).
+let it report prompt drift (:mod:`orchestrator.replay.drift`).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ import pathspec
 from orchestrator import executor_prompt
 from orchestrator.goal import prompts as goal_prompts
 from orchestrator.goal.runner import GoalOptions
-from orchestrator.replay.volatile import steady_request
 from orchestrator.review.reviewer import ReviewDecision, Reviewer
 from plans import Plan
 from scenarios import Expectations, RecordedExchange, ReviewAnswer, Scenario, ScenarioSettings
@@ -55,7 +53,6 @@ KNOWN_SESSIONS: tuple[tuple[str, str], ...] = (
     ("executor", goal_prompts.EXECUTOR_SYSTEM_PROMPT),
     ("executor", executor_prompt.EXECUTOR_RUN_SYSTEM),
 )
-DRIFT_DIFF_LINES = 60
 
 
 # ------------------------------------------------------------------------------------------------- transport
@@ -138,7 +135,7 @@ def session_name(system_text: str | None) -> str | None:
     return None
 
 
-def _names(exchanges: Sequence[CapturedExchange]) -> list[str]:
+def session_names(exchanges: Sequence[CapturedExchange]) -> list[str]:
     """A session name per exchange: ours by prompt, others ``session-N`` in order of first appearance."""
     others: dict[str | None, str] = {}
     out = []
@@ -172,7 +169,7 @@ def _chunks(data: bytes | bytearray) -> int:
 
 def to_recorded(exchanges: Sequence[CapturedExchange]) -> list[RecordedExchange]:
     out = []
-    for name, ex in zip(_names(exchanges), exchanges, strict=True):
+    for name, ex in zip(session_names(exchanges), exchanges, strict=True):
         reply = parse_reply(ex.reply) if ex.status == 200 and ex.complete else None
         usage = reply.usage.model_dump(mode="json", exclude_none=True) if reply and reply.usage else None
         out.append(
@@ -395,67 +392,3 @@ def recording_line(written: Scenario | None, exchanges: int, path: Path) -> str:
     if written is None:
         return f"nothing recorded to {path}: no request got a whole reply before the run ended"
     return f"recorded {exchanges} exchanges to {path}"
-
-
-# --------------------------------------------------------------------------------------------------- drift
-
-
-def canonical_lines(value: Any, path: str = "") -> list[str]:
-    """A request as sorted ``path = value`` lines; multi-line strings one line each, so a diff shows what changed."""
-    if isinstance(value, dict):
-        return [line for key in sorted(value) for line in canonical_lines(value[key], f"{path}.{key}" if path else key)]
-    if isinstance(value, list):
-        if not value:
-            return [f"{path} = []"]
-        return [line for i, item in enumerate(value) for line in canonical_lines(item, f"{path}[{i}]")]
-    if isinstance(value, str) and "\n" in value:
-        return [f"{path} = |", *(f"  {line}" for line in value.split("\n"))]
-    return [f"{path} = {json.dumps(value, ensure_ascii=False, sort_keys=True)}"]
-
-
-def _delivered(items: Iterable[tuple[str, dict[str, Any], bool]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for session, request, ok in items:
-        if ok:
-            out.setdefault(session, []).append(request)
-    return out
-
-
-def prompt_drift(
-    recorded: Sequence[RecordedExchange], live: Sequence[CapturedExchange], *, limit: int = 3
-) -> list[str]:
-    """Each live request that differs from the recorded one (same session, same position), as a unified diff of the
-    canonical forms. Only requests that got a whole reply are compared (retries repeat a request); what may differ
-    between runs of the same command inside tool output is blanked first (:mod:`orchestrator.replay.volatile`)."""
-    rec = _delivered(
-        (r.session, r.request, int(r.reply.get("status", 0)) == 200 and bool(r.reply.get("complete"))) for r in recorded
-    )
-    now = _delivered(
-        (name, ex.request_json(), ex.status == 200 and ex.complete) for name, ex in zip(_names(live), live, strict=True)
-    )
-    out: list[str] = []
-    for session in sorted(set(rec) | set(now)):
-        a, b = rec.get(session, []), now.get(session, [])
-        for i in range(max(len(a), len(b))):
-            if i >= len(a) or i >= len(b):
-                out.append(f"{session}: the recording has {len(a)} requests, the replay sent {len(b)}")
-                break
-            was, sent = steady_request(a[i]), steady_request(b[i])  # timings, pids … in tool output may differ
-            if was == sent:
-                continue
-            diff = list(
-                difflib.unified_diff(
-                    canonical_lines(was),
-                    canonical_lines(sent),
-                    f"recorded/{session}/request-{i + 1}",
-                    f"replayed/{session}/request-{i + 1}",
-                    lineterm="",
-                    n=1,
-                )
-            )
-            if len(diff) > DRIFT_DIFF_LINES:
-                diff = [*diff[:DRIFT_DIFF_LINES], f"... ({len(diff) - DRIFT_DIFF_LINES} more diff lines)"]
-            out.append(f"{session} request {i + 1} drifted from the recording:\n" + "\n".join(diff))
-            if len(out) >= limit:
-                return out
-    return out

@@ -37,8 +37,9 @@ from orchestrator.launch import ConversationLaunch, open_conversation
 from orchestrator.policy.commands import CommandSetup
 from orchestrator.policy.escalation import EscalationPolicy
 from orchestrator.replay.checks import Observed, SessionTally, command_failures, figure_failures, file_failures
+from orchestrator.replay.drift import prompt_drift
 from orchestrator.replay.killed import KilledRunError, run_killed
-from orchestrator.replay.recorder import RecordingTransport, prompt_drift
+from orchestrator.replay.recorder import RecordingTransport
 from orchestrator.replay.report import ReplayReport
 from orchestrator.replay.requests import RequestLog, request_failures
 from orchestrator.review.reviewer import AutoApprove, Reviewer, ScriptedReviewer

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.executor_prompt import EXECUTOR_RUN_SYSTEM
-from orchestrator.replay.recorder import CapturedExchange, canonical_lines, derive_script, to_recorded
+from orchestrator.replay.drift import canonical_lines
+from orchestrator.replay.recorder import CapturedExchange, derive_script, to_recorded
 from orchestrator.replay.runner import replay
 from scenarios.format import load_scenario
 

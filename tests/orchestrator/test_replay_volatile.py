@@ -9,7 +9,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.replay.recorder import CapturedExchange, prompt_drift, to_recorded
+from orchestrator.replay.drift import prompt_drift
+from orchestrator.replay.recorder import CapturedExchange, to_recorded
 from orchestrator.replay.volatile import steady_text
 
 SSE = (
