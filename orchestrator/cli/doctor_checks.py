@@ -88,19 +88,24 @@ def check_key(resolved: ResolvedConfig, offline: bool) -> Check:
     )
 
 
-async def probe_base_url(base_url: str, api_key: str | None, timeout_s: float, source: str = "default") -> Check:
-    """GET ``{base_url}/models`` within ``timeout_s``. Any HTTP answer proves the server is reachable."""
-    url = f"{base_url}/models"
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    where = f"base_url is {base_url} (from {source})"
-    response: httpx.Response | None = None
-    error: str | None = None
+async def get_models(url: str, key: str | None, timeout_s: float) -> tuple[httpx.Response | None, str | None]:
+    """``GET url`` with the key, if any, within ``timeout_s``: the response, or None and what went wrong (None when
+    nothing answered in time)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     with trio.move_on_after(timeout_s):
         try:
             async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
-                response = await client.get(url, headers=headers)
+                return await client.get(url, headers=headers), None
         except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return None, None
+
+
+async def probe_base_url(base_url: str, api_key: str | None, timeout_s: float, source: str = "default") -> Check:
+    """GET ``{base_url}/models`` within ``timeout_s``. Any HTTP answer proves the server is reachable."""
+    url = f"{base_url}/models"
+    where = f"base_url is {base_url} (from {source})"
+    response, error = await get_models(url, api_key, timeout_s)
     if response is None:
         what = error or f"no answer within {timeout_s:g}s"
         return Check(
@@ -240,15 +245,7 @@ def _listed_models(response: httpx.Response) -> tuple[str, ...] | None:
 async def probe_provider(entry: ProviderConfig, key: str | None, timeout_s: float) -> ProviderProbe:
     """``GET {base_url}/models`` of ``entry`` within ``timeout_s``, with its key when it has one."""
     url = f"{entry.base_url}/models"
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    response: httpx.Response | None = None
-    error: str | None = None
-    with trio.move_on_after(timeout_s):
-        try:
-            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
-                response = await client.get(url, headers=headers)
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    response, error = await get_models(url, key, timeout_s)
     if response is None:
         return ProviderProbe(
             "fail",
