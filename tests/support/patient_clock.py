@@ -19,16 +19,23 @@ IDLE_S = 0.5
 """Real seconds every task must stay blocked before the driver looks (also how often it looks while work runs)."""
 
 
-def children_running() -> bool:
-    """Whether any thread of this process has a child process now (a zombie not yet reaped counts: its waiter is
-    about to wake)."""
+def live_children() -> set[int]:
+    """The live child processes of every thread of this process. A zombie is not work in flight: it has ended, and
+    one that nobody reaps (another test's leftover) would otherwise hold the clock still forever."""
+    found: set[int] = set()
     for task in Path("/proc/self/task").iterdir():
         try:
-            if (task / "children").read_text().strip():
-                return True
+            pids = (task / "children").read_text().split()
         except OSError:  # the thread ended while we looked
             continue
-    return False
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):  # gone meanwhile
+                continue
+            if state != "Z":
+                found.add(int(pid))
+    return found
 
 
 def threads_working() -> bool:
@@ -38,10 +45,13 @@ def threads_working() -> bool:
 
 
 async def drive(clock: trio.testing.MockClock) -> None:
-    """Jump ``clock`` to the next deadline whenever the run is idle with no child process; forever (cancel it)."""
+    """Jump ``clock`` to the next deadline whenever the run is idle with no child process of its own (one that was
+    not there when the driver started: a long-lived helper of an earlier test, such as the sandbox's network anchor,
+    is not this run's work) and no worker thread busy; forever (cancel it)."""
+    before = live_children()
     while True:
         await trio.testing.wait_all_tasks_blocked(IDLE_S)
-        if children_running() or threads_working():
+        if live_children() - before or threads_working():
             continue  # real work in flight: its end wakes a task; look again after another idle spell
         ahead = trio.lowlevel.current_statistics().seconds_to_next_deadline
         if ahead != math.inf:
