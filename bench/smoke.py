@@ -255,11 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not a runnable script of bench/: {', '.join(unknown)} (--list names them)")
     names = args.names or list(SCRIPTS)
     if args.list:
-        for name in names:
-            smoke = SCRIPTS[name]
-            print(shlex.join(["bench/" + name, *smoke.args]) + (f"  # {smoke.why}" if smoke.why else ""))
-        for name, what in MODULES.items():
-            print(f"bench/{name}: a module, not run ({what})")
+        try:
+            for name in names:
+                smoke = SCRIPTS[name]
+                print(shlex.join(["bench/" + name, *smoke.args]) + (f"  # {smoke.why}" if smoke.why else ""))
+            for name, what in MODULES.items():
+                print(f"bench/{name}: a module, not run ({what})")
+            sys.stdout.flush()
+        except BrokenPipeError:  # piped into head: the reader has what it wanted
+            silence_stdout()
+            return ExitCode.BROKEN_PIPE
         return 0
     load = os.getloadavg()
     print(f"{len(names)} bench scripts in their smoke size, {args.jobs} at once, each bounded to {args.timeout:.0f} s")

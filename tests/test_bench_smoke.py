@@ -9,6 +9,7 @@ import importlib.util
 import os
 import re
 import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -166,3 +167,17 @@ async def test_a_script_that_ignores_ctrl_c_is_killed_with_what_it_started(
         await running.stop()
         await _exited(child)  # the sleep took its Ctrl-C; the script only the SIGKILL
     assert running.code == -signal.SIGKILL
+
+
+def test_the_list_piped_into_head_ends_quietly() -> None:
+    """``bench/smoke.py --list | head -1``: the reader has gone (here before the first write, so every write meets a
+    closed pipe); no traceback, exit 141 as a shell's."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(BENCH / "smoke.py"), "--list"], stdout=write_end, stderr=subprocess.PIPE, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, b"")
